@@ -1,0 +1,81 @@
+/**
+ * The public entry of `sdk`: sandboxes with a secret gateway, the agent specification types, provider
+ * presets, and the SDK exceptions.
+ *
+ * @example
+ * ```ts
+ * import { Sandbox, SecretGateway, vendorBGateway } from 'sdk';
+ * const llm = vendorBGateway('vendor-b-key');
+ * ```
+ */
+export { AgentLimits, type AgentLimitsOptions } from './agent-limits.js';
+export { AGENT_PROVIDERS, AgentModel, type AgentModelOptions, type AgentProvider } from './agent-model.js';
+export {
+  AgentPermissions,
+  DENIED_BY_DEFAULT,
+  type AgentPermissionsOptions,
+  type PermissionAction,
+  type ToolPermission,
+} from './agent-permissions.js';
+export { AgentSpec, RESERVED_RAW_CONFIG_KEYS, type AgentSpecOptions } from './agent-spec.js';
+export { IdlePolicy, type IdlePolicyOptions } from './idle-policy.js';
+export {
+  McpLocal,
+  McpRemote,
+  type McpLocalOptions,
+  type McpRemoteOptions,
+  type McpServer,
+} from './mcp-servers.js';
+export { PoolConfig, agentPoolWarmup, type PoolConfigOptions, type PoolWarmup } from './pool-config.js';
+export {
+  RUNTIME_B_TOOLS,
+  RuntimeB,
+  checkSpecForRuntime,
+  type RuntimeBOptions,
+  type RuntimeChoice,
+  type RuntimeName,
+} from './runtimes.js';
+export { S3Prefix, type S3PrefixOptions } from './s3-prefix.js';
+export { Sandbox } from './sandbox.js';
+export {
+  resolveSandboxOptions,
+  type ResolvedSandboxOptions,
+  type SandboxOptions,
+} from './sandbox-options.js';
+export {
+  SecretGateway,
+  type PresetBinding,
+  type SecretGatewayOptions,
+  type SecretSource,
+} from './secret-gateway.js';
+export { SecretRef, type SecretRefOptions } from './secret-ref.js';
+export { SubAgent, type SubAgentOptions } from './sub-agent.js';
+export {
+  compatibleGateway,
+  vendorAGateway,
+  vendorBGateway,
+  vendorCGateway,
+  vendorDGateway,
+  vendorEGateway,
+  vendorFGateway,
+  vendorGGateway,
+  vendorHGateway,
+  vendorIGateway,
+  vendorJGateway,
+  vendorKGateway,
+} from '../presets/builders.js';
+export { AGENT_FAILURE_REASONS, type AgentFailureReason } from '../spec/agent-reasons.js';
+export { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
+export {
+  AgentError,
+  AuthenticationError,
+  InvalidArgumentError,
+  SandboxError,
+  SdkError,
+  SecretNotFoundError,
+  errorFromEnvelope,
+  type ErrorContext,
+  type ErrorEnvelope,
+  type SandboxErrorCode,
+} from '../spec/errors.js';
+export { LIMITS } from '../spec/limits.js';

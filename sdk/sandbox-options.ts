@@ -1,0 +1,59 @@
+/** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
+import { z } from 'zod';
+import { LIMITS } from '../spec/limits.js';
+import { NAME_RULES, ROLE_ARN, ROUTE_NAME, TEMPLATE_NAME } from '../spec/names.js';
+import { parseOptions } from '../spec/parse-options.js';
+import { IdlePolicy } from './idle-policy.js';
+import { S3Prefix } from './s3-prefix.js';
+import { SecretGateway } from './secret-gateway.js';
+
+const sandboxOptions = z
+  .strictObject({
+    template: z
+      .string()
+      .regex(TEMPLATE_NAME, 'must be an image name [a-z0-9._-] or an ARN')
+      .default('sdk-base'),
+    allowInternetAccess: z.boolean().default(true),
+    gateways: z
+      .record(
+        z.string().regex(ROUTE_NAME, `route name must be ${NAME_RULES.route}`),
+        z.instanceof(SecretGateway, { message: 'must be a SecretGateway' }),
+      )
+      .refine(
+        (map) => Object.keys(map).length <= LIMITS.routesPerSandbox,
+        `at most ${LIMITS.routesPerSandbox} routes`,
+      )
+      .default({}),
+    timeoutMs: z
+      .number()
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .max(LIMITS.sandboxMaxTimeoutMs, 'must be at most 8 h (running plus suspended)')
+      .default(LIMITS.sandboxTimeoutMs),
+    persist: z.instanceof(S3Prefix, { message: 'must be an S3Prefix' }).optional(),
+    executionRoleArn: z.string().regex(ROLE_ARN, 'must be a role ARN').optional(),
+    keepOnFailure: z.boolean().default(false),
+    idlePolicy: z
+      .instanceof(IdlePolicy, { message: 'must be an IdlePolicy' })
+      .default(() => new IdlePolicy()),
+  })
+  .superRefine((o, ctx) => {
+    if (o.persist !== undefined && o.executionRoleArn === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
+    }
+  });
+
+/** Options of `Sandbox.create`. */
+export type SandboxOptions = z.input<typeof sandboxOptions>;
+
+/** `SandboxOptions` with every default applied. */
+export type ResolvedSandboxOptions = z.output<typeof sandboxOptions>;
+
+/**
+ * Applies defaults and checks every rule of the sandbox options.
+ *
+ * @throws InvalidArgumentError naming the field and the rule
+ */
+export function resolveSandboxOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
+  return parseOptions(sandboxOptions, options, 'Sandbox.create');
+}

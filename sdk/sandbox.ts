@@ -1,0 +1,39 @@
+/**
+ * `Sandbox`: the handle on one isolated sandbox. In this release the options are fully checked; the
+ * lifecycle (launch, commands, pause, resume, kill) is not in this build yet.
+ */
+import { SandboxError } from '../spec/errors.js';
+import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js';
+
+/**
+ * A sandbox handle.
+ *
+ * @example
+ * ```ts
+ * const sbx = await Sandbox.create({ template: 'sdk-agent', allowInternetAccess: false, gateways: { llm } });
+ * ```
+ */
+export class Sandbox {
+  private constructor() {}
+
+  /**
+   * Creates a sandbox. Every argument is checked first, so a malformed one raises
+   * `InvalidArgumentError` before any call.
+   *
+   * @throws InvalidArgumentError for a malformed option
+   * @throws SandboxError with code `unimplemented` while this build has no sandbox driver
+   */
+  static create(options: SandboxOptions = {}): Promise<Sandbox> {
+    try {
+      resolveSandboxOptions(options);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    return Promise.reject(
+      new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {
+        code: 'unimplemented',
+        failureClass: 'UnimplementedError',
+      }),
+    );
+  }
+}

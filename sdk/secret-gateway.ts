@@ -1,0 +1,129 @@
+/**
+ * `SecretGateway`: one gateway route's definition (SPEC "SecretGateway"). It names secrets, never holds
+ * their values; every rule is checked here, at construction, before any call.
+ */
+import { z } from 'zod';
+import { parseAllowRule, type AllowMethod } from '../gateway/allow-rule.js';
+import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
+import { parseUpstream } from '../gateway/upstream.js';
+import { LIMITS } from '../spec/limits.js';
+import { ALLOW_PATH_ISSUE, parseOptions } from '../spec/parse-options.js';
+import { SECRET_NAME, SECRET_NAME_RULE, SecretRef } from './secret-ref.js';
+
+/** A header's secret: a secret name or a `SecretRef`. */
+export type SecretSource = string | SecretRef;
+
+/** What a preset builder records about the gateway it made (used to check an `AgentModel` against it). */
+export interface PresetBinding {
+  /** Preset key in the catalogue, such as `vendor_d`. */
+  readonly preset: string;
+  /** The `AgentModel.provider` this gateway serves. */
+  readonly provider: string;
+  /** The `AgentModel.basePath` the preset implies (`compatible` only; empty otherwise). */
+  readonly basePath: string;
+  /** Model ids the gateway restricts to, for presets with the model in the path. */
+  readonly models: readonly string[] | undefined;
+}
+
+/** Schema of a header's secret: a secret name or a `SecretRef`. */
+export const secretSourceSchema = z.union([
+  z.string().regex(SECRET_NAME, SECRET_NAME_RULE),
+  z.instanceof(SecretRef, { message: SECRET_NAME_RULE }),
+]);
+
+const headers = z.record(z.string(), secretSourceSchema).superRefine((map, ctx) => {
+  const names = Object.keys(map);
+  if (names.length > LIMITS.headersPerRoute) {
+    ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.headersPerRoute} headers` });
+  }
+  for (const name of names) {
+    const problem = headerNameProblem(name);
+    if (problem !== undefined)
+      ctx.addIssue({ code: 'custom', path: [name], message: `header name ${problem}` });
+  }
+  for (const name of duplicateHeaderNames(names)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [name],
+      message: 'duplicates another header ignoring case, _ and .',
+    });
+  }
+});
+
+const allowRule = z.tuple([z.string(), z.string()]).superRefine(([method, path], ctx) => {
+  const verdict = parseAllowRule(method, path);
+  if (!verdict.ok)
+    ctx.addIssue({ code: 'custom', message: verdict.reason, params: { code: ALLOW_PATH_ISSUE } });
+});
+
+const RATE_RULE = `must be 0 (= ${LIMITS.defaultRatePerMinute}) or 1..${LIMITS.maxRatePerMinute}`;
+
+/** Schema of `ratePerMinute`: 0 (the default 600) or 1..6000. */
+export const ratePerMinuteSchema = z
+  .number()
+  .int(RATE_RULE)
+  .min(0, RATE_RULE)
+  .max(LIMITS.maxRatePerMinute, RATE_RULE)
+  .default(0);
+
+const secretGatewayOptions = z.strictObject({
+  upstream: z.string().superRefine((text, ctx) => {
+    const verdict = parseUpstream(text);
+    if (!verdict.ok) ctx.addIssue({ code: 'custom', message: verdict.reason });
+  }),
+  headers: headers.default({}),
+  allow: z
+    .array(allowRule)
+    .max(LIMITS.allowRulesPerRoute, `at most ${LIMITS.allowRulesPerRoute} allow rules`),
+  ratePerMinute: ratePerMinuteSchema,
+});
+
+/** Options of `SecretGateway`. */
+export type SecretGatewayOptions = z.input<typeof secretGatewayOptions>;
+
+/**
+ * One gateway route: the fixed https upstream, the headers to inject (each naming a secret), the
+ * method/path allowlist and the per-minute rate.
+ *
+ * @example
+ * ```ts
+ * const llm = new SecretGateway({
+ *   upstream: 'https://api.vendor-b.example',
+ *   headers: { 'x-api-key': 'vendor-b-key' },
+ *   allow: [['POST', '/v1/messages']],
+ * });
+ * ```
+ */
+export class SecretGateway {
+  /** Canonical upstream origin, `https://host[:port]`. */
+  readonly upstream: string;
+  /** Header name to secret name (or `SecretRef`); never a value. */
+  readonly headers: Readonly<Record<string, SecretSource>>;
+  /** Allowed (METHOD, path) pairs. */
+  readonly allow: readonly (readonly [AllowMethod, string])[];
+  /** As given: 0 means the default. */
+  readonly ratePerMinute: number;
+  /** The preset that built this gateway, if any. */
+  readonly preset: PresetBinding | undefined;
+
+  /**
+   * @param preset - set by the preset builders only
+   */
+  constructor(options: SecretGatewayOptions, preset?: PresetBinding) {
+    const parsed = parseOptions(secretGatewayOptions, options, 'SecretGateway');
+    const upstream = parseUpstream(parsed.upstream);
+    this.upstream = upstream.ok ? upstream.upstream.origin : parsed.upstream;
+    this.headers = Object.freeze({ ...parsed.headers });
+    this.allow = Object.freeze(
+      parsed.allow.map(([method, path]) => Object.freeze([method as AllowMethod, path] as const)),
+    );
+    this.ratePerMinute = parsed.ratePerMinute;
+    this.preset = preset === undefined ? undefined : Object.freeze({ ...preset });
+    Object.freeze(this);
+  }
+
+  /** Requests per minute the token bucket admits: `ratePerMinute`, or 600 when it is 0. */
+  get effectiveRatePerMinute(): number {
+    return this.ratePerMinute === 0 ? LIMITS.defaultRatePerMinute : this.ratePerMinute;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The error-code registry: every code that crosses a process boundary, with its HTTP status and the SDK
+ * class it becomes. `Record<ErrorCode, …>` makes the compiler reject a code without an entry.
+ */
+
+/** Every stable error code of the SDK, the control plane and the daemon API. */
+export type ErrorCode =
+  | 'invalid_argument'
+  | 'invalid_allow_path'
+  | 'secret_not_found'
+  | 'unauthenticated'
+  | 'sandbox_not_found'
+  | 'sandbox_ended'
+  | 'configuration_rejected'
+  | 'unimplemented'
+  | 'sandbox_error'
+  | 'agent_failed';
+
+/** The SDK exception classes of SPEC "Errors", by name. */
+export type ErrorClassName =
+  'InvalidArgumentError' | 'SecretNotFoundError' | 'SandboxError' | 'AuthenticationError' | 'AgentError';
+
+/** HTTP status of each code on the wire. */
+export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  invalid_argument: 400,
+  invalid_allow_path: 400,
+  secret_not_found: 404,
+  unauthenticated: 401,
+  sandbox_not_found: 404,
+  sandbox_ended: 409,
+  configuration_rejected: 422,
+  unimplemented: 501,
+  sandbox_error: 500,
+  agent_failed: 500,
+};
+
+/** SDK class of each code. */
+export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
+  invalid_argument: 'InvalidArgumentError',
+  invalid_allow_path: 'InvalidArgumentError',
+  secret_not_found: 'SecretNotFoundError',
+  unauthenticated: 'AuthenticationError',
+  sandbox_not_found: 'SandboxError',
+  sandbox_ended: 'SandboxError',
+  configuration_rejected: 'SandboxError',
+  unimplemented: 'SandboxError',
+  sandbox_error: 'SandboxError',
+  agent_failed: 'AgentError',
+};
+
+/** Every code, in registry order. */
+export const ERROR_CODES = Object.keys(ERROR_HTTP_STATUS) as readonly ErrorCode[];
+
+/**
+ * Rejections the in-sandbox gateway answers to sandbox code as HTTP responses (SPEC "In-sandbox gateway
+ * listener"). They never become SDK exceptions: the SDK has no gateway-specific exception.
+ */
+export type GatewayRejectionCode =
+  'bad_request' | 'path_forbidden' | 'not_allowed' | 'rate_limited' | 'upstream_error' | 'upstream_timeout';
+
+/** HTTP status of each gateway rejection. */
+export const GATEWAY_REJECTION_STATUS: Readonly<Record<GatewayRejectionCode, number>> = {
+  bad_request: 400,
+  path_forbidden: 403,
+  not_allowed: 403,
+  rate_limited: 429,
+  upstream_error: 502,
+  upstream_timeout: 504,
+};

@@ -1,0 +1,38 @@
+/**
+ * The numbers of SPEC "Limits", in one place. Every other module reads them from here, so a test that
+ * changes nothing but this table exercises the same bound everywhere.
+ */
+export const LIMITS = {
+  /** Gateway routes per sandbox. */
+  routesPerSandbox: 8,
+  /** Injected headers per route. */
+  headersPerRoute: 16,
+  /** Allow rules per route. */
+  allowRulesPerRoute: 32,
+  /** `ratePerMinute: 0` means this. */
+  defaultRatePerMinute: 600,
+  /** Highest explicit `ratePerMinute`. */
+  maxRatePerMinute: 6000,
+  /** Upstream connect time-out. */
+  upstreamConnectTimeoutMs: 10_000,
+  /** Wait for upstream response headers. */
+  upstreamHeadersTimeoutMs: 600_000,
+  /** Injected values this long or longer are redacted from response headers. */
+  minRedactedValueLength: 8,
+  /** Agent runtime deadline by default. */
+  agentTimeoutMs: 600_000,
+  /** Agent step limit by default. */
+  agentMaxSteps: 50,
+  /** Agent token budget by default (`null` disables). */
+  agentMaxTotalTokens: 1_000_000,
+  /** Runtime output the SDK keeps by default. */
+  agentMaxOutputBytes: 16 * 1024 * 1024,
+  /** Grace between SIGTERM and the frozen tree kill at an agent timeout. */
+  agentKillGraceMs: 5_000,
+  /** Sandbox lifetime by default (running plus suspended). */
+  sandboxTimeoutMs: 3_600_000,
+  /** Longest sandbox lifetime (running plus suspended). */
+  sandboxMaxTimeoutMs: 8 * 3_600_000,
+  /** Idle time before auto-suspend by default. */
+  idleSeconds: 300,
+} as const;

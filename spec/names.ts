@@ -1,0 +1,28 @@
+/** Naming rules of SPEC "Limits" and "Resources": route names, agent and MCP names. */
+
+/** A gateway route name: 1-64 characters `[a-z0-9-]`; the public key of `sbx.gateways`. */
+export const ROUTE_NAME = /^[a-z0-9-]{1,64}$/;
+
+/** A subagent or MCP server name: 1-64 characters `[a-z0-9_-]`. */
+export const AGENT_NAME = /^[a-z0-9_-]{1,64}$/;
+
+/** The subagent name the runtime keeps for its primary agent. */
+export const RESERVED_SUBAGENT_NAME = 'build';
+
+/** Rule texts for error messages, so that every layer words a rule the same way. */
+export const NAME_RULES = {
+  route: '1-64 characters [a-z0-9-]',
+  agent: '1-64 characters [a-z0-9_-]',
+} as const;
+
+/** A template: an image name such as `sdk-agent`, or an ARN. */
+export const TEMPLATE_NAME =
+  /^(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})$/;
+
+/** A role ARN, such as `arn:aws:iam::123456789012:role/sandbox`. */
+export const ROLE_ARN = /^arn:[a-z0-9-]+:iam::[0-9]{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
+
+/** Printable text without control characters, 1-n characters long. */
+export function printableText(max: number): RegExp {
+  return new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f]{1,${max}}$`, 'u');
+}

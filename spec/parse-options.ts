@@ -1,0 +1,49 @@
+/**
+ * Parses constructor options with zod and turns every failure into an `InvalidArgumentError` whose
+ * message names the type, the field and the rule, never the value (a misplaced secret must not leak
+ * through an error).
+ */
+import type { z } from 'zod';
+import { InvalidArgumentError } from './errors.js';
+
+/** Code a custom zod issue can carry in `params.code` to pick the SDK error code. */
+export const ALLOW_PATH_ISSUE = 'invalid_allow_path';
+
+/** Formats a zod path as `gateways.llm.allow[2][1]`. */
+export function formatFieldPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+    .join('');
+}
+
+/**
+ * Parses `input` with `schema`, or throws `InvalidArgumentError` listing each failed field and rule.
+ *
+ * @param typeName - the SDK type being built, first word of the message
+ * @param fieldPrefix - path of this value inside a larger one, for nested checks
+ */
+export function parseOptions<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  typeName: string,
+  fieldPrefix: readonly PropertyKey[] = [],
+): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  const first = issues[0];
+  const field = formatFieldPath([...fieldPrefix, ...(first?.path ?? [])]);
+  const parts = issues.slice(0, 5).map((issue) => {
+    const at = formatFieldPath([...fieldPrefix, ...issue.path]);
+    return at === '' ? issue.message : `${at}: ${issue.message}`;
+  });
+  const more = issues.length > 5 ? `; and ${issues.length - 5} more` : '';
+  const allowPath = issues.some(
+    (issue) =>
+      issue.code === 'custom' && (issue.params as { code?: string } | undefined)?.code === ALLOW_PATH_ISSUE,
+  );
+  throw new InvalidArgumentError(`${typeName}: ${parts.join('; ')}${more}`, {
+    code: allowPath ? 'invalid_allow_path' : 'invalid_argument',
+    ...(field === '' ? {} : { field }),
+  });
+}
