@@ -31,7 +31,7 @@ const poolConfigOptions = z.strictObject({
   allowInternetAccess: z.boolean().default(true),
   warmup: z
     .custom<PoolWarmup>(
-      (v) => typeof v === 'object' && v !== null && (v as PoolWarmup).kind === 'agent',
+      (v) => typeof v === 'object' && v !== null && 'kind' in v && v.kind === 'agent',
       'must come from agentPoolWarmup()',
     )
     .optional(),

@@ -13,6 +13,7 @@ import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js
  * const sbx = await Sandbox.create({ template: 'sdk-agent', allowInternetAccess: false, gateways: { llm } });
  * ```
  */
+// eslint-disable-next-line @typescript-eslint/no-extraneous-class -- commands, pause and kill arrive with the sandbox driver
 export class Sandbox {
   private constructor() {}
 
@@ -27,7 +28,7 @@ export class Sandbox {
     try {
       resolveSandboxOptions(options);
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
     return Promise.reject(
       new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {

@@ -30,7 +30,12 @@ export function parseOptions<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issues = result.error.issues;
+  // An unknown key is reported at its own path, so `field` names it (for example `apiKey`).
+  const issues = result.error.issues.map((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? { ...issue, path: [...issue.path, ...issue.keys.slice(0, 1)] }
+      : issue,
+  );
   const first = issues[0];
   const field = formatFieldPath([...fieldPrefix, ...(first?.path ?? [])]);
   const parts = issues.slice(0, 5).map((issue) => {

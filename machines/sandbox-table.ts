@@ -1,0 +1,68 @@
+/** SPEC "States and transitions / Sandbox", as data. Rows are in priority order. */
+import type { TransitionTable } from './transition-table.js';
+
+/** Sandbox states. */
+export type SandboxState = 'running' | 'suspended' | 'ended';
+
+/** Conditions of the sandbox table. */
+export type SandboxCondition = 'deadline_reached' | 'idle_elapsed' | 'auto_resume';
+
+/** The sandbox table. */
+export const SANDBOX_TABLE: TransitionTable<
+  SandboxState,
+  'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill',
+  SandboxCondition
+> = {
+  states: ['running', 'suspended', 'ended'],
+  terminal: ['ended'],
+  rows: [
+    {
+      from: 'running',
+      trigger: 'clock',
+      when: 'deadline_reached',
+      to: 'ended',
+      effects: ['destroy'],
+      spec: 'total time reaches timeout',
+    },
+    {
+      from: 'suspended',
+      trigger: 'clock',
+      when: 'deadline_reached',
+      to: 'ended',
+      effects: ['destroy'],
+      spec: 'total time reaches timeout',
+    },
+    {
+      from: 'running',
+      trigger: 'pause',
+      to: 'suspended',
+      effects: ['freeze'],
+      spec: 'pause(): memory preserved',
+    },
+    {
+      from: 'running',
+      trigger: 'clock',
+      when: 'idle_elapsed',
+      to: 'suspended',
+      effects: ['freeze'],
+      spec: 'idle policy: no traffic for max_idle_seconds',
+    },
+    {
+      from: 'suspended',
+      trigger: 'connect',
+      to: 'running',
+      effects: ['thaw'],
+      spec: 'connect() on the same handle',
+    },
+    {
+      from: 'suspended',
+      trigger: 'sdk_call',
+      when: 'auto_resume',
+      to: 'running',
+      effects: ['thaw'],
+      spec: 'any SDK call with auto_resume',
+    },
+    { from: 'running', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
+    { from: 'suspended', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
+  ],
+};
