@@ -28,7 +28,7 @@ export class Sandbox {
     try {
       resolveSandboxOptions(options);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return Promise.reject(
       new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {

@@ -29,7 +29,7 @@ export interface Oracle<Model, Event extends { readonly type: string }, Conditio
 export function stateKey(value: StateValue): string {
   if (typeof value === 'string') return value;
   const [key, child] = Object.entries(value)[0] ?? ['', ''];
-  return child === undefined ? key : `${key}.${stateKey(child as StateValue)}`;
+  return child === undefined ? key : `${key}.${stateKey(child)}`;
 }
 
 function persist(machine: AnyStateMachine, snapshot: unknown): unknown {

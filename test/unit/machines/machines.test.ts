@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  initialTransition,
-  transition,
-  type AnyMachineSnapshot,
-  type AnyStateMachine,
-  type EventObject,
-} from 'xstate';
+import { initialTransition, transition, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
 import {
   agentExecutionMachine,
   agentNextDueAt,
@@ -19,11 +13,11 @@ import {
 } from '../../../machines/sandbox-machine.js';
 
 interface Driven {
-  readonly snapshot: AnyMachineSnapshot & { readonly context: Record<string, unknown> };
+  readonly snapshot: Omit<AnyMachineSnapshot, 'context'> & { readonly context: Record<string, unknown> };
   readonly effects: string[];
 }
 
-function drive(machine: AnyStateMachine, input: unknown, events: readonly EventObject[]): Driven {
+function drive(machine: AnyStateMachine, input: unknown, events: readonly object[]): Driven {
   let [snapshot, actions] = initialTransition(machine, input as never) as [
     AnyMachineSnapshot,
     { type: string }[],

@@ -69,9 +69,9 @@ describe('SecretGateway', () => {
   it.each([0, 1, 600, 6000])('accepts ratePerMinute %d', (rate) =>
     expect(gateway({ ratePerMinute: rate }).ratePerMinute).toBe(rate),
   );
-  it.each([-1, 6001, 1.5, Number.NaN])('refuses ratePerMinute %d', (rate) =>
-    rejects(() => gateway({ ratePerMinute: rate }), 'ratePerMinute'),
-  );
+  it.each([-1, 6001, 1.5, Number.NaN])('refuses ratePerMinute %d', (rate) => {
+    rejects(() => gateway({ ratePerMinute: rate }), 'ratePerMinute');
+  });
 
   it('refuses forbidden, duplicate and malformed header names', () => {
     rejects(() => gateway({ headers: { Host: 's' } }), 'headers.Host');
@@ -213,9 +213,9 @@ describe('AgentSpec and friends', () => {
     'permission',
     'instructions',
     'plugin',
-  ])('rejects the reserved rawConfig key %s', (key) =>
-    rejects(() => new AgentSpec({ model, rawConfig: { [key]: 1 } }), `rawConfig.${key}`),
-  );
+  ])('rejects the reserved rawConfig key %s', (key) => {
+    rejects(() => new AgentSpec({ model, rawConfig: { [key]: 1 } }), `rawConfig.${key}`);
+  });
 
   it('reserves the subagent name build and checks names', () => {
     const sub = new SubAgent({ description: 'reviews', instructions: 'review' });
