@@ -6,7 +6,7 @@
 import { assign, setup } from 'xstate';
 import type { AgentFailureReason } from '../spec/agent-reasons.js';
 import { LIMITS } from '../spec/limits.js';
-import { laterOf, type ClockEvent } from './clock.js';
+import { timeAfter, type ClockEvent } from './clock.js';
 
 /** The limits one execution runs under. */
 export interface ExecutionLimits {
@@ -45,6 +45,13 @@ export type AgentExecutionEvent =
   | { readonly type: 'abort' }
   | { readonly type: 'tree_empty' };
 
+const abortNow = {
+  target: '#agentExecution.running.stopping',
+  actions: [{ type: 'stop', params: { reason: 'aborted' } }, 'freezeAndKillTree'],
+} as const;
+
+const failed = { target: '#agentExecution.idle', actions: ['fail', 'reportOutcome'] } as const;
+
 /**
  * The agent execution machine.
  *
@@ -68,7 +75,7 @@ export const agentExecutionMachine = setup({
     /** Emit the final event (`done` or `agent_failed` with `outcome.reason`). */
     reportOutcome: () => undefined,
     advance: assign({
-      now: ({ context, event }) => (event.type === 'clock' ? laterOf(context.now, event) : context.now),
+      now: ({ context, event }) => timeAfter(context.now, event),
     }),
     begin: assign(({ context, event }) => {
       const limits = event.type === 'run' ? event.limits : context.limits;
@@ -106,10 +113,8 @@ export const agentExecutionMachine = setup({
       event.type === 'step_finished' &&
       context.limits.maxTotalTokens !== null &&
       context.totalTokens + event.totalTokens > context.limits.maxTotalTokens,
-    timeoutElapsed: ({ context, event }) =>
-      event.type === 'clock' && laterOf(context.now, event) >= context.deadlineAt,
-    graceElapsed: ({ context, event }) =>
-      event.type === 'clock' && laterOf(context.now, event) >= context.graceUntil,
+    timeoutElapsed: ({ context, event }) => timeAfter(context.now, event) >= context.deadlineAt,
+    graceElapsed: ({ context, event }) => timeAfter(context.now, event) >= context.graceUntil,
   },
 }).createMachine({
   id: 'agentExecution',
@@ -140,11 +145,8 @@ export const agentExecutionMachine = setup({
         active: {
           on: {
             runtime_exited: { target: '#agentExecution.idle', actions: ['succeed', 'reportOutcome'] },
-            runtime_failed: { target: '#agentExecution.idle', actions: ['fail', 'reportOutcome'] },
-            abort: {
-              target: 'stopping',
-              actions: [{ type: 'stop', params: { reason: 'aborted' } }, 'freezeAndKillTree'],
-            },
+            runtime_failed: failed,
+            abort: abortNow,
             step_started: [
               {
                 guard: 'stepLimitReached',
@@ -177,19 +179,16 @@ export const agentExecutionMachine = setup({
         },
         terminating: {
           on: {
-            abort: {
-              target: 'stopping',
-              actions: [{ type: 'stop', params: { reason: 'aborted' } }, 'freezeAndKillTree'],
-            },
+            abort: abortNow,
             clock: [
               { guard: 'graceElapsed', target: 'stopping', actions: ['advance', 'freezeAndKillTree'] },
               { actions: 'advance' },
             ],
-            tree_empty: { target: '#agentExecution.idle', actions: ['fail', 'reportOutcome'] },
+            tree_empty: failed,
           },
         },
         stopping: {
-          on: { tree_empty: { target: '#agentExecution.idle', actions: ['fail', 'reportOutcome'] } },
+          on: { tree_empty: failed },
         },
       },
     },

@@ -10,7 +10,7 @@ export interface ClockEvent {
   readonly now: number;
 }
 
-/** The later of the time a machine has seen and the time an event brings. */
-export function laterOf(seen: number, event: ClockEvent): number {
-  return Math.max(seen, event.now);
+/** The machine's time after `event`: a later `clock` moves it forward, anything else leaves it. */
+export function timeAfter(seen: number, event: { readonly type: string }): number {
+  return event.type === 'clock' ? Math.max(seen, (event as ClockEvent).now) : seen;
 }

@@ -3,7 +3,7 @@
  * effects (`freeze`, `thaw`, `destroy`) are named actions the actor system provides.
  */
 import { assign, setup } from 'xstate';
-import { laterOf, type ClockEvent } from './clock.js';
+import { timeAfter, type ClockEvent } from './clock.js';
 
 /** Why a sandbox is suspended. */
 export type SuspendReason = 'paused' | 'idle';
@@ -49,6 +49,8 @@ const deadline = {
   actions: ['advance', { type: 'end', params: { reason: 'timeout' } }],
 } as const;
 
+const resume = { target: 'running', actions: ['thaw', 'touch', 'resumed'] } as const;
+
 const killed = { target: 'ended', actions: { type: 'end', params: { reason: 'killed' } } } as const;
 
 /**
@@ -75,7 +77,7 @@ export const sandboxMachine = setup({
     /** Remove the tree and every resource. */
     destroy: () => undefined,
     advance: assign({
-      now: ({ context, event }) => (event.type === 'clock' ? laterOf(context.now, event) : context.now),
+      now: ({ context, event }) => timeAfter(context.now, event),
     }),
     touch: assign({ lastActivityAt: ({ context }) => context.now }),
     resumed: assign({ suspendReason: undefined }),
@@ -83,10 +85,9 @@ export const sandboxMachine = setup({
     end: assign((_, params: { reason: EndReason }) => ({ endReason: params.reason })),
   },
   guards: {
-    deadlineReached: ({ context, event }) =>
-      event.type === 'clock' && laterOf(context.now, event) >= context.deadlineAt,
+    deadlineReached: ({ context, event }) => timeAfter(context.now, event) >= context.deadlineAt,
     idleElapsed: ({ context, event }) =>
-      event.type === 'clock' && laterOf(context.now, event) - context.lastActivityAt >= context.maxIdleMs,
+      timeAfter(context.now, event) - context.lastActivityAt >= context.maxIdleMs,
     autoResume: ({ context }) => context.autoResume,
   },
 }).createMachine({
@@ -126,8 +127,8 @@ export const sandboxMachine = setup({
       on: {
         kill: killed,
         clock: [deadline, { actions: 'advance' }],
-        connect: { target: 'running', actions: ['thaw', 'touch', 'resumed'] },
-        sdk_call: { guard: 'autoResume', target: 'running', actions: ['thaw', 'touch', 'resumed'] },
+        connect: resume,
+        sdk_call: { ...resume, guard: 'autoResume' },
       },
     },
     ended: { type: 'final', entry: 'destroy' },

@@ -25,16 +25,14 @@ export class Sandbox {
    * @throws SandboxError with code `unimplemented` while this build has no sandbox driver
    */
   static create(options: SandboxOptions = {}): Promise<Sandbox> {
-    try {
-      resolveSandboxOptions(options);
-    } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    return Promise.reject(
-      new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {
-        code: 'unimplemented',
-        failureClass: 'UnimplementedError',
-      }),
-    );
+    return new Promise((_, reject) => {
+      resolveSandboxOptions(options); // a malformed option throws here, which rejects before any call
+      reject(
+        new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {
+          code: 'unimplemented',
+          failureClass: 'UnimplementedError',
+        }),
+      );
+    });
   }
 }

@@ -98,26 +98,19 @@ export function checkAgainstTable<Model, Event extends { readonly type: string }
   // Persist mid-sequence, restore from JSON, and continue: the rest must be identical.
   const cut = restoreAt % (events.length + 1);
   let prefix = initial;
-  for (const event of events.slice(0, cut)) prefix = transition(machine, prefix, event as never)[0];
+  let replayModel = initialModel;
+  for (const event of events.slice(0, cut)) {
+    const [next] = transition(machine, prefix, event as never);
+    replayModel = oracle.update(
+      replayModel,
+      event,
+      stateKey(prefix.value as StateValue),
+      stateKey(next.value as StateValue),
+    );
+    prefix = next;
+  }
   const persisted = persist(machine, prefix);
-  const restored = createActor(machine, {
-    snapshot: persisted as AnyMachineSnapshot,
-  }).getSnapshot() as AnyMachineSnapshot;
-  const replayModel = events.slice(0, cut).reduce<{ model: Model; at: AnyMachineSnapshot }>(
-    (acc, event) => {
-      const [next] = transition(machine, acc.at, event as never);
-      return {
-        model: oracle.update(
-          acc.model,
-          event,
-          stateKey(acc.at.value as StateValue),
-          stateKey(next.value as StateValue),
-        ),
-        at: next,
-      };
-    },
-    { model: initialModel, at: initial },
-  ).model;
+  const restored = createActor(machine, { snapshot: persisted as AnyMachineSnapshot }).getSnapshot();
   const resumed = run(cut, restored, replayModel);
   expect(resumed.trace).toEqual(whole.trace.slice(cut));
   expect(persist(machine, resumed.last)).toEqual(persist(machine, whole.last));
