@@ -1,0 +1,99 @@
+/**
+ * Steps 3-6 of SPEC "In-sandbox gateway listener" for one admitted request: build the upstream headers,
+ * stream the request body up and the response down with backpressure both ways, map failures to 502/504,
+ * and abort the upstream request when the client goes away.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { GatewayRejectionCode } from '../spec/error-codes.js';
+import type { CheckedRoute } from './configuration.js';
+import type { InjectedValues } from './injected-values.js';
+import { sendRejection } from './rejection.js';
+import { buildUpstreamHeaders } from './request-headers.js';
+import { filterResponseHeaders } from './response-headers.js';
+
+/** What an exchange needs from its host. */
+export interface ExchangeDeps {
+  readonly dispatcher: Dispatcher;
+  readonly injected: InjectedValues;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']);
+
+/** 504 for the two time-outs of SPEC step 5, 502 for every other failure. */
+export function upstreamFailureCode(error: unknown): GatewayRejectionCode {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TIMEOUT_CODES.has(code) ? 'upstream_timeout' : 'upstream_error';
+}
+
+class ClientGoneError extends Error {
+  override readonly name = 'ClientGoneError';
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Forwards one admitted request to the route's upstream.
+ *
+ * @param pathAndQuery - the request target exactly as received
+ */
+export function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: CheckedRoute,
+  pathAndQuery: string,
+  deps: ExchangeDeps,
+): void {
+  const values = route.headers.map((h) => h.value);
+  deps.injected.hold(values);
+  let controller: Dispatcher.DispatchController | undefined;
+  let clientGone = false;
+
+  res.on('drain', () => controller?.resume());
+  res.once('close', () => {
+    deps.injected.release(values);
+    if (!res.writableFinished) {
+      clientGone = true;
+      controller?.abort(new ClientGoneError('the client went away'));
+    }
+  });
+
+  deps.dispatcher.dispatch(
+    {
+      origin: route.upstream.origin,
+      path: pathAndQuery,
+      method: req.method as Dispatcher.HttpMethod,
+      headers: buildUpstreamHeaders(req.rawHeaders, route),
+      body: hasBody(req) ? req : null,
+    },
+    {
+      onRequestStart(c) {
+        controller = c;
+        if (clientGone) c.abort(new ClientGoneError('the client went away'));
+      },
+      onResponseStart(c, statusCode, headers) {
+        if (clientGone || statusCode < 200) return; // 1xx are not relayed (DESIGN.md §5)
+        res.writeHead(statusCode, filterResponseHeaders(headers, route, deps.injected));
+      },
+      onResponseData(c, chunk) {
+        if (!clientGone && !res.write(chunk)) c.pause();
+      },
+      onResponseEnd(c, trailers) {
+        const kept = filterResponseHeaders(trailers, route, deps.injected, false);
+        if (kept.length > 0 && res.chunkedEncoding) {
+          const pairs: [string, string][] = [];
+          for (let i = 0; i < kept.length; i += 2) pairs.push([kept[i] ?? '', kept[i + 1] ?? '']);
+          res.addTrailers(pairs);
+        }
+        res.end();
+      },
+      onResponseError(c, error) {
+        if (clientGone) return;
+        sendRejection(req, res, upstreamFailureCode(error));
+      },
+    },
+  );
+}

@@ -1,0 +1,196 @@
+/**
+ * The gateway host: the routes of one sandbox, applied a whole configuration at a time (SPEC "Gateway
+ * route" table). Each route is an actor of the gateway-route machine whose effects drive a
+ * `RouteListener`; every route shares one upstream dispatcher and one set of values to redact.
+ */
+import { performance } from 'node:perf_hooks';
+import { Subject, type Observable } from 'rxjs';
+import { createActor, type Actor } from 'xstate';
+import { LIMITS } from '../spec/limits.js';
+import { gatewayRouteMachine } from '../machines/gateway-route-machine.js';
+import { checkConfiguration, type CheckedRoute } from './configuration.js';
+import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
+import { InjectedValues } from './injected-values.js';
+import { RouteListener } from './route-listener.js';
+import type { SafeConnectorOptions } from './safe-connector.js';
+import type { Clock } from './token-bucket.js';
+import { createUpstreamDispatcher } from './upstream-dispatcher.js';
+
+/** Options of a gateway host; every time-out defaults to the spec's value. */
+export interface GatewayHostOptions extends Partial<Pick<SafeConnectorOptions, 'connectTimeoutMs'>> {
+  /** Wait for upstream response headers; SPEC: 600 s. */
+  readonly headersTimeoutMs?: number;
+  /** Metadata addresses refused beside the defaults. */
+  readonly metadataAddresses?: readonly string[];
+  /** Trust roots replacing the system's. */
+  readonly ca?: SafeConnectorOptions['ca'];
+  /** Resolver with the shape of `dns.lookup`. */
+  readonly lookup?: SafeConnectorOptions['lookup'];
+  /** Clock of the token buckets, in milliseconds. */
+  readonly now?: Clock;
+}
+
+/** SPEC "GatewayStatus" of one route. */
+export interface GatewayRouteStatus {
+  readonly port: number;
+  readonly url: string;
+  readonly lastErrorClass: string | undefined;
+}
+
+/** What `apply` did. */
+export type ApplyOutcome =
+  | { readonly ok: true; readonly status: ReadonlyMap<string, GatewayRouteStatus> }
+  | { readonly ok: false; readonly failure: ConfigurationFailure };
+
+/** Route lifecycle events, for the daemon's event stream. */
+export type GatewayHostEvent =
+  | { readonly type: 'route_opened'; readonly route: string; readonly port: number }
+  | { readonly type: 'route_closed'; readonly route: string }
+  | { readonly type: 'route_failed'; readonly route: string; readonly errorClass: string };
+
+interface RouteEntry {
+  readonly listener: RouteListener;
+  readonly actor: Actor<typeof gatewayRouteMachine>;
+  /** The route the next `openListener`/`swapValues` serves. */
+  readonly target: { next: CheckedRoute };
+}
+
+/**
+ * Hosts a sandbox's gateway routes.
+ *
+ * @example
+ * ```ts
+ * const host = new GatewayHost();
+ * const outcome = await host.apply({
+ *   llm: { upstream: 'https://api.example', headers: { 'x-api-key': key }, allow: [['POST', '/v1/*']] },
+ * });
+ * if (outcome.ok) console.log(host.status().get('llm')?.url); // http://127.0.0.1:<port>
+ * ```
+ */
+export class GatewayHost {
+  readonly #routes = new Map<string, RouteEntry>();
+  readonly #injected = new InjectedValues();
+  readonly #dispatcher;
+  readonly #now: Clock;
+  readonly #events = new Subject<GatewayHostEvent>();
+  #version = 0;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  /** Route lifecycle events. */
+  readonly events$: Observable<GatewayHostEvent> = this.#events.asObservable();
+
+  constructor(options: GatewayHostOptions = {}) {
+    this.#now = options.now ?? (() => performance.now());
+    this.#dispatcher = createUpstreamDispatcher({
+      connectTimeoutMs: options.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
+      headersTimeoutMs: options.headersTimeoutMs ?? LIMITS.upstreamHeadersTimeoutMs,
+      ...(options.metadataAddresses === undefined ? {} : { metadataAddresses: options.metadataAddresses }),
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+      ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    });
+  }
+
+  /**
+   * Applies a whole configuration, or none of it: on a refusal the previous configuration stays in force
+   * and every open route records the failure class. Calls are serialized.
+   */
+  apply(configuration: unknown): Promise<ApplyOutcome> {
+    const run = this.#queue.then(() => this.#apply(configuration));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Per open route: port, url and the class of the last refused configuration. */
+  status(): ReadonlyMap<string, GatewayRouteStatus> {
+    const status = new Map<string, GatewayRouteStatus>();
+    for (const [name, entry] of this.#routes) {
+      const { port, lastErrorClass } = entry.actor.getSnapshot().context;
+      if (port === undefined) continue;
+      status.set(name, { port, url: `http://127.0.0.1:${String(port)}`, lastErrorClass });
+    }
+    return status;
+  }
+
+  /** Closes every route and the upstream dispatcher. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue;
+    const closing = [...this.#routes.values()].map((entry) => entry.listener.close());
+    for (const entry of this.#routes.values()) entry.actor.stop();
+    this.#routes.clear();
+    await Promise.all(closing);
+    await this.#dispatcher.close();
+    this.#events.complete();
+  }
+
+  async #apply(configuration: unknown): Promise<ApplyOutcome> {
+    if (this.#closed)
+      return this.#refuse(configurationFailure('ListenerError', 'the gateway host is closed'));
+    const verdict = checkConfiguration(configuration);
+    if (!verdict.ok) return this.#refuse(verdict.failure);
+    const added = [...verdict.routes.keys()].filter((name) => !this.#routes.has(name));
+    const bound = await Promise.allSettled(added.map(() => this.#bind()));
+    const listeners = bound.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    if (listeners.length < added.length) {
+      await Promise.all(listeners.map((listener) => listener.close()));
+      return this.#refuse(configurationFailure('ListenerError', 'could not bind a loopback listener'));
+    }
+    // Commit: nothing below can fail.
+    const version = ++this.#version;
+    for (const route of verdict.routes.values()) this.#injected.hold(route.headers.map((h) => h.value));
+    for (const [name, entry] of this.#routes) {
+      const next = verdict.routes.get(name);
+      this.#injected.release(entry.target.next.headers.map((h) => h.value));
+      if (next !== undefined) entry.target.next = next;
+      entry.actor.send({ type: 'configure', version, included: next !== undefined });
+      if (next === undefined) {
+        this.#routes.delete(name);
+        entry.actor.stop();
+      }
+    }
+    added.forEach((name, i) => {
+      const route = verdict.routes.get(name);
+      const listener = listeners[i];
+      if (route === undefined || listener === undefined) return;
+      const entry = this.#startRoute(name, route, listener);
+      entry.actor.send({ type: 'configure', version, included: true });
+      entry.actor.send({ type: 'listening', port: listener.port });
+      this.#events.next({ type: 'route_opened', route: name, port: listener.port });
+    });
+    return { ok: true, status: this.status() };
+  }
+
+  #bind(): Promise<RouteListener> {
+    return RouteListener.bind({ dispatcher: this.#dispatcher, injected: this.#injected, now: this.#now });
+  }
+
+  #startRoute(name: string, route: CheckedRoute, listener: RouteListener): RouteEntry {
+    const target = { next: route };
+    const actor = createActor(
+      gatewayRouteMachine.provide({
+        actions: {
+          openListener: () => listener.serve(target.next),
+          swapValues: () => listener.serve(target.next),
+          closeListener: () => {
+            void listener.close();
+            this.#events.next({ type: 'route_closed', route: name });
+          },
+        },
+      }),
+    );
+    const entry = { listener, actor, target };
+    actor.start();
+    this.#routes.set(name, entry);
+    return entry;
+  }
+
+  #refuse(failure: ConfigurationFailure): ApplyOutcome {
+    for (const [name, entry] of this.#routes) {
+      entry.actor.send({ type: 'configure_rejected', errorClass: failure.errorClass });
+      this.#events.next({ type: 'route_failed', route: name, errorClass: failure.errorClass });
+    }
+    return { ok: false, failure };
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Answers a request the gateway will not forward: `{"code": ...}` with the status of SPEC
+ * (`GATEWAY_REJECTION_STATUS`). A request whose body is still arriving is drained for a bounded time
+ * before the connection is cut, so the client reads the answer instead of a reset.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { GATEWAY_REJECTION_STATUS, type GatewayRejectionCode } from '../spec/error-codes.js';
+
+/** How long an unwanted request body may keep draining after the answer. */
+const DRAIN_MS = 2_000;
+
+const BODIES = Object.fromEntries(
+  Object.keys(GATEWAY_REJECTION_STATUS).map((code) => [code, Buffer.from(JSON.stringify({ code }))]),
+) as Record<GatewayRejectionCode, Buffer>;
+
+/**
+ * Sends a rejection, or cuts the response when its headers are already out (a response already started
+ * is never ended cleanly).
+ *
+ * @param retryAfterMs - for 429: when the next token is due
+ */
+export function sendRejection(
+  req: IncomingMessage,
+  res: ServerResponse,
+  code: GatewayRejectionCode,
+  retryAfterMs?: number,
+): void {
+  if (res.headersSent || res.destroyed) {
+    res.destroy();
+    return;
+  }
+  const body = BODIES[code];
+  const headers: Record<string, string | number> = {
+    'content-type': 'application/json',
+    'content-length': body.length,
+  };
+  if (retryAfterMs !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  res.writeHead(GATEWAY_REJECTION_STATUS[code], headers);
+  res.end(body);
+  if (!req.complete) {
+    // Node drains the rest of the body after the response; bound that in time.
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, DRAIN_MS);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * One route's loopback listener (SPEC "In-sandbox gateway listener"). It serves the route value it was
+ * last given, so a refresh reaches the next request on an open keep-alive connection; it handles one
+ * request per connection at a time, so a pipelined request is never sent upstream while an earlier one
+ * is in flight; and on close it stops accepting, drops idle connections at once, lets at most the
+ * in-flight request finish and sends nothing later upstream.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { checkRequestPath } from './request-path.js';
+import { isAllowed } from './allow-rule.js';
+import type { CheckedRoute } from './configuration.js';
+import { forward, type ExchangeDeps } from './exchange.js';
+import { sendRejection } from './rejection.js';
+import { TokenBucket, type Clock } from './token-bucket.js';
+
+/** Per-connection state: the request being handled and those pipelined behind it. */
+interface Connection {
+  busy: boolean;
+  current: ServerResponse | undefined;
+  readonly queue: [IncomingMessage, ServerResponse][];
+}
+
+/** What a listener needs from its host. */
+export interface RouteListenerDeps extends ExchangeDeps {
+  readonly now: Clock;
+}
+
+/** A route's listener on `127.0.0.1` with an OS-chosen port. */
+export class RouteListener {
+  readonly #server: Server;
+  readonly #deps: RouteListenerDeps;
+  readonly #connections = new Map<Socket, Connection>();
+  #route: CheckedRoute | undefined;
+  #bucket: TokenBucket | undefined;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  private constructor(deps: RouteListenerDeps) {
+    this.#deps = deps;
+    this.#server = createServer(
+      {
+        requestTimeout: 0, // uploads have no size cap, so no overall deadline either
+        keepAliveTimeout: 5_000,
+        noDelay: true,
+      },
+      (req, res) => this.#onRequest(req, res),
+    );
+    this.#server.on('connection', (socket: Socket) => {
+      this.#connections.set(socket, { busy: false, current: undefined, queue: [] });
+      socket.once('close', () => this.#connections.delete(socket));
+    });
+  }
+
+  /** Binds a new listener; it answers nothing until `serve` gives it a route. */
+  static async bind(deps: RouteListenerDeps): Promise<RouteListener> {
+    const listener = new RouteListener(deps);
+    await new Promise<void>((resolve, reject) => {
+      listener.#server.once('error', reject);
+      listener.#server.listen(0, '127.0.0.1', () => {
+        listener.#server.off('error', reject);
+        resolve();
+      });
+    });
+    return listener;
+  }
+
+  /** The bound port. */
+  get port(): number {
+    const address = this.#server.address();
+    return typeof address === 'object' && address !== null ? address.port : 0;
+  }
+
+  /** Number of open client connections. */
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /** Serves `route` from the next request on (also on open connections). */
+  serve(route: CheckedRoute): void {
+    this.#route = route;
+    if (this.#bucket === undefined) this.#bucket = new TokenBucket(route.ratePerMinute, this.#deps.now);
+    else this.#bucket.setRate(route.ratePerMinute);
+  }
+
+  /**
+   * Stops accepting and closes idle connections now; a request in flight finishes, then its
+   * connection closes. Resolves when every connection is gone.
+   */
+  close(): Promise<void> {
+    if (this.#closed !== undefined) return this.#closed;
+    this.#closing = true;
+    this.#closed = new Promise((resolve) => this.#server.close(() => resolve()));
+    for (const [socket, connection] of this.#connections) {
+      if (!connection.busy) socket.destroy();
+      // The in-flight response announces the close when its headers are not out yet.
+      else if (connection.current?.headersSent === false) connection.current.shouldKeepAlive = false;
+      // Pipelined requests behind the in-flight one are never answered: the connection ends after it.
+      connection.queue.length = 0;
+    }
+    return this.#closed;
+  }
+
+  #onRequest(req: IncomingMessage, res: ServerResponse): void {
+    const connection = this.#connections.get(req.socket);
+    if (this.#closing || connection === undefined) {
+      req.socket.destroy();
+      return;
+    }
+    if (connection.busy) connection.queue.push([req, res]);
+    else this.#start(connection, req, res);
+  }
+
+  #start(connection: Connection, req: IncomingMessage, res: ServerResponse): void {
+    connection.busy = true;
+    connection.current = res;
+    res.once('close', () => {
+      connection.busy = false;
+      connection.current = undefined;
+      if (this.#closing) {
+        req.socket.end();
+        setTimeout(() => req.socket.destroy(), 1_000).unref();
+        return;
+      }
+      const next = connection.queue.shift();
+      if (next !== undefined) this.#start(connection, ...next);
+    });
+    this.#handle(req, res);
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const route = this.#route;
+    const bucket = this.#bucket;
+    const target = req.url ?? '';
+    if (route === undefined || bucket === undefined) {
+      req.socket.destroy();
+      return;
+    }
+    const encoding = req.headers['transfer-encoding'];
+    if (target.charCodeAt(0) !== 47 || (encoding !== undefined && encoding.toLowerCase() !== 'chunked')) {
+      sendRejection(req, res, 'bad_request');
+      return;
+    }
+    const query = target.indexOf('?');
+    const path = query < 0 ? target : target.slice(0, query);
+    if (!checkRequestPath(path).ok) {
+      sendRejection(req, res, 'path_forbidden');
+    } else if (!isAllowed(route.allow, req.method ?? '', path)) {
+      sendRejection(req, res, 'not_allowed');
+    } else if (!bucket.take()) {
+      sendRejection(req, res, 'rate_limited', bucket.msUntilNextToken());
+    } else {
+      forward(req, res, route, target, this.#deps);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * A network namespace the test creates, joined to the host by a veth pair with addresses from the
+ * benchmarking range 198.18.0.0/15 (RFC 2544), and removed with everything in it afterwards. Names and
+ * addresses derive from the process id, so parallel test files never collide.
+ */
+import { execFileSync } from 'node:child_process';
+
+/** One test namespace. */
+export interface TestNetwork {
+  /** Namespace name. */
+  readonly ns: string;
+  /** The host end's address. */
+  readonly hostAddress: string;
+  /** The namespace end's address: where test upstreams listen. */
+  readonly nsAddress: string;
+  /** Runs `nft -f -` with `rules` inside the namespace. */
+  nftInNamespace(rules: string): void;
+  /** Deletes the namespace (and with it the veth pair and anything it held). */
+  destroy(): void;
+}
+
+/** Runs a command, throwing with its stderr on failure. */
+export function sh(command: string, args: readonly string[], input?: string): string {
+  return execFileSync(command, args, { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** The two usable addresses of the first /30 of 198.18.0.0/15 at or after `start` that the host does not use. */
+function freeSubnet(start: number): [string, string] {
+  const used = sh('ip', ['-4', '-o', 'addr', 'show']);
+  for (let n = 0; n < 32_768; n++) {
+    const index = (start + n) % 32_768; // 2^15 subnets of 4 addresses in a /15
+    const value = 198 * 2 ** 24 + 18 * 2 ** 16 + index * 4;
+    const dotted = (offset: number): string =>
+      [24, 16, 8, 0].map((shift) => String(((value + offset) >>> shift) & 255)).join('.');
+    if (!used.includes(` ${dotted(1)}/`) && !used.includes(` ${dotted(2)}/`)) return [dotted(1), dotted(2)];
+  }
+  throw new Error('no free test subnet in 198.18.0.0/15');
+}
+
+/**
+ * Creates a namespace. `slot` (0..63) separates namespaces of one process.
+ */
+export function createTestNetwork(slot: number): TestNetwork {
+  const id = `${String(process.pid % 100_000)}s${String(slot)}`;
+  const ns = `sdkt-${id}`;
+  const hostVeth = `vh${id}`;
+  const nsVeth = `vn${id}`;
+  const [hostAddress, nsAddress] = freeSubnet(process.pid * 64 + slot);
+  sh('ip', ['netns', 'add', ns]);
+  try {
+    sh('ip', ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', nsVeth, 'netns', ns]);
+    sh('ip', ['addr', 'add', `${hostAddress}/30`, 'dev', hostVeth]);
+    sh('ip', ['link', 'set', hostVeth, 'up']);
+    sh('ip', ['-n', ns, 'addr', 'add', `${nsAddress}/30`, 'dev', nsVeth]);
+    sh('ip', ['-n', ns, 'link', 'set', nsVeth, 'up']);
+    sh('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
+  } catch (error) {
+    sh('ip', ['netns', 'del', ns]);
+    throw error;
+  }
+  return {
+    ns,
+    hostAddress,
+    nsAddress,
+    nftInNamespace: (rules) => void sh('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], rules),
+    destroy: () => void sh('ip', ['netns', 'del', ns]),
+  };
+}
