@@ -22,6 +22,8 @@ export interface HttpsUpstream {
   requests(): Promise<string[]>;
   /** Writes one event to every open `/sse` stream. */
   tick(): Promise<void>;
+  /** Number of open `/sse` streams. */
+  streamCount(): Promise<number>;
   /** Ends every open `/sse` stream. */
   endStreams(): Promise<void>;
   /** Forgets the recorded requests. */
@@ -69,6 +71,7 @@ export async function startHttpsUpstream(
     port,
     requests: async () => ((await call('/_control/requests')) as { targets: string[] }).targets,
     tick: async () => void (await call('/_control/tick')),
+    streamCount: async () => ((await call('/_control/streams')) as { streams: number }).streams,
     endStreams: async () => void (await call('/_control/end')),
     reset: async () => void (await call('/_control/reset')),
     stop: async () => {
