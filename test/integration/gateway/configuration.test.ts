@@ -73,14 +73,16 @@ describe('refresh', () => {
     await world.upstream.tick();
     expect(String(((await events.next()) as { value: Buffer }).value)).toMatch(/^data: \d+/);
 
-    const echo = await request(`${url}/echo-headers`, { headers: { 'x-a': `old=${OLD}`, 'x-b': `new=${NEW}` } });
+    const echo = await request(`${url}/echo-headers`, {
+      headers: { 'x-a': `old=${OLD}`, 'x-b': `new=${NEW}` },
+    });
     await echo.body.dump();
     const returned = JSON.stringify([echo.headers, echo.trailers]);
     expect(returned).not.toContain(OLD);
     expect(returned).not.toContain(NEW);
 
     await world.upstream.endStreams();
-    for await (const chunk of stream.body) void chunk;
+    await stream.body.dump();
   });
 });
 
@@ -126,7 +128,10 @@ describe('a refused configuration', () => {
     });
     expect(outcome.ok).toBe(false);
     if (outcome.ok) return;
-    expect(outcome.failure).toMatchObject({ errorClass: 'InvalidHeaderValueError', code: 'configuration_rejected' });
+    expect(outcome.failure).toMatchObject({
+      errorClass: 'InvalidHeaderValueError',
+      code: 'configuration_rejected',
+    });
     expect(JSON.stringify(outcome)).not.toContain(NEW);
     expect(host.status().get('llm')).toEqual({
       port,

@@ -57,7 +57,8 @@ describe('a request the route admits', () => {
     const response = await client.untilClosed();
     const echo = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Echo;
     const sent = echo.headers.join('\n');
-    for (const mine of ['mine-1', 'mine-2', 'mine-3', 'mine-4', 'nominated']) expect(sent).not.toContain(mine);
+    for (const mine of ['mine-1', 'mine-2', 'mine-3', 'mine-4', 'nominated'])
+      expect(sent).not.toContain(mine);
     expect(headerValues(echo.headers, 'x-api-key')).toEqual([KEY]);
     expect(headerValues(echo.headers, 'x-kept')).toEqual(['kept']);
     expect(headerValues(echo.headers, 'host')).toEqual([new URL(world.upstream.origin).host]);

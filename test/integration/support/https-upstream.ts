@@ -70,10 +70,16 @@ export async function startHttpsUpstream(
     untrustedOrigin: `https://${network.nsAddress}:${String(port + 1)}`,
     port,
     requests: async () => ((await call('/_control/requests')) as { targets: string[] }).targets,
-    tick: async () => void (await call('/_control/tick')),
+    tick: async () => {
+      await call('/_control/tick');
+    },
     streamCount: async () => ((await call('/_control/streams')) as { streams: number }).streams,
-    endStreams: async () => void (await call('/_control/end')),
-    reset: async () => void (await call('/_control/reset')),
+    endStreams: async () => {
+      await call('/_control/end');
+    },
+    reset: async () => {
+      await call('/_control/reset');
+    },
     stop: async () => {
       await agent.close();
       if (child.exitCode === null) {
