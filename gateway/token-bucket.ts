@@ -7,11 +7,14 @@
 /** Milliseconds from some fixed origin; monotonic. */
 export type Clock = () => number;
 
-/** A token bucket on an injected clock. */
+/** One token, in the bucket's units: a rate of r per minute adds r units per millisecond. */
+const TOKEN = 60_000;
+
+/** A token bucket on an injected clock. Levels are kept in integer units so waiting is exact. */
 export class TokenBucket {
-  #perMs = 0;
-  #capacity = 1;
-  #tokens = 0;
+  #ratePerMinute = 1;
+  #capacity = TOKEN;
+  #level = 0;
   #last: number;
   readonly #now: Clock;
 
@@ -28,35 +31,35 @@ export class TokenBucket {
     this.#now = now;
     this.#last = now();
     this.setRate(ratePerMinute);
-    this.#tokens = this.#capacity;
+    this.#level = this.#capacity;
   }
 
   /** Changes the rate; tokens already saved stay, up to the new capacity. */
   setRate(ratePerMinute: number): void {
     this.#refill();
-    this.#perMs = ratePerMinute / 60_000;
-    this.#capacity = Math.max(1, ratePerMinute / 60);
-    this.#tokens = Math.min(this.#tokens, this.#capacity);
+    this.#ratePerMinute = ratePerMinute;
+    this.#capacity = Math.max(TOKEN, ratePerMinute * 1_000); // one second's worth, at least one token
+    this.#level = Math.min(this.#level, this.#capacity);
   }
 
   /** Takes one token if there is one. */
   take(): boolean {
     this.#refill();
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
+    if (this.#level < TOKEN) return false;
+    this.#level -= TOKEN;
     return true;
   }
 
   /** Milliseconds until the next token is available (0 when one is). */
   msUntilNextToken(): number {
     this.#refill();
-    return this.#tokens >= 1 ? 0 : Math.ceil((1 - this.#tokens) / this.#perMs);
+    return this.#level >= TOKEN ? 0 : Math.ceil((TOKEN - this.#level) / this.#ratePerMinute);
   }
 
   #refill(): void {
     const now = this.#now();
     const elapsed = Math.max(0, now - this.#last);
     this.#last = now;
-    this.#tokens = Math.min(this.#capacity, this.#tokens + elapsed * this.#perMs);
+    this.#level = Math.min(this.#capacity, this.#level + elapsed * this.#ratePerMinute);
   }
 }

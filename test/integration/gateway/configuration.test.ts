@@ -82,7 +82,7 @@ describe('refresh', () => {
     expect(returned).not.toContain(NEW);
 
     await world.upstream.endStreams();
-    await stream.body.dump();
+    while ((await events.next()).done !== true);
   });
 });
 
