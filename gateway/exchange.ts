@@ -51,8 +51,11 @@ export function forward(
   deps.injected.hold(values);
   let controller: Dispatcher.DispatchController | undefined;
   let clientGone = false;
+  // Body bytes still due by Content-Length (-1: unknown), so the last chunk can go out with the end.
+  let remaining = -1;
+  let ended = false;
+  const resume = (): void => controller?.resume();
 
-  res.on('drain', () => controller?.resume());
   res.once('close', () => {
     deps.injected.release(values);
     if (!res.writableFinished) {
@@ -77,11 +80,21 @@ export function forward(
       onResponseStart(c, statusCode, headers) {
         if (clientGone || statusCode < 200) return; // 1xx are not relayed (DESIGN.md §5)
         res.writeHead(statusCode, filterResponseHeaders(headers, route, deps.injected));
+        const length = headers['content-length'];
+        remaining = typeof length === 'string' && req.method !== 'HEAD' ? Number(length) : -1;
       },
       onResponseData(c, chunk) {
-        if (!clientGone && !res.write(chunk)) c.pause();
+        if (clientGone || ended) return;
+        if (remaining > 0 && (remaining -= chunk.length) === 0) {
+          ended = true;
+          res.end(chunk); // headers, body and end in one write
+        } else if (!res.write(chunk)) {
+          c.pause();
+          res.once('drain', resume);
+        }
       },
       onResponseEnd(c, trailers) {
+        if (ended) return;
         const kept = filterResponseHeaders(trailers, route, deps.injected, false);
         if (kept.length > 0 && res.chunkedEncoding) {
           const pairs: [string, string][] = [];
