@@ -69,6 +69,8 @@ interface RouteEntry {
  */
 export class GatewayHost {
   readonly #routes = new Map<string, RouteEntry>();
+  /** Listeners of removed routes still finishing a request in flight. */
+  readonly #draining = new Set<RouteListener>();
   readonly #injected = new InjectedValues();
   readonly #dispatcher;
   readonly #now: Clock;
@@ -112,16 +114,17 @@ export class GatewayHost {
     return status;
   }
 
-  /** Closes every route and the upstream dispatcher. */
+  /** Closes every route, cutting requests in flight, and the upstream dispatcher. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#queue;
-    const closing = [...this.#routes.values()].map((entry) => entry.listener.close());
+    const listeners = [...this.#draining, ...[...this.#routes.values()].map((entry) => entry.listener)];
+    const closing = listeners.map((listener) => listener.close(true));
     for (const entry of this.#routes.values()) entry.actor.stop();
     this.#routes.clear();
     await Promise.all(closing);
-    await this.#dispatcher.close();
+    await this.#dispatcher.destroy();
     this.#events.complete();
   }
 
@@ -174,7 +177,8 @@ export class GatewayHost {
           openListener: () => listener.serve(target.next),
           swapValues: () => listener.serve(target.next),
           closeListener: () => {
-            void listener.close();
+            this.#draining.add(listener);
+            void listener.close().then(() => this.#draining.delete(listener));
             this.#events.next({ type: 'route_closed', route: name });
           },
         },

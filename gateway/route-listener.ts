@@ -71,11 +71,6 @@ export class RouteListener {
     return typeof address === 'object' && address !== null ? address.port : 0;
   }
 
-  /** Number of open client connections. */
-  get connectionCount(): number {
-    return this.#connections.size;
-  }
-
   /** Serves `route` from the next request on (also on open connections). */
   serve(route: CheckedRoute): void {
     this.#route = route;
@@ -85,14 +80,14 @@ export class RouteListener {
 
   /**
    * Stops accepting and closes idle connections now; a request in flight finishes, then its
-   * connection closes. Resolves when every connection is gone.
+   * connection closes. With `force` (the host is going away) every connection is cut at once.
+   * Resolves when every connection is gone.
    */
-  close(): Promise<void> {
-    if (this.#closed !== undefined) return this.#closed;
+  close(force = false): Promise<void> {
     this.#closing = true;
-    this.#closed = new Promise((resolve) => this.#server.close(() => resolve()));
+    this.#closed ??= new Promise((resolve) => this.#server.close(() => resolve()));
     for (const [socket, connection] of this.#connections) {
-      if (!connection.busy) socket.destroy();
+      if (force || !connection.busy) socket.destroy();
       // The in-flight response announces the close when its headers are not out yet.
       else if (connection.current?.headersSent === false) connection.current.shouldKeepAlive = false;
       // Pipelined requests behind the in-flight one are never answered: the connection ends after it.

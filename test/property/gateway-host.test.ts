@@ -1,7 +1,7 @@
-import { connect } from 'node:net';
 import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
 import { GatewayHost } from '../../gateway/index.js';
+import { connectionRefused } from '../support/loopback.js';
 
 const NAMES = ['a', 'b', 'c', 'd'] as const;
 
@@ -22,17 +22,6 @@ const operation: fc.Arbitrary<Operation> = fc.oneof(
   }),
   fc.record({ kind: fc.constant('reject' as const), names: fc.subarray([...NAMES]) }),
 );
-
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
 
 /** The gateway-route table, per route: what status must show after each whole configuration. */
 interface ModelRoute {
@@ -58,7 +47,7 @@ test.prop([fc.array(operation, { minLength: 1, maxLength: 8 })], { numRuns: 40 }
             model.set(name, { port: model.get(name)?.port, lastErrorClass: undefined });
           }
           for (const [, gone] of removed)
-            if (gone.port !== undefined) expect(await refused(gone.port)).toBe(true);
+            if (gone.port !== undefined) expect(await connectionRefused(gone.port)).toBe(true);
         } else {
           const configuration = Object.fromEntries(
             [...op.names, 'bad'].map((name) => [

@@ -1,9 +1,9 @@
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { GatewayHost } from '../../../gateway/index.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { RawConnection } from '../support/raw-http.js';
+import { connectionRefused } from '../../support/loopback.js';
 
 const world = useGatewayWorld(2);
 const OLD = 'sk-old-value-aaaaaaaa';
@@ -26,17 +26,6 @@ async function configured(value: string): Promise<GatewayHost> {
 function lastEcho(text: string): { target: string; headers: string[] } {
   const start = text.lastIndexOf('{"method"');
   return JSON.parse(text.slice(start)) as { target: string; headers: string[] };
-}
-
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
 }
 
 const echoRequest = (target: string): string => `GET ${target} HTTP/1.1\r\nHost: gw\r\n\r\n`;
@@ -103,7 +92,7 @@ describe('removal', () => {
     expect((await host.apply({})).ok).toBe(true);
     expect(host.status().size).toBe(0);
     await idle.untilClosed(2_000);
-    expect(await refused(port)).toBe(true);
+    expect(await connectionRefused(port)).toBe(true);
 
     await world.upstream.tick();
     await busy.until((text) => /data: \d+/.test(text));
@@ -114,6 +103,27 @@ describe('removal', () => {
     expect(all.endsWith('0\r\n\r\n')).toBe(true); // the stream itself ended cleanly
     expect(responseCount(all)).toBe(1);
     expect(await world.upstream.requests()).toEqual(['GET /sse', 'GET /echo?idle']);
+  });
+});
+
+describe('closing the host', () => {
+  it('cuts streams still in flight, also on routes already removed', async () => {
+    const host = await configured(OLD);
+    const port = portOf(host);
+    const removed = await RawConnection.open(port);
+    removed.write(echoRequest('/sse'));
+    await removed.until((text) => text.includes(': open'));
+    expect((await host.apply({ other: world.route(NEW) })).ok).toBe(true);
+    const live = await RawConnection.open(portOf(host, 'other'));
+    live.write(echoRequest('/sse'));
+    await live.until((text) => text.includes(': open'));
+
+    await host.close();
+    await removed.untilClosed();
+    await live.untilClosed();
+    expect(removed.received.endsWith('0\r\n\r\n')).toBe(false);
+    expect(live.received.endsWith('0\r\n\r\n')).toBe(false);
+    await expect.poll(() => world.upstream.streamCount()).toBe(0);
   });
 });
 
