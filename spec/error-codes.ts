@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'secret_not_found'
   | 'unauthenticated'
   | 'sandbox_not_found'
+  | 'process_not_found'
   | 'sandbox_ended'
   | 'configuration_rejected'
   | 'unimplemented'
@@ -27,6 +28,7 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   secret_not_found: 404,
   unauthenticated: 401,
   sandbox_not_found: 404,
+  process_not_found: 404,
   sandbox_ended: 409,
   configuration_rejected: 422,
   unimplemented: 501,
@@ -41,6 +43,7 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   secret_not_found: 'SecretNotFoundError',
   unauthenticated: 'AuthenticationError',
   sandbox_not_found: 'SandboxError',
+  process_not_found: 'SandboxError',
   sandbox_ended: 'SandboxError',
   configuration_rejected: 'SandboxError',
   unimplemented: 'SandboxError',

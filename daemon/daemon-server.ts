@@ -1,0 +1,171 @@
+/**
+ * sandboxd's HTTP API (DESIGN.md §3): token-authenticated JSON, process events as NDJSON streams.
+ *
+ *   GET  /v1/health                     readiness, no token
+ *   GET  /v1/version                    { version }
+ *   POST /v1/processes                  start a command → { pid }
+ *   GET  /v1/processes                  [{ pid, cmd, running }]
+ *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
+ *   POST /v1/processes/:pid/stdin       raw body appended to stdin
+ *   POST /v1/processes/:pid/stdin/close
+ *   POST /v1/processes/:pid/signal      { signal, tree }
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
+import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../spec/process-events.js';
+import type { ManagedProcess } from './managed-process.js';
+import type { ProcessTable } from './process-table.js';
+import type { TokenCheck } from './token.js';
+
+/** What the server needs. */
+export interface DaemonServerOptions {
+  readonly token: TokenCheck;
+  readonly version: string;
+  readonly processes: ProcessTable;
+  /** Interval of keepalive events on open event streams. */
+  readonly keepaliveMs?: number;
+}
+
+/** Largest JSON request body. */
+const MAX_JSON_BYTES = 1024 * 1024;
+
+/** A JSON answer. */
+interface Reply {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+class RequestError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, ERROR_HTTP_STATUS[code], { code, message });
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new RequestError('invalid_argument', `body larger than ${String(limit)} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.output<T>> {
+  const text = (await readBody(req, MAX_JSON_BYTES)).toString('utf8');
+  let value: unknown;
+  try {
+    value = text === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new RequestError('invalid_argument', 'body is not JSON');
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new RequestError(
+      'invalid_argument',
+      `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Creates the daemon's HTTP server (not yet listening). */
+export function createDaemonServer(options: DaemonServerOptions): Server {
+  const { processes } = options;
+  const keepaliveMs = options.keepaliveMs ?? 10_000;
+
+  const find = (pid: string | undefined): ManagedProcess => {
+    const found = processes.get(Number(pid));
+    if (found === undefined) throw new RequestError('process_not_found', 'no such process');
+    return found;
+  };
+
+  const streamEvents = (res: ServerResponse, proc: ManagedProcess): void => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    const write = (event: ProcessEvent): void => {
+      res.write(`${JSON.stringify(event)}\n`);
+      if (event.type === 'end') res.end();
+    };
+    const keepalive = setInterval(() => write({ type: 'keepalive' }), keepaliveMs);
+    const stop = proc.follow(write);
+    res.once('close', () => {
+      clearInterval(keepalive);
+      stop();
+    });
+    if (!proc.running) clearInterval(keepalive);
+  };
+
+  const ok = (body: unknown = {}): Reply => ({ status: 200, body });
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply | 'streamed'> => {
+    const url = new URL(req.url ?? '/', 'http://sandboxd');
+    const parts = url.pathname.split('/').filter((p) => p !== '');
+    const key = `${req.method ?? ''} /${parts.map((p, i) => (i === 2 ? ':pid' : p)).join('/')}`;
+    if (key === 'GET /v1/health') return ok({ ok: true });
+    if (!options.token.admits(req)) {
+      throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
+    }
+    switch (key) {
+      case 'GET /v1/version':
+        return ok({ version: options.version });
+      case 'POST /v1/processes': {
+        const spec = await readJson(req, startCommandSchema);
+        const proc = processes.start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs });
+        return ok({ pid: proc.pid });
+      }
+      case 'GET /v1/processes':
+        return ok(processes.list().map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running })));
+      case 'GET /v1/processes/:pid/events':
+        streamEvents(res, find(parts[2]));
+        return 'streamed';
+      case 'POST /v1/processes/:pid/stdin': {
+        const proc = find(parts[2]);
+        for await (const chunk of req) proc.writeStdin(chunk as Buffer);
+        return ok();
+      }
+      case 'POST /v1/processes/:pid/stdin/close':
+        find(parts[2]).closeStdin();
+        return ok();
+      case 'POST /v1/processes/:pid/signal': {
+        const proc = find(parts[2]);
+        const { signal, tree } = await readJson(req, signalCommandSchema);
+        await proc.kill(signal, tree);
+        return ok();
+      }
+      default:
+        throw new RequestError('invalid_argument', 'no such endpoint');
+    }
+  };
+
+  return createServer({ requestTimeout: 0 }, (req, res) => {
+    route(req, res).then(
+      (reply) => {
+        if (reply !== 'streamed') sendJson(res, reply.status, reply.body);
+      },
+      (error: unknown) => {
+        if (error instanceof RequestError) sendError(res, error.code, error.message);
+        else sendError(res, 'sandbox_error', 'the daemon failed to handle the request');
+      },
+    );
+  });
+}

@@ -1,0 +1,41 @@
+/**
+ * sandboxd's entry. Its settings arrive as one JSON object on stdin, so the access token never sits on
+ * a command line, in an environment or in a file: `{ token, host?, port?, user? }`. Prints
+ * `{"port": N}` once listening.
+ */
+import { z } from 'zod';
+import { createDaemonServer } from './daemon-server.js';
+import { ProcessTable } from './process-table.js';
+import { TokenCheck } from './token.js';
+import { SANDBOXD_VERSION } from './version.js';
+
+const settingsSchema = z.strictObject({
+  token: z.string().min(16),
+  host: z.string().default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(0),
+  user: z
+    .strictObject({ uid: z.number().int(), gid: z.number().int(), home: z.string() })
+    .default({ uid: 1000, gid: 1000, home: '/home/user' }),
+});
+
+const chunks: Buffer[] = [];
+for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+const settings = settingsSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+const processes = new ProcessTable(settings.user);
+const server = createDaemonServer({
+  token: new TokenCheck(settings.token),
+  version: SANDBOXD_VERSION,
+  processes,
+});
+server.listen(settings.port, settings.host, () => {
+  const address = server.address();
+  process.stdout.write(
+    `${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`,
+  );
+});
+// Stopping ends every command's tree first, so no process outlives the daemon that started it.
+process.on('SIGTERM', () => {
+  server.close();
+  server.closeAllConnections();
+  void processes.killAll().then(() => process.exit(0));
+});

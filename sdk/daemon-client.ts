@@ -1,0 +1,105 @@
+/**
+ * The SDK's client for one sandbox's daemon: token-authenticated JSON calls, error envelopes turned
+ * into SDK exceptions, and NDJSON event streams parsed with zod into RxJS observables.
+ */
+import { Observable } from 'rxjs';
+import { Agent, request } from 'undici';
+import type { z } from 'zod';
+import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
+import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
+
+/** A daemon address and the token to present. */
+export interface DaemonEndpoint {
+  /** `http://host:port` of sandboxd. */
+  readonly url: string;
+  readonly accessToken: string;
+  /** Deadline of one call (not of event streams). */
+  readonly requestTimeoutMs?: number;
+}
+
+const dispatcher = new Agent({ bodyTimeout: 0, headersTimeout: 60_000 });
+
+/** Calls one daemon. The token is kept in a private field and sent only as a header. */
+export class DaemonClient {
+  readonly url: string;
+  readonly #token: string;
+  readonly #timeoutMs: number;
+
+  constructor(endpoint: DaemonEndpoint) {
+    this.url = endpoint.url;
+    this.#token = endpoint.accessToken;
+    this.#timeoutMs = endpoint.requestTimeoutMs ?? 60_000;
+  }
+
+  /** Sends a JSON call and parses the answer with `schema`. */
+  async call<T extends z.ZodType>(
+    method: 'GET' | 'POST',
+    path: string,
+    schema: T,
+    body?: unknown,
+  ): Promise<z.output<T>> {
+    const res = await this.#send(method, path, body === undefined ? undefined : JSON.stringify(body));
+    const payload: unknown = await res.body.json().catch(() => undefined);
+    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) throw new SandboxError(`malformed answer from the daemon to ${method} ${path}`);
+    return parsed.data;
+  }
+
+  /** Sends raw bytes (stdin). */
+  async sendBytes(path: string, data: Uint8Array): Promise<void> {
+    const res = await this.#send('POST', path, data);
+    const payload: unknown = await res.body.json().catch(() => undefined);
+    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
+  }
+
+  /** The NDJSON events at `path`, until the stream ends; errors become SDK exceptions. */
+  events(path: string): Observable<ProcessEvent> {
+    return new Observable<ProcessEvent>((subscriber) => {
+      const abort = new AbortController();
+      const run = async (): Promise<void> => {
+        const res = await request(`${this.url}${path}`, {
+          dispatcher,
+          signal: abort.signal,
+          headers: { authorization: `Bearer ${this.#token}` },
+        });
+        if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
+        let pending = '';
+        for await (const chunk of res.body) {
+          pending += (chunk as Buffer).toString('utf8');
+          let newline: number;
+          while ((newline = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, newline);
+            pending = pending.slice(newline + 1);
+            const parsed = processEventSchema.safeParse(JSON.parse(line));
+            if (!parsed.success) throw new SandboxError('malformed process event from the daemon');
+            subscriber.next(parsed.data);
+          }
+        }
+        subscriber.complete();
+      };
+      run().catch((error: unknown) => {
+        if (!abort.signal.aborted) subscriber.error(error);
+      });
+      return () => abort.abort();
+    });
+  }
+
+  async #send(method: 'GET' | 'POST', path: string, body: string | Uint8Array | undefined) {
+    try {
+      return await request(`${this.url}${path}`, {
+        method,
+        dispatcher,
+        body: body ?? null,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+        },
+      });
+    } catch {
+      throw new SandboxError(`the sandbox daemon did not answer ${method} ${path}`);
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * The daemon's process events (DESIGN.md §3): `start | data | end | keepalive`, one JSON object per line
+ * (NDJSON). Both sides parse them with these schemas. Output bytes travel base64-encoded, so binary
+ * output survives.
+ */
+import { z } from 'zod';
+
+/** Schema of one process event. */
+export const processEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('start'), pid: z.number().int().positive() }),
+  z.strictObject({ type: z.literal('data'), stream: z.enum(['stdout', 'stderr']), data: z.base64() }),
+  z.strictObject({
+    type: z.literal('end'),
+    exitCode: z.number().int().nullable(),
+    signal: z.string().nullable(),
+  }),
+  z.strictObject({ type: z.literal('keepalive') }),
+]);
+
+/** One process event. */
+export type ProcessEvent = z.infer<typeof processEventSchema>;
+
+/** Schema of a request to start a command. */
+export const startCommandSchema = z.strictObject({
+  cmd: z.string().min(1, 'must not be empty'),
+  envs: z
+    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
+    .default({}),
+  cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
+  timeoutMs: z.number().int().min(0).optional(),
+  killTree: z.boolean().default(true),
+});
+
+/** A request to start a command, as sent. */
+export type StartCommand = z.input<typeof startCommandSchema>;
+
+/** Schema of a signal request. */
+export const signalCommandSchema = z.strictObject({
+  signal: z.enum(['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP']).default('SIGKILL'),
+  tree: z.boolean().default(true),
+});
+
+/** Schema of one entry of the process list. */
+export const processInfoSchema = z.strictObject({
+  pid: z.number().int().positive(),
+  cmd: z.string(),
+  running: z.boolean(),
+});
+
+/** One entry of the process list. */
+export type ProcessInfo = z.infer<typeof processInfoSchema>;
