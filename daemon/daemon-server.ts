@@ -130,7 +130,11 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
         return ok({ version: options.version });
       case 'POST /v1/processes': {
         const spec = await readJson(req, startCommandSchema);
-        const proc = processes.start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs });
+        const proc = await processes
+          .start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs })
+          .catch((error: unknown) => {
+            throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
+          });
         return ok({ pid: proc.pid });
       }
       case 'GET /v1/processes':

@@ -3,6 +3,7 @@
  * a command line, in an environment or in a file: `{ token, host?, port?, user? }`. Prints
  * `{"port": N}` once listening.
  */
+import { chownSync, mkdirSync } from 'node:fs';
 import { z } from 'zod';
 import { createDaemonServer } from './daemon-server.js';
 import { ProcessTable } from './process-table.js';
@@ -16,11 +17,18 @@ const settingsSchema = z.strictObject({
   user: z
     .strictObject({ uid: z.number().int(), gid: z.number().int(), home: z.string() })
     .default({ uid: 1000, gid: 1000, home: '/home/user' }),
+  /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
+  prepareHome: z.boolean().default(false),
 });
 
 const chunks: Buffer[] = [];
 for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
 const settings = settingsSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+if (settings.prepareHome) {
+  mkdirSync(settings.user.home, { recursive: true, mode: 0o750 });
+  chownSync(settings.user.home, settings.user.uid, settings.user.gid);
+}
+process.stdout.on('error', () => undefined); // the launcher stops reading after the ready line
 const processes = new ProcessTable(settings.user);
 const server = createDaemonServer({
   token: new TokenCheck(settings.token),

@@ -36,6 +36,8 @@ export class ManagedProcess {
   readonly #killTree: boolean;
   #end: ProcessEvent | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** Settles once the command runs, or rejects with why it could not start. */
+  readonly started: Promise<void>;
 
   constructor(spec: CommandSpec, user: SandboxUser) {
     this.cmd = spec.cmd;
@@ -57,6 +59,14 @@ export class ManagedProcess {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     this.pid = this.#child.pid ?? 0;
+    this.started = new Promise((resolve, reject) => {
+      this.#child.once('spawn', resolve);
+      this.#child.once('error', (error: NodeJS.ErrnoException) =>
+        reject(new Error(`the command could not start: ${error.code ?? 'unknown error'}`)),
+      );
+    });
+    this.started.catch(() => undefined);
+    if (this.pid === 0) return;
     this.#record({ type: 'start', pid: this.pid });
     this.#child.stdout.on('data', (chunk: Buffer) => this.#data('stdout', chunk));
     this.#child.stderr.on('data', (chunk: Buffer) => this.#data('stderr', chunk));

@@ -7,9 +7,10 @@ export class ProcessTable {
 
   constructor(readonly user: SandboxUser) {}
 
-  /** Starts a command as the sandbox user. */
-  start(spec: CommandSpec): ManagedProcess {
+  /** Starts a command as the sandbox user; rejects when it cannot start. */
+  async start(spec: CommandSpec): Promise<ManagedProcess> {
     const proc = new ManagedProcess(spec, this.user);
+    await proc.started;
     this.#processes.set(proc.pid, proc);
     return proc;
   }

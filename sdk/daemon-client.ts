@@ -5,7 +5,7 @@
 import { Observable } from 'rxjs';
 import { Agent, request } from 'undici';
 import type { z } from 'zod';
-import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
+import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
 import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
 
 /** A daemon address and the token to present. */
@@ -79,7 +79,12 @@ export class DaemonClient {
         subscriber.complete();
       };
       run().catch((error: unknown) => {
-        if (!abort.signal.aborted) subscriber.error(error);
+        if (abort.signal.aborted) return;
+        subscriber.error(
+          error instanceof SdkError
+            ? error
+            : new SandboxError(`the event stream of the sandbox daemon broke (${path})`),
+        );
       });
       return () => abort.abort();
     });

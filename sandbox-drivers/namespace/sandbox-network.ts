@@ -1,0 +1,135 @@
+/**
+ * A sandbox's network: namespace `sdk-<id>`, veth pair `sdkh-<n>`/`sdks-<n>` with a /30 from
+ * 100.96.0.0/12 (part of the shared address space, RFC 6598), and two nftables tables:
+ *   - in the sandbox namespace, with closed egress: sandbox code reaches only loopback; sandboxd (uid 0)
+ *     and replies on accepted connections pass;
+ *   - on the host, `sdk_host_<id>`: from the sandbox veth only replies to connections the host opened
+ *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox.
+ */
+import { run, runQuietly } from './host-commands.js';
+
+/** Names and addresses of one sandbox's network. */
+export interface SandboxNetwork {
+  readonly namespace: string;
+  readonly hostVeth: string;
+  readonly hostAddress: string;
+  readonly sandboxAddress: string;
+}
+
+const SUBNETS = 2 ** 18; // /30s in a /12
+
+/** The network resources of sandbox `id` (names only; nothing is created). */
+export function networkNames(
+  id: string,
+): Pick<SandboxNetwork, 'namespace' | 'hostVeth'> & { sandboxVeth: string; hostTable: string } {
+  // Interface names are at most 15 bytes: 'sdkh' + 11 characters of the id.
+  return {
+    namespace: `sdk-${id}`,
+    hostVeth: `sdkh${id.slice(0, 11)}`,
+    sandboxVeth: `sdks${id.slice(0, 11)}`,
+    hostTable: `sdk_host_${id}`,
+  };
+}
+
+function dotted(value: number): string {
+  return [24, 16, 8, 0].map((shift) => String(Math.floor(value / 2 ** shift) % 256)).join('.');
+}
+
+async function freeSubnet(): Promise<[string, string]> {
+  const used = await run('ip', ['-4', '-o', 'addr', 'show']);
+  const start = Math.floor(Math.random() * SUBNETS);
+  for (let n = 0; n < SUBNETS; n++) {
+    const base = 100 * 2 ** 24 + 96 * 2 ** 16 + ((start + n) % SUBNETS) * 4;
+    if (!used.includes(` ${dotted(base + 1)}/`) && !used.includes(` ${dotted(base + 2)}/`)) {
+      return [dotted(base + 1), dotted(base + 2)];
+    }
+  }
+  throw new Error('no free sandbox subnet in 100.96.0.0/12');
+}
+
+/** Creates the network of sandbox `id`; on failure removes what it made. */
+export async function createSandboxNetwork(
+  id: string,
+  allowInternetAccess: boolean,
+): Promise<SandboxNetwork> {
+  const names = networkNames(id);
+  const [hostAddress, sandboxAddress] = await freeSubnet();
+  await run('ip', ['netns', 'add', names.namespace]);
+  try {
+    await run('ip', [
+      'link',
+      'add',
+      names.hostVeth,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      names.sandboxVeth,
+      'netns',
+      names.namespace,
+    ]);
+    await run('ip', ['addr', 'add', `${hostAddress}/30`, 'dev', names.hostVeth]);
+    await run('ip', ['link', 'set', names.hostVeth, 'up']);
+    await run('ip', ['-n', names.namespace, 'addr', 'add', `${sandboxAddress}/30`, 'dev', names.sandboxVeth]);
+    await run('ip', ['-n', names.namespace, 'link', 'set', names.sandboxVeth, 'up']);
+    await run('ip', ['-n', names.namespace, 'link', 'set', 'lo', 'up']);
+    await run('ip', ['-n', names.namespace, 'route', 'add', 'default', 'via', hostAddress]);
+    await run('nft', ['-f', '-'], hostTable(names.hostTable, names.hostVeth));
+    if (!allowInternetAccess) {
+      await run('ip', ['netns', 'exec', names.namespace, 'nft', '-f', '-'], CLOSED_EGRESS);
+    }
+  } catch (error) {
+    await removeSandboxNetwork(id);
+    throw error;
+  }
+  return { namespace: names.namespace, hostVeth: names.hostVeth, hostAddress, sandboxAddress };
+}
+
+/** The sandbox-side address of an existing sandbox network, if it exists. */
+export async function sandboxAddressOf(id: string): Promise<string | undefined> {
+  const { namespace, sandboxVeth } = networkNames(id);
+  const out = await run('ip', ['-n', namespace, '-4', '-o', 'addr', 'show', 'dev', sandboxVeth]).catch(
+    () => '',
+  );
+  return /inet (\d+\.\d+\.\d+\.\d+)\//.exec(out)?.[1];
+}
+
+/** Removes the namespace (the veth pair goes with it) and the host table; what is gone is skipped. */
+export async function removeSandboxNetwork(id: string): Promise<void> {
+  const names = networkNames(id);
+  await runQuietly('nft', ['delete', 'table', 'inet', names.hostTable]);
+  await runQuietly('ip', ['netns', 'del', names.namespace]);
+  await runQuietly('ip', ['link', 'del', names.hostVeth]);
+}
+
+/** Sandbox ids that have a namespace on this host. */
+export async function listSandboxNamespaces(): Promise<string[]> {
+  const out = await run('ip', ['netns', 'list']);
+  return [...out.matchAll(/^sdk-([a-z0-9]{12})\b/gm)].map((m) => m[1] ?? '').filter((id) => id !== '');
+}
+
+function hostTable(table: string, veth: string): string {
+  return `table inet ${table} {
+  chain input {
+    type filter hook input priority 0; policy accept;
+    iifname "${veth}" ct state established,related accept
+    iifname "${veth}" reject with icmpx type admin-prohibited
+  }
+  chain forward {
+    type filter hook forward priority 0; policy accept;
+    iifname "${veth}" drop
+  }
+}
+`;
+}
+
+const CLOSED_EGRESS = `table inet sdk_sandbox {
+  chain output {
+    type filter hook output priority 0; policy accept;
+    oifname "lo" accept
+    ct state established,related accept
+    meta skuid 0 accept
+    reject with icmpx type admin-prohibited
+  }
+}
+`;

@@ -1,0 +1,40 @@
+/** The interface every isolation engine implements (DESIGN.md §4). */
+
+/** What a new sandbox needs from the driver. */
+export interface LaunchRequest {
+  /** Sandbox id: `[a-z0-9]{12}`; every resource of the sandbox is named after it. */
+  readonly id: string;
+  /** Template name. */
+  readonly template: string;
+  /** false closes egress for sandbox code (only its own loopback), keeping sandboxd's path. */
+  readonly allowInternetAccess: boolean;
+  /** Memory limit of the whole sandbox, bytes. */
+  readonly memoryBytes: number;
+  /** Process limit of the whole sandbox. */
+  readonly maxPids: number;
+  /** The sandbox access token sandboxd checks; handed over on its stdin only. */
+  readonly accessToken: string;
+}
+
+/** A launched sandbox as the driver reports it. */
+export interface LaunchedSandbox {
+  readonly id: string;
+  /** `http://<address>:<port>` of sandboxd, reachable from the host. */
+  readonly daemonUrl: string;
+}
+
+/** An isolation engine. */
+export interface SandboxDriver {
+  /** Starts a sandbox and waits until its sandboxd answers. Leaves nothing behind on failure. */
+  launch(request: LaunchRequest): Promise<LaunchedSandbox>;
+  /** Freezes every process of the sandbox, memory kept. */
+  pause(id: string): Promise<void>;
+  /** Thaws it. */
+  resume(id: string): Promise<void>;
+  /** Ends every process and removes every resource of the sandbox; a no-op when nothing is left. */
+  destroy(id: string): Promise<void>;
+  /** Ids of sandboxes that have resources on this host (for reconciliation after a restart). */
+  list(): Promise<string[]>;
+  /** sandboxd's URL for a sandbox that exists, re-derived from its resources. */
+  daemonUrl(id: string): Promise<string | undefined>;
+}

@@ -1,0 +1,166 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
+import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { sh } from '../support/test-network.js';
+import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
+
+const sandboxes = new TestSandboxes();
+let closed: TestSandbox;
+let hostService: Server;
+let hostPort = 0;
+
+beforeAll(async () => {
+  closed = await sandboxes.launch();
+  // A host service bound to every address: sandbox code must not reach it through the veth.
+  hostService = createServer((socket) => socket.end('host secret service\n'));
+  await new Promise<void>((resolve) => hostService.listen(0, '0.0.0.0', resolve));
+  hostPort = (hostService.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  hostService.close();
+  await sandboxes.destroyAll();
+});
+
+/** A node one-liner run inside the sandbox that prints `connected` or the connect error code. */
+const probe = (host: string, port: number): string =>
+  `node -e "require('net').connect(${String(port)}, '${host}').on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })"`;
+
+const hostAddressOf = (daemonUrl: string): string => {
+  const sandboxAddress = new URL(daemonUrl).hostname;
+  const parts = sandboxAddress.split('.').map(Number);
+  return [...parts.slice(0, 3), (parts[3] ?? 2) - 1].join('.');
+};
+
+describe('namespace sandbox', () => {
+  it('runs commands as uid 1000 in its own hostname, home and pid namespace', async () => {
+    const { stdout } = await closed.commands.run(
+      'id -u; id -g; hostname; echo $HOME; pwd; ps -e -o pid= | wc -l',
+    );
+    const [uid, gid, hostname, home, pwd, processes] = stdout.trim().split('\n');
+    expect({ uid, gid, hostname, home, pwd }).toEqual({
+      uid: '1000',
+      gid: '1000',
+      hostname: 'sandbox',
+      home: '/home/user',
+      pwd: '/home/user',
+    });
+    expect(Number(processes)).toBeLessThan(10); // bwrap, sandboxd, this shell and ps: not the host's
+  });
+
+  it("sees its template's files, not the host's", async () => {
+    const { stdout } = await closed.commands.run(
+      'for p in /etc/shadow /root /home/cloudsdk /work /var/lib/sdk /usr/local/bin /etc/ssl/private /proc/1/environ; do if [ -r "$p" ]; then echo "readable $p"; fi; done; ls /usr/local | wc -l',
+    );
+    expect(stdout.trim()).toBe('0');
+  });
+
+  it("cannot read sandboxd's environment or memory", async () => {
+    const { stdout } = await closed.commands.run(
+      'for pid in $(ps -e -o pid=,user= | awk \'$2 == "root" { print $1 }\'); do cat /proc/$pid/environ >/dev/null 2>&1 && echo "environ $pid"; head -c1 /proc/$pid/mem >/dev/null 2>&1 && echo "mem $pid"; done; ps -e -o user= | grep -c root',
+    );
+    expect(stdout.trim()).toBe('2'); // bwrap and sandboxd, neither readable
+  });
+
+  it('with closed egress reaches only its own loopback', async () => {
+    const own = await closed.commands.run(
+      `node -e "require('net').createServer(s => s.end()).listen(7000, '127.0.0.1')" >/dev/null 2>&1 & sleep 0.5; ${probe('127.0.0.1', 7000)}; kill $!`,
+    );
+    expect(own.stdout.trim()).toBe('connected');
+    const host = hostAddressOf(closed.daemonUrl);
+    for (const [address, port] of [
+      [host, hostPort],
+      [host, 4000],
+    ] as const) {
+      const { stdout } = await closed.commands.run(probe(address, port));
+      expect({ address, result: stdout.trim() }).not.toEqual({ address, result: 'connected' });
+    }
+  });
+
+  it('with open egress still cannot reach host services on the veth', async () => {
+    const open = await sandboxes.launch({ allowInternetAccess: true });
+    const { stdout } = await open.commands.run(probe(hostAddressOf(open.daemonUrl), hostPort));
+    expect(stdout.trim()).not.toBe('connected');
+  });
+
+  it('keeps memory across pause and resume, also over 20 rapid cycles', async () => {
+    const counter = await closed.commands.run(
+      'head -c 4194304 /dev/urandom > /tmp/blob; i=0; while :; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.01; done',
+      { background: true },
+    );
+    const before = await closed.commands.run('sha256sum /tmp/blob');
+    await sandboxes.driver.pause(closed.id);
+    const frozenCount = sh('cat', [`/proc/${String(await pidOf(closed, counter.pid))}/status`]);
+    expect(frozenCount).toMatch(/State:\s+[DS]/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sandboxes.driver.resume(closed.id);
+    for (let i = 0; i < 20; i++) {
+      await sandboxes.driver.pause(closed.id);
+      await sandboxes.driver.resume(closed.id);
+    }
+    const after = await closed.commands.run('sha256sum /tmp/blob; cat /tmp/count');
+    expect(after.stdout.startsWith(before.stdout)).toBe(true);
+    const first = Number((await closed.commands.run('cat /tmp/count')).stdout);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(Number((await closed.commands.run('cat /tmp/count')).stdout)).toBeGreaterThan(first);
+    await counter.kill();
+  });
+
+  it('enforces the memory and pids limits', async () => {
+    const small = await sandboxes.launch({ memoryBytes: 128 * 2 ** 20, maxPids: 64 });
+    const hog = await small.commands.run(`node -e "const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))"`);
+    // The kernel's OOM killer ends node with SIGKILL; the shell reports it as 128 + 9.
+    expect(hog.signal === 'SIGKILL' || hog.exitCode === 137).toBe(true);
+    const fork = await small.commands.run('for i in $(seq 1 100); do sleep 5 & done; wait', {
+      timeoutMs: 10_000,
+    });
+    expect(fork.stderr).toMatch(/fork|Resource temporarily unavailable/i);
+  });
+
+  it('destroy leaves no process, namespace, veth, nftables table or cgroup', async () => {
+    const doomed = await sandboxes.launch();
+    await doomed.commands.run('sleep 300 >/dev/null 2>&1 & sleep 300 >/dev/null 2>&1 &');
+    const names = networkNames(doomed.id);
+    const cgroups = cgroupPaths(doomed.id);
+    const members = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && cgroupOf(p).includes(doomed.id));
+    expect(members.length).toBeGreaterThan(2);
+    await sandboxes.driver.destroy(doomed.id);
+    expect(sh('ip', ['netns', 'list'])).not.toContain(names.namespace);
+    expect(sh('ip', ['link', 'show'])).not.toContain(names.hostVeth);
+    expect(sh('nft', ['list', 'tables'])).not.toContain(names.hostTable);
+    for (const path of Object.values(cgroups)) expect(existsSync(path)).toBe(false);
+    await expect.poll(() => members.filter(running)).toEqual([]);
+    expect(await sandboxes.driver.list()).not.toContain(doomed.id);
+  });
+});
+
+/** True while `pid` runs (a zombie waiting to be reaped counts as ended). */
+function running(pid: string): boolean {
+  try {
+    return !/State:\s+Z/.test(sh('cat', [`/proc/${pid}/status`]));
+  } catch {
+    return false;
+  }
+}
+
+function cgroupOf(pid: string): string {
+  try {
+    return sh('cat', [`/proc/${pid}/cgroup`]);
+  } catch {
+    return '';
+  }
+}
+
+/** The host pid of a sandbox pid: the host process in the sandbox's cgroup whose NSpid ends with it. */
+async function pidOf(sandbox: TestSandbox, inner: number): Promise<number> {
+  await Promise.resolve();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || !cgroupOf(entry).includes(sandbox.id)) continue;
+    const status = sh('cat', [`/proc/${entry}/status`]);
+    const nspid = /NSpid:\s+([\d\s]+)/.exec(status)?.[1]?.trim().split(/\s+/);
+    if (nspid?.at(-1) === String(inner)) return Number(entry);
+  }
+  throw new Error(`no host process for sandbox pid ${String(inner)}`);
+}

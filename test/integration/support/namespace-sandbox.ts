@@ -1,0 +1,54 @@
+/**
+ * A namespace-driver sandbox for tests: launched with a fresh id and token, with a `Commands` client on
+ * its sandboxd, destroyed afterwards (and the template state folder removed).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { Commands } from '../../../sdk/commands.js';
+import { DaemonClient } from '../../../sdk/daemon-client.js';
+
+/** A launched test sandbox. */
+export interface TestSandbox {
+  readonly id: string;
+  readonly daemonUrl: string;
+  readonly commands: Commands;
+}
+
+/** A driver on a temporary state folder, and the sandboxes launched through it. */
+export class TestSandboxes {
+  readonly stateDir = mkdtempSync(join(tmpdir(), 'sdk-state-'));
+  readonly driver = new NamespaceDriver({ stateDir: this.stateDir });
+  readonly #ids = new Set<string>();
+
+  /** Launches a sandbox. */
+  async launch(
+    options: { allowInternetAccess?: boolean; memoryBytes?: number; maxPids?: number } = {},
+  ): Promise<TestSandbox> {
+    const id = randomBytes(6).toString('hex');
+    const accessToken = randomBytes(24).toString('base64url');
+    this.#ids.add(id);
+    const open = options.allowInternetAccess ?? false;
+    const launched = await this.driver.launch({
+      id,
+      template: open ? 'sdk-base' : 'sdk-base-caps',
+      allowInternetAccess: open,
+      memoryBytes: options.memoryBytes ?? 512 * 2 ** 20,
+      maxPids: options.maxPids ?? 256,
+      accessToken,
+    });
+    return {
+      id,
+      daemonUrl: launched.daemonUrl,
+      commands: new Commands(new DaemonClient({ url: launched.daemonUrl, accessToken })),
+    };
+  }
+
+  /** Destroys every sandbox launched here and removes the state folder. */
+  async destroyAll(): Promise<void> {
+    for (const id of this.#ids) await this.driver.destroy(id);
+    rmSync(this.stateDir, { recursive: true, force: true });
+  }
+}
