@@ -133,7 +133,10 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
         const proc = await processes
           .start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs })
           .catch((error: unknown) => {
-            throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
+            throw new RequestError(
+              'sandbox_error',
+              error instanceof Error ? error.message : 'could not start',
+            );
           });
         return ok({ pid: proc.pid });
       }

@@ -86,8 +86,9 @@ describe('namespace sandbox', () => {
   });
 
   it('keeps memory across pause and resume, also over 20 rapid cycles', async () => {
+    await closed.commands.run('head -c 4194304 /dev/urandom > /tmp/blob');
     const counter = await closed.commands.run(
-      'head -c 4194304 /dev/urandom > /tmp/blob; i=0; while :; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.01; done',
+      'i=0; while :; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.01; done',
       { background: true },
     );
     const before = await closed.commands.run('sha256sum /tmp/blob');

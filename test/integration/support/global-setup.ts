@@ -6,7 +6,12 @@
 import { execFileSync } from 'node:child_process';
 
 /** Command → Debian package that provides it. */
-const NEEDED: Readonly<Record<string, string>> = { ip: 'iproute2', nft: 'nftables', openssl: 'openssl' };
+const NEEDED: Readonly<Record<string, string>> = {
+  ip: 'iproute2',
+  nft: 'nftables',
+  openssl: 'openssl',
+  bwrap: 'bubblewrap',
+};
 
 function present(command: string): boolean {
   try {
