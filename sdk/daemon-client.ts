@@ -15,6 +15,8 @@ export interface DaemonEndpoint {
   readonly accessToken: string;
   /** Deadline of one call (not of event streams). */
   readonly requestTimeoutMs?: number;
+  /** Runs before every call (the sandbox handle reports activity to the control plane there). */
+  readonly beforeCall?: () => Promise<void>;
 }
 
 const dispatcher = new Agent({ bodyTimeout: 0, headersTimeout: 60_000 });
@@ -24,11 +26,13 @@ export class DaemonClient {
   readonly url: string;
   readonly #token: string;
   readonly #timeoutMs: number;
+  readonly #beforeCall: () => Promise<void>;
 
   constructor(endpoint: DaemonEndpoint) {
     this.url = endpoint.url;
     this.#token = endpoint.accessToken;
     this.#timeoutMs = endpoint.requestTimeoutMs ?? 60_000;
+    this.#beforeCall = endpoint.beforeCall ?? (() => Promise.resolve());
   }
 
   /** Sends a JSON call and parses the answer with `schema`. */
@@ -58,6 +62,7 @@ export class DaemonClient {
     return new Observable<ProcessEvent>((subscriber) => {
       const abort = new AbortController();
       const run = async (): Promise<void> => {
+        await this.#beforeCall();
         const res = await request(`${this.url}${path}`, {
           dispatcher,
           signal: abort.signal,
@@ -91,6 +96,7 @@ export class DaemonClient {
   }
 
   async #send(method: 'GET' | 'POST', path: string, body: string | Uint8Array | undefined) {
+    await this.#beforeCall();
     try {
       return await request(`${this.url}${path}`, {
         method,

@@ -36,7 +36,15 @@ export {
   type RuntimeName,
 } from './runtimes.js';
 export { S3Prefix, type S3PrefixOptions } from './s3-prefix.js';
-export { Sandbox } from './sandbox.js';
+export {
+  CommandHandle,
+  Commands,
+  type CommandConnectOptions,
+  type CommandResult,
+  type CommandRunOptions,
+} from './commands.js';
+export { Sandbox, type SandboxConnectOptions, type SandboxState } from './sandbox.js';
+export { SandboxAgent } from './sandbox-agent.js';
 export {
   resolveSandboxOptions,
   type ResolvedSandboxOptions,

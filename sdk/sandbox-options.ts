@@ -36,6 +36,10 @@ const sandboxOptions = z
     idlePolicy: z
       .instanceof(IdlePolicy, { message: 'must be an IdlePolicy' })
       .default(() => new IdlePolicy()),
+    /** Control plane address; `SDK_CONTROL_PLANE_URL` or http://127.0.0.1:4780 by default. */
+    controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Deadline of one call to the control plane or the daemon. */
+    requestTimeoutMs: z.number().int().min(1).optional(),
   })
   .superRefine((o, ctx) => {
     if (o.persist !== undefined && o.executionRoleArn === undefined) {

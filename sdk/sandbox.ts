@@ -1,38 +1,167 @@
 /**
- * `Sandbox`: the handle on one isolated sandbox. In this release the options are fully checked; the
- * lifecycle (launch, commands, pause, resume, kill) is not in this build yet.
+ * `Sandbox`: the handle on one isolated sandbox. It talks to the control plane for lifecycle (create,
+ * connect, pause, resume, kill) and to the sandbox's daemon for commands, with the sandbox access token.
  */
-import { SandboxError } from '../spec/errors.js';
+import { concat, filter, map, takeWhile, type Observable, defer } from 'rxjs';
+import { z } from 'zod';
+import {
+  connectedSandboxSchema,
+  createdSandboxSchema,
+  sandboxInfoSchema,
+  type SandboxInfo,
+} from '../control-plane/api-schemas.js';
+import { AuthenticationError, SandboxError } from '../spec/errors.js';
+import { parseOptions } from '../spec/parse-options.js';
+import { Commands } from './commands.js';
+import { ControlPlaneClient, controlPlaneUrl } from './control-plane-client.js';
+import { DaemonClient } from './daemon-client.js';
+import { SandboxAgent } from './sandbox-agent.js';
 import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js';
+
+/** A sandbox's state. */
+export type SandboxState = SandboxInfo['state'];
+
+const connectOptions = z.strictObject({
+  accessToken: z.string().min(1, 'must not be empty').optional(),
+  requestTimeoutMs: z.number().int().min(1).optional(),
+  controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+});
+
+/** Options of `Sandbox.connect`. */
+export type SandboxConnectOptions = z.input<typeof connectOptions>;
+
+const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');
 
 /**
  * A sandbox handle.
  *
  * @example
  * ```ts
- * const sbx = await Sandbox.create({ template: 'sdk-agent', allowInternetAccess: false, gateways: { llm } });
+ * const sbx = await Sandbox.create({ template: 'sdk-base-caps', allowInternetAccess: false });
+ * const { stdout } = await sbx.commands.run('echo hello');
+ * await sbx.pause();
+ * await sbx.connect(); // resumed, memory kept
+ * await sbx.kill();
  * ```
  */
-// eslint-disable-next-line @typescript-eslint/no-extraneous-class -- commands, pause and kill arrive with the sandbox driver
 export class Sandbox {
-  private constructor() {}
+  /** The sandbox id. */
+  readonly sandboxId: string;
+  /** The sandbox access token: give it to another process so it can `Sandbox.connect`. */
+  readonly accessToken: string;
+  /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
+  readonly commands: Commands;
+  readonly #plane: ControlPlaneClient;
+  #agent: SandboxAgent | undefined;
+
+  private constructor(sandboxId: string, accessToken: string, daemonUrl: string, plane: ControlPlaneClient) {
+    this.sandboxId = sandboxId;
+    this.accessToken = accessToken;
+    this.#plane = plane;
+    this.commands = new Commands(
+      new DaemonClient({
+        url: daemonUrl,
+        accessToken,
+        requestTimeoutMs: plane.requestTimeoutMs,
+        beforeCall: async () => {
+          await this.#action('activity');
+        },
+      }),
+    );
+  }
 
   /**
    * Creates a sandbox. Every argument is checked first, so a malformed one raises
    * `InvalidArgumentError` before any call.
    *
    * @throws InvalidArgumentError for a malformed option
-   * @throws SandboxError with code `unimplemented` while this build has no sandbox driver
+   * @throws SandboxError when the sandbox cannot be launched
    */
-  static create(options: SandboxOptions = {}): Promise<Sandbox> {
-    return new Promise((_, reject) => {
-      resolveSandboxOptions(options); // a malformed option throws here, which rejects before any call
-      reject(
-        new SandboxError('this build has no sandbox driver yet; sandbox lifecycle is not available', {
-          code: 'unimplemented',
-          failureClass: 'UnimplementedError',
-        }),
+  static async create(options: SandboxOptions = {}): Promise<Sandbox> {
+    const o = resolveSandboxOptions(options);
+    if (Object.keys(o.gateways).length > 0 || o.persist !== undefined) {
+      throw new SandboxError('gateways and persistence are not in this build yet', {
+        code: 'unimplemented',
+        failureClass: 'UnimplementedError',
+      });
+    }
+    const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+    const created = await plane.call('POST', '/v1/sandboxes', createdSandboxSchema, {
+      body: {
+        template: o.template,
+        allowInternetAccess: o.allowInternetAccess,
+        timeoutMs: o.timeoutMs,
+        idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
+      },
+    });
+    return new Sandbox(created.sandboxId, created.accessToken, created.daemonUrl, plane);
+  }
+
+  /**
+   * Connects to an existing sandbox (resuming it when suspended). The token comes from `accessToken` or
+   * the environment variable `SDK_ACCESS_TOKEN`.
+   *
+   * @throws AuthenticationError without a token, or with one the sandbox refuses
+   */
+  static async connect(sandboxId: string, options: SandboxConnectOptions = {}): Promise<Sandbox> {
+    const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.connect', ['sandboxId']);
+    const o = parseOptions(connectOptions, options, 'Sandbox.connect');
+    const token = o.accessToken ?? process.env.SDK_ACCESS_TOKEN;
+    if (token === undefined || token === '') {
+      throw new AuthenticationError(
+        'Sandbox.connect needs the access token (accessToken or SDK_ACCESS_TOKEN)',
       );
+    }
+    const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+    const connected = await plane.call('POST', `/v1/sandboxes/${id}/connect`, connectedSandboxSchema, {
+      token,
+    });
+    return new Sandbox(id, token, connected.daemonUrl, plane);
+  }
+
+  /** The agent of this sandbox; touching it makes no call. */
+  get agent(): SandboxAgent {
+    this.#agent ??= new SandboxAgent(this.sandboxId);
+    return this.#agent;
+  }
+
+  /** The sandbox's facts now. */
+  getInfo(): Promise<SandboxInfo> {
+    return this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema);
+  }
+
+  /** Suspends the sandbox with its memory kept. */
+  async pause(): Promise<void> {
+    await this.#action('pause');
+  }
+
+  /** Resumes a suspended sandbox (a running one stays as it is). */
+  async connect(): Promise<this> {
+    await this.#action('connect');
+    return this;
+  }
+
+  /** Ends the sandbox and removes every resource. */
+  async kill(): Promise<void> {
+    await this.#plane.call('DELETE', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
+      token: this.accessToken,
+    });
+  }
+
+  /** The sandbox's state now and at every change, until it ends. */
+  get state$(): Observable<SandboxState> {
+    const current = defer(() => this.getInfo()).pipe(map((info) => info.state));
+    const changes = this.#plane.events().pipe(
+      filter((event) => event.sandboxId === this.sandboxId),
+      map((event) => event.state),
+    );
+    return concat(current, changes).pipe(takeWhile((state) => state !== 'ended', true));
+  }
+
+  #action(verb: 'pause' | 'connect' | 'activity'): Promise<unknown> {
+    const schema = verb === 'connect' ? connectedSandboxSchema : sandboxInfoSchema;
+    return this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/${verb}`, schema, {
+      token: this.accessToken,
     });
   }
 }

@@ -109,7 +109,12 @@ export class SecretNotFoundError extends SdkError {
 
 /** The codes a `SandboxError` can carry. */
 export type SandboxErrorCode =
-  'sandbox_error' | 'sandbox_not_found' | 'sandbox_ended' | 'configuration_rejected' | 'unimplemented';
+  | 'sandbox_error'
+  | 'sandbox_not_found'
+  | 'process_not_found'
+  | 'sandbox_ended'
+  | 'configuration_rejected'
+  | 'unimplemented';
 
 /** The sandbox or its daemon failed or refused; `failureClass` names the daemon's failure class. */
 export class SandboxError extends SdkError {

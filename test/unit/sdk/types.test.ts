@@ -334,6 +334,9 @@ describe('sandbox-side types', () => {
 
   it('Sandbox.create checks arguments before anything else', async () => {
     await expect(Sandbox.create({ timeoutMs: -1 })).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(Sandbox.create({})).rejects.toBeInstanceOf(SandboxError);
+    // Valid options reach for the control plane; none listens on this port.
+    await expect(Sandbox.create({ controlPlaneUrl: 'http://127.0.0.1:9' })).rejects.toBeInstanceOf(
+      SandboxError,
+    );
   });
 });

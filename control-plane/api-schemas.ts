@@ -1,0 +1,67 @@
+/**
+ * The control plane's wire schemas (DESIGN.md §3): parsed with zod at the edge on both sides, and the
+ * source of the OpenAPI document at /v1/openapi.json.
+ */
+import { z } from 'zod';
+import { LIMITS } from '../spec/limits.js';
+import { TEMPLATE_NAME } from '../spec/names.js';
+
+/** Body of `POST /v1/sandboxes`. */
+export const createSandboxRequestSchema = z.strictObject({
+  template: z.string().regex(TEMPLATE_NAME, 'must be a template name').default('sdk-base'),
+  allowInternetAccess: z.boolean().default(true),
+  timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs).default(LIMITS.sandboxTimeoutMs),
+  idlePolicy: z
+    .strictObject({
+      maxIdleSeconds: z.number().int().min(1).default(LIMITS.idleSeconds),
+      autoResume: z.boolean().default(true),
+    })
+    .default({ maxIdleSeconds: LIMITS.idleSeconds, autoResume: true }),
+  memoryMb: z.number().int().min(32).max(16_384).default(512),
+  maxPids: z.number().int().min(16).max(32_768).default(512),
+});
+
+/** A create request as sent. */
+export type CreateSandboxRequest = z.input<typeof createSandboxRequestSchema>;
+
+/** Sandbox states on the wire. */
+export const sandboxStateSchema = z.enum(['running', 'suspended', 'ended']);
+
+/** What anyone may read about a sandbox (no token). */
+export const sandboxInfoSchema = z.strictObject({
+  sandboxId: z.string(),
+  template: z.string(),
+  state: sandboxStateSchema,
+  allowInternetAccess: z.boolean(),
+  endReason: z.enum(['killed', 'timeout']).nullable(),
+  suspendReason: z.enum(['paused', 'idle']).nullable(),
+  deadlineAt: z.number(),
+});
+
+/** One sandbox's public facts. */
+export type SandboxInfo = z.infer<typeof sandboxInfoSchema>;
+
+/** Answer to create: the facts, the daemon address and the access token (shown once, to the creator). */
+export const createdSandboxSchema = sandboxInfoSchema.extend({
+  daemonUrl: z.string(),
+  accessToken: z.string(),
+});
+
+/** Answer to connect: the facts and the daemon address. */
+export const connectedSandboxSchema = sandboxInfoSchema.extend({ daemonUrl: z.string() });
+
+/** One line of `GET /v1/events`. */
+export const sandboxEventSchema = z.strictObject({
+  sandboxId: z.string(),
+  state: sandboxStateSchema,
+});
+
+/** One state change. */
+export type SandboxEvent = z.infer<typeof sandboxEventSchema>;
+
+/** The error envelope. */
+export const errorEnvelopeSchema = z.strictObject({
+  code: z.string(),
+  message: z.string(),
+  context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});

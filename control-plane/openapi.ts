@@ -1,0 +1,84 @@
+/** The OpenAPI 3.1 document of the control plane, generated from the zod schemas of the wire. */
+import { z } from 'zod';
+import {
+  connectedSandboxSchema,
+  createdSandboxSchema,
+  createSandboxRequestSchema,
+  errorEnvelopeSchema,
+  sandboxEventSchema,
+  sandboxInfoSchema,
+} from './api-schemas.js';
+
+const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
+  'application/json': { schema: z.toJSONSchema(schema, { io }) },
+});
+const errors = { default: { description: 'error envelope', content: json(errorEnvelopeSchema) } };
+const bearer = [{ sandboxToken: [] }];
+const idParameter = [{ name: 'sandboxId', in: 'path', required: true, schema: { type: 'string' } }];
+const action = (summary: string, schema: z.ZodType) => ({
+  post: {
+    summary,
+    security: bearer,
+    parameters: idParameter,
+    responses: { '200': { description: 'the sandbox', content: json(schema) }, ...errors },
+  },
+});
+
+/** Builds the document served at `/v1/openapi.json`. */
+export function openApiDocument(version: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'sdk control plane', version },
+    components: {
+      securitySchemes: {
+        sandboxToken: { type: 'http', scheme: 'bearer', description: 'the sandbox access token' },
+      },
+    },
+    paths: {
+      '/v1/sandboxes': {
+        post: {
+          summary: 'Create a sandbox',
+          requestBody: { required: true, content: json(createSandboxRequestSchema, 'input') },
+          responses: { '201': { description: 'created', content: json(createdSandboxSchema) }, ...errors },
+        },
+        get: {
+          summary: 'List sandboxes',
+          responses: {
+            '200': { description: 'sandboxes', content: json(z.array(sandboxInfoSchema)) },
+            ...errors,
+          },
+        },
+      },
+      '/v1/sandboxes/{sandboxId}': {
+        get: {
+          summary: 'Read a sandbox',
+          parameters: idParameter,
+          responses: { '200': { description: 'the sandbox', content: json(sandboxInfoSchema) }, ...errors },
+        },
+        delete: {
+          summary: 'Kill a sandbox',
+          security: bearer,
+          parameters: idParameter,
+          responses: { '200': { description: 'ended', content: json(sandboxInfoSchema) }, ...errors },
+        },
+      },
+      '/v1/sandboxes/{sandboxId}/pause': action('Pause (suspend) a sandbox', sandboxInfoSchema),
+      '/v1/sandboxes/{sandboxId}/connect': action(
+        'Resume if suspended; where the daemon is',
+        connectedSandboxSchema,
+      ),
+      '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
+      '/v1/events': {
+        get: {
+          summary: 'State changes, one JSON object per line',
+          responses: {
+            '200': {
+              description: 'NDJSON',
+              content: { 'application/x-ndjson': { schema: z.toJSONSchema(sandboxEventSchema) } },
+            },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/** The SDK's client for the control plane: JSON calls with the sandbox token, errors as SDK exceptions. */
+import { Observable } from 'rxjs';
+import { request } from 'undici';
+import type { z } from 'zod';
+import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
+import { sandboxEventSchema, type SandboxEvent } from '../control-plane/api-schemas.js';
+
+/** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
+export function controlPlaneUrl(explicit?: string): string {
+  return explicit ?? process.env.SDK_CONTROL_PLANE_URL ?? 'http://127.0.0.1:4780';
+}
+
+/** Calls one control plane. */
+export class ControlPlaneClient {
+  constructor(
+    readonly url: string,
+    readonly requestTimeoutMs = 120_000,
+  ) {}
+
+  /** A JSON call; `token` (the sandbox access token) goes in the Authorization header only. */
+  async call<T extends z.ZodType>(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    schema: T,
+    options: { body?: unknown; token?: string } = {},
+  ): Promise<z.output<T>> {
+    let res;
+    try {
+      res = await request(`${this.url}${path}`, {
+        method,
+        headersTimeout: this.requestTimeoutMs,
+        bodyTimeout: this.requestTimeoutMs,
+        body: options.body === undefined ? null : JSON.stringify(options.body),
+        headers: {
+          ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+        },
+      });
+    } catch {
+      throw new SandboxError(`the control plane at ${this.url} did not answer ${method} ${path}`);
+    }
+    const payload: unknown = await res.body.json().catch(() => undefined);
+    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success)
+      throw new SandboxError(`malformed answer from the control plane to ${method} ${path}`);
+    return parsed.data;
+  }
+
+  /** State changes of every sandbox, from `GET /v1/events`. */
+  events(): Observable<SandboxEvent> {
+    return new Observable<SandboxEvent>((subscriber) => {
+      const abort = new AbortController();
+      const run = async (): Promise<void> => {
+        const res = await request(`${this.url}/v1/events`, { signal: abort.signal, bodyTimeout: 0 });
+        let pending = '';
+        for await (const chunk of res.body) {
+          pending += (chunk as Buffer).toString('utf8');
+          let newline: number;
+          while ((newline = pending.indexOf('\n')) >= 0) {
+            const parsed = sandboxEventSchema.safeParse(JSON.parse(pending.slice(0, newline)));
+            pending = pending.slice(newline + 1);
+            if (parsed.success) subscriber.next(parsed.data);
+          }
+        }
+        subscriber.complete();
+      };
+      run().catch(() => {
+        if (!abort.signal.aborted) subscriber.error(new SandboxError('the control plane event stream broke'));
+      });
+      return () => abort.abort();
+    });
+  }
+}

@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { firstValueFrom, take, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdlePolicy } from '../../../sdk/idle-policy.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
+import { AuthenticationError, InvalidArgumentError } from '../../../spec/errors.js';
+import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+
+const execFileAsync = promisify(execFile);
+let cp: InProcessControlPlane;
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+});
+
+afterAll(async () => {
+  await cp.stop();
+});
+
+const create = (options: Parameters<typeof Sandbox.create>[0] = {}) =>
+  Sandbox.create({
+    template: 'sdk-base-caps',
+    allowInternetAccess: false,
+    controlPlaneUrl: cp.url,
+    ...options,
+  });
+
+describe('sandbox lifecycle through the SDK', () => {
+  it('creates, runs commands, pauses, resumes and kills, leaving nothing behind', async () => {
+    const sbx = await create();
+    const states = firstValueFrom(sbx.state$.pipe(take(5), toArray()));
+    expect((await sbx.commands.run('echo hello; id -u')).stdout).toBe('hello\n1000\n');
+    await sbx.commands.run('echo kept > /tmp/note');
+    await sbx.pause();
+    expect(await sbx.getInfo()).toMatchObject({ state: 'suspended', suspendReason: 'paused' });
+    await sbx.connect();
+    expect((await sbx.getInfo()).state).toBe('running');
+    expect((await sbx.commands.run('cat /tmp/note')).stdout).toBe('kept\n');
+    await sbx.pause();
+    // Any SDK call resumes a suspended sandbox first (autoResume is on by default).
+    expect((await sbx.commands.run('echo again')).stdout).toBe('again\n');
+    await sbx.kill();
+    expect(await sbx.getInfo()).toMatchObject({ state: 'ended', endReason: 'killed' });
+    expect(await states).toEqual(['running', 'suspended', 'running', 'suspended', 'running']);
+    expect(await cp.driver.list()).not.toContain(sbx.sandboxId);
+  });
+
+  it('lets another process connect with the token and re-attach to a background command after pause/resume', async () => {
+    const sbx = await create();
+    const ticker = await sbx.commands.run('for i in 1 2 3; do echo tick $i; sleep 0.3; done', {
+      background: true,
+    });
+    await sbx.pause();
+    await sbx.connect();
+    const script = `
+      const { Sandbox } = await import('sdk');
+      const sbx = await Sandbox.connect(process.argv[1], { controlPlaneUrl: process.argv[2] });
+      const handle = await sbx.commands.connect(Number(process.argv[3]));
+      const result = await handle.wait();
+      console.log(JSON.stringify({ stdout: result.stdout, id: (await sbx.commands.run('id -u')).stdout }));
+    `;
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ['--input-type=module', '-e', script, sbx.sandboxId, cp.url, String(ticker.pid)],
+      { env: { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken } },
+    );
+    expect(JSON.parse(stdout)).toEqual({ stdout: 'tick 1\ntick 2\ntick 3\n', id: '1000\n' });
+    await sbx.kill();
+  });
+
+  it('refuses connect without a token or with a wrong one', async () => {
+    const sbx = await create();
+    const saved = process.env.SDK_ACCESS_TOKEN;
+    delete process.env.SDK_ACCESS_TOKEN;
+    try {
+      await expect(Sandbox.connect(sbx.sandboxId, { controlPlaneUrl: cp.url })).rejects.toBeInstanceOf(
+        AuthenticationError,
+      );
+      await expect(
+        Sandbox.connect(sbx.sandboxId, { controlPlaneUrl: cp.url, accessToken: 'not-the-token' }),
+      ).rejects.toBeInstanceOf(AuthenticationError);
+      await expect(Sandbox.connect('not-an-id', { accessToken: 'x' })).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+    } finally {
+      if (saved !== undefined) process.env.SDK_ACCESS_TOKEN = saved;
+    }
+    await sbx.kill();
+  });
+
+  it('refuses closed egress on a template that cannot close it, before launching anything', async () => {
+    const before = await cp.driver.list();
+    await expect(create({ template: 'sdk-base' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(await cp.driver.list()).toEqual(before);
+  });
+
+  it('suspends after the idle time and resumes on the next SDK call', async () => {
+    const sbx = await create({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }) });
+    await sbx.commands.run('echo busy > /tmp/state');
+    await expect
+      .poll(async () => (await sbx.getInfo()).state, { timeout: 5_000, interval: 200 })
+      .toBe('suspended');
+    expect((await sbx.getInfo()).suspendReason).toBe('idle');
+    expect((await sbx.commands.run('cat /tmp/state')).stdout).toBe('busy\n');
+    expect((await sbx.getInfo()).state).toBe('running');
+    await sbx.kill();
+  });
+
+  it('serves its OpenAPI document', async () => {
+    const doc = (await (await fetch(`${cp.url}/v1/openapi.json`)).json()) as {
+      openapi: string;
+      paths: object;
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/sandboxes',
+        '/v1/sandboxes/{sandboxId}',
+        '/v1/sandboxes/{sandboxId}/pause',
+      ]),
+    );
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * A control plane for tests: in-process (with an injectable clock) or as a real `sdk serve` child
+ * process that a test can SIGKILL. Both keep their journal and templates in a temporary folder.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ControlPlane, type ControlPlaneOptions } from '../../../control-plane/control-plane.js';
+import { createControlPlaneServer } from '../../../control-plane/http-api.js';
+import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+
+const CLI = fileURLToPath(new URL('../../../dist/cli/sdk.js', import.meta.url));
+
+/** A control plane in this process, served on loopback. */
+export interface InProcessControlPlane {
+  readonly plane: ControlPlane;
+  readonly url: string;
+  readonly driver: NamespaceDriver;
+  /** Closes the server and the plane, destroys every sandbox the driver still has, removes the folder. */
+  stop(): Promise<void>;
+}
+
+/** Starts a control plane in this process. */
+export async function startControlPlane(
+  options: Partial<ControlPlaneOptions> = {},
+): Promise<InProcessControlPlane> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
+  const driver = new NamespaceDriver({ stateDir });
+  const plane = await ControlPlane.start({ stateDir, driver, ...options });
+  const server = createControlPlaneServer(plane);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    plane,
+    driver,
+    url: `http://127.0.0.1:${String(port)}`,
+    stop: async () => {
+      server.closeAllConnections();
+      server.close();
+      plane.close();
+      for (const id of await driver.list()) await driver.destroy(id);
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A free loopback port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createNetServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `sdk serve` as a child process on `port` with journal and templates in `stateDir`. */
+export async function serveControlPlane(stateDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--state-dir', stateDir], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await once(createInterface({ input: child.stdout ?? process.stdin }), 'line');
+  return child;
+}
+
+/** A temporary state folder and a namespace driver on it (for cleanup and checks). */
+export function stateFolder(): {
+  readonly stateDir: string;
+  readonly driver: NamespaceDriver;
+  remove(): void;
+} {
+  const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
+  return {
+    stateDir,
+    driver: new NamespaceDriver({ stateDir }),
+    remove: () => rmSync(stateDir, { recursive: true, force: true }),
+  };
+}
