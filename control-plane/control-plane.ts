@@ -195,6 +195,7 @@ export class ControlPlane {
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */
   close(): void {
+    if (this.#closed) return;
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#journal.close();

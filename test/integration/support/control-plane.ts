@@ -2,7 +2,8 @@
  * A control plane for tests: in-process (with an injectable clock) or as a real `sdk serve` child
  * process that a test can SIGKILL. Both keep their journal and templates in a temporary folder.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ const CLI = fileURLToPath(new URL('../../../dist/cli/sdk.js', import.meta.url));
 export interface InProcessControlPlane {
   readonly plane: ControlPlane;
   readonly url: string;
+  readonly stateDir: string;
   readonly driver: NamespaceDriver;
   /** Closes the server and the plane, destroys every sandbox the driver still has, removes the folder. */
   stop(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startControlPlane(
   return {
     plane,
     driver,
+    stateDir,
     url: `http://127.0.0.1:${String(port)}`,
     stop: async () => {
       server.closeAllConnections();
@@ -62,10 +65,14 @@ export function freePort(): Promise<number> {
 
 /** `sdk serve` as a child process on `port` with journal and templates in `stateDir`. */
 export async function serveControlPlane(stateDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--state-dir', stateDir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await once(createInterface({ input: child.stdout ?? process.stdin }), 'line');
+  const child: ChildProcessByStdio<null, Readable, null> = spawn(
+    process.execPath,
+    [CLI, 'serve', '--port', String(port), '--state-dir', stateDir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await once(createInterface({ input: child.stdout }), 'line');
   return child;
 }
 
