@@ -25,6 +25,7 @@ export default tseslint.config(
         URL: 'readonly',
         setTimeout: 'readonly',
         console: 'readonly',
+        performance: 'readonly',
       },
     },
   },

@@ -1,0 +1,40 @@
+/**
+ * What the namespace driver needs from the host: root, and the Debian packages that provide `bwrap`,
+ * `nft`, `ip` (and `openssl` for the tests' CAs). Run as root on a fresh Debian machine, the missing
+ * packages are installed with apt-get; otherwise the error says exactly what is missing.
+ */
+import { execFileSync } from 'node:child_process';
+
+/** Command → Debian package that provides it. */
+export const HOST_PACKAGES: Readonly<Record<string, string>> = {
+  bwrap: 'bubblewrap',
+  nft: 'nftables',
+  ip: 'iproute2',
+  openssl: 'openssl',
+};
+
+function present(command: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Installs whatever of `HOST_PACKAGES` is missing; throws when not root. */
+export function ensureHostPackages(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error('the namespace driver needs root: it creates namespaces, cgroups and nftables tables');
+  }
+  const missing = Object.entries(HOST_PACKAGES)
+    .filter(([command]) => !present(command))
+    .map(([, pkg]) => pkg);
+  if (missing.length === 0) return;
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
+    stdio: 'inherit',
+    env,
+  });
+}
