@@ -3,7 +3,16 @@
  * records is applied, so a control plane killed at any instant replays to a state it had reached.
  * A torn last line (a crash mid-write) is dropped on open.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /** A journal of records of type `R`. */
@@ -21,14 +30,20 @@ export class Journal<R> {
     mkdirSync(dirname(path), { recursive: true });
     const records: R[] = [];
     if (existsSync(path)) {
-      for (const line of readFileSync(path, 'utf8').split('\n')) {
-        if (line === '') continue;
+      const text = readFileSync(path, 'utf8');
+      let kept = 0; // bytes of complete records
+      for (const line of text.split('\n')) {
+        const end = kept + Buffer.byteLength(line) + 1;
+        if (line === '' || end > Buffer.byteLength(text)) break; // the last line has no newline yet
         try {
           records.push(JSON.parse(line) as R);
         } catch {
-          break; // a torn final write: everything before it stands
+          break;
         }
+        kept = end;
       }
+      // A torn final write is cut off, so the next record starts on a line of its own.
+      if (kept < Buffer.byteLength(text)) truncateSync(path, kept);
     }
     const fd = openSync(path, 'a', 0o600);
     return new Journal(fd, records);
