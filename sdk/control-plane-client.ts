@@ -4,6 +4,7 @@ import { request } from 'undici';
 import type { z } from 'zod';
 import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
 import { sandboxEventSchema, type SandboxEvent } from '../control-plane/api-schemas.js';
+import { ndjsonValues } from './ndjson.js';
 
 /** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
 export function controlPlaneUrl(explicit?: string): string {
@@ -53,15 +54,9 @@ export class ControlPlaneClient {
       const abort = new AbortController();
       const run = async (): Promise<void> => {
         const res = await request(`${this.url}/v1/events`, { signal: abort.signal, bodyTimeout: 0 });
-        let pending = '';
-        for await (const chunk of res.body) {
-          pending += (chunk as Buffer).toString('utf8');
-          let newline: number;
-          while ((newline = pending.indexOf('\n')) >= 0) {
-            const parsed = sandboxEventSchema.safeParse(JSON.parse(pending.slice(0, newline)));
-            pending = pending.slice(newline + 1);
-            if (parsed.success) subscriber.next(parsed.data);
-          }
+        for await (const value of ndjsonValues(res.body)) {
+          const parsed = sandboxEventSchema.safeParse(value);
+          if (parsed.success) subscriber.next(parsed.data);
         }
         subscriber.complete();
       };

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import type { z } from 'zod';
 import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
 import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
+import { ndjsonValues } from './ndjson.js';
 
 /** A daemon address and the token to present. */
 export interface DaemonEndpoint {
@@ -69,17 +70,10 @@ export class DaemonClient {
           headers: { authorization: `Bearer ${this.#token}` },
         });
         if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
-        let pending = '';
-        for await (const chunk of res.body) {
-          pending += (chunk as Buffer).toString('utf8');
-          let newline: number;
-          while ((newline = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, newline);
-            pending = pending.slice(newline + 1);
-            const parsed = processEventSchema.safeParse(JSON.parse(line));
-            if (!parsed.success) throw new SandboxError('malformed process event from the daemon');
-            subscriber.next(parsed.data);
-          }
+        for await (const value of ndjsonValues(res.body)) {
+          const parsed = processEventSchema.safeParse(value);
+          if (!parsed.success) throw new SandboxError('malformed process event from the daemon');
+          subscriber.next(parsed.data);
         }
         subscriber.complete();
       };
