@@ -4,8 +4,11 @@
  *   - in the sandbox namespace, with closed egress: sandbox code reaches only loopback; sandboxd (uid 0)
  *     and replies on accepted connections pass;
  *   - on the host, `sdk_host_<id>`: from the sandbox veth only replies to connections the host opened
- *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox.
+ *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox;
+ *     traffic to other networks is forwarded and masqueraded (never to another sandbox's veth).
+ * Forwarding needs `net.ipv4.ip_forward = 1`, which the first launch sets (as container engines do).
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { run, runQuietly } from './host-commands.js';
 
 /** Names and addresses of one sandbox's network. */
@@ -74,7 +77,8 @@ export async function createSandboxNetwork(
     await run('ip', ['-n', names.namespace, 'link', 'set', names.sandboxVeth, 'up']);
     await run('ip', ['-n', names.namespace, 'link', 'set', 'lo', 'up']);
     await run('ip', ['-n', names.namespace, 'route', 'add', 'default', 'via', hostAddress]);
-    await run('nft', ['-f', '-'], hostTable(names.hostTable, names.hostVeth));
+    await enableForwarding();
+    await run('nft', ['-f', '-'], hostTable(names.hostTable, names.hostVeth, sandboxAddress));
     if (!allowInternetAccess) {
       await run('ip', ['netns', 'exec', names.namespace, 'nft', '-f', '-'], CLOSED_EGRESS);
     }
@@ -108,7 +112,13 @@ export async function listSandboxNamespaces(): Promise<string[]> {
   return [...out.matchAll(/^sdk-([a-z0-9]{12})\b/gm)].map((m) => m[1] ?? '').filter((id) => id !== '');
 }
 
-function hostTable(table: string, veth: string): string {
+async function enableForwarding(): Promise<void> {
+  if ((await readFile(IP_FORWARD, 'utf8')).trim() !== '1') await writeFile(IP_FORWARD, '1');
+}
+
+const IP_FORWARD = '/proc/sys/net/ipv4/ip_forward';
+
+function hostTable(table: string, veth: string, address: string): string {
   return `table inet ${table} {
   chain input {
     type filter hook input priority 0; policy accept;
@@ -117,7 +127,13 @@ function hostTable(table: string, veth: string): string {
   }
   chain forward {
     type filter hook forward priority 0; policy accept;
-    iifname "${veth}" drop
+    iifname "${veth}" oifname "sdkh*" reject with icmpx type admin-prohibited
+    oifname "${veth}" ct state established,related accept
+    oifname "${veth}" reject with icmpx type admin-prohibited
+  }
+  chain postrouting {
+    type nat hook postrouting priority 100; policy accept;
+    ip saddr ${address} oifname != "${veth}" masquerade
   }
 }
 `;

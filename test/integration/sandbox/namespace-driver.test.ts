@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
-import { sh } from '../support/test-network.js';
+import { createTestNetwork, sh } from '../support/test-network.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const sandboxes = new TestSandboxes();
@@ -24,9 +26,9 @@ afterAll(async () => {
   await sandboxes.destroyAll();
 });
 
-/** A node one-liner run inside the sandbox that prints `connected` or the connect error code. */
+/** A node one-liner run inside the sandbox that prints `connected`, the connect error code or `timeout`. */
 const probe = (host: string, port: number): string =>
-  `node -e "require('net').connect(${String(port)}, '${host}').on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })"`;
+  `node -e "setTimeout(() => { console.log('timeout'); process.exit(0) }, 3000); require('net').connect(${String(port)}, '${host}').on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })"`;
 
 const hostAddressOf = (daemonUrl: string): string => {
   const sandboxAddress = new URL(daemonUrl).hostname;
@@ -85,6 +87,38 @@ describe('namespace sandbox', () => {
     expect(stdout.trim()).not.toBe('connected');
   });
 
+  it('with open egress reaches other networks through the host, but never another sandbox; closed egress does not', async () => {
+    const outside = createTestNetwork(20);
+    const server = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        outside.ns,
+        process.execPath,
+        '-e',
+        `require('net').createServer((s) => s.on('error', () => {}).end('outside')).listen(8080, '${outside.nsAddress}', () => console.log('ready'))`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await once(server.stdout, 'data');
+      const open = await sandboxes.launch({ allowInternetAccess: true });
+      expect((await open.commands.run(probe(outside.nsAddress, 8080))).stdout.trim()).toBe('connected');
+      expect((await closed.commands.run(probe(outside.nsAddress, 8080))).stdout.trim()).not.toBe('connected');
+      const neighbour = new URL(closed.daemonUrl);
+      expect(
+        (await open.commands.run(probe(neighbour.hostname, Number(neighbour.port)))).stdout.trim(),
+      ).not.toBe('connected');
+    } finally {
+      if (server.exitCode === null) {
+        server.kill();
+        await once(server, 'exit');
+      }
+      outside.destroy();
+    }
+  });
+
   it('keeps memory across pause and resume, also over 20 rapid cycles', async () => {
     await closed.commands.run('head -c 4194304 /dev/urandom > /tmp/blob');
     const counter = await closed.commands.run(
@@ -132,6 +166,7 @@ describe('namespace sandbox', () => {
     expect(sh('ip', ['link', 'show'])).not.toContain(names.hostVeth);
     expect(sh('nft', ['list', 'tables'])).not.toContain(names.hostTable);
     for (const path of Object.values(cgroups)) expect(existsSync(path)).toBe(false);
+    expect(sh('cat', ['/proc/self/mountinfo'])).not.toContain(names.namespace);
     await expect.poll(() => members.filter(running)).toEqual([]);
     expect(await sandboxes.driver.list()).not.toContain(doomed.id);
   });
