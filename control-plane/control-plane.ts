@@ -21,6 +21,7 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from './api-schemas.js';
+import { WarmPool, type LaunchedSandboxd, type LaunchSpec } from './warm-pool.js';
 
 /** What the journal records. */
 type JournalRecord =
@@ -58,7 +59,18 @@ export interface ControlPlaneOptions {
   readonly now?: () => number;
   /** Run real timers for deadlines (default true); with false, time moves only through `tick()`. */
   readonly timers?: boolean;
+  /**
+   * Sandboxes kept launched ahead of demand for each base template with its usual egress and the default
+   * limits (`sdk-base-caps` closed, `sdk-base` open); 0 (the default) launches on demand only.
+   */
+  readonly warmPool?: number;
 }
+
+/** The launch specs the warm pool keeps ready. */
+const WARM_SPECS: readonly LaunchSpec[] = [
+  { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512 },
+  { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512 },
+];
 
 const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
@@ -72,6 +84,7 @@ export class ControlPlane {
   readonly #entries = new Map<string, Entry>();
   readonly #events = new Subject<SandboxEvent>();
   readonly #effects: SandboxEffects;
+  readonly #pool: WarmPool;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -84,6 +97,7 @@ export class ControlPlane {
     this.#driver = options.driver ?? new NamespaceDriver({ stateDir: options.stateDir });
     this.#now = options.now ?? Date.now;
     this.#timers = options.timers ?? true;
+    this.#pool = new WarmPool(options.warmPool ?? 0, WARM_SPECS, (spec) => this.#launch(spec));
     this.#effects = {
       freeze: (id) => this.#driver.pause(id),
       thaw: (id) => this.#driver.resume(id),
@@ -95,6 +109,7 @@ export class ControlPlane {
   static async start(options: ControlPlaneOptions): Promise<ControlPlane> {
     const plane = new ControlPlane(options);
     await plane.#recover();
+    plane.#pool.fill();
     return plane;
   }
 
@@ -113,23 +128,13 @@ export class ControlPlane {
         { field: 'template' },
       );
     }
-    const id = randomBytes(6).toString('hex');
-    const accessToken = randomBytes(32).toString('base64url');
-    this.#journal.append({ kind: 'launching', id });
-    let daemonUrl: string;
-    try {
-      ({ daemonUrl } = await this.#driver.launch({
-        id,
-        template: parsed.template,
-        allowInternetAccess: parsed.allowInternetAccess,
-        memoryBytes: parsed.memoryMb * 2 ** 20,
-        maxPids: parsed.maxPids,
-        accessToken,
-      }));
-    } catch {
-      this.#journal.append({ kind: 'launch_failed', id });
-      throw new SandboxError('the sandbox could not be launched', { code: 'sandbox_error' });
-    }
+    const spec: LaunchSpec = {
+      template: parsed.template,
+      allowInternetAccess: parsed.allowInternetAccess,
+      memoryMb: parsed.memoryMb,
+      maxPids: parsed.maxPids,
+    };
+    const { id, accessToken, daemonUrl } = this.#pool.take(spec) ?? (await this.#launch(spec));
     const input: SandboxMachineInput = {
       now: this.#now(),
       timeoutMs: parsed.timeoutMs,
@@ -146,6 +151,32 @@ export class ControlPlane {
     this.#adopt(id, input, facts);
     this.#schedule();
     return { ...this.get(id), daemonUrl, accessToken };
+  }
+
+  /** Launches a sandbox (journaled as launching first, so a crash mid-launch leaks nothing). */
+  async #launch(spec: LaunchSpec): Promise<LaunchedSandboxd> {
+    const id = randomBytes(6).toString('hex');
+    const accessToken = randomBytes(32).toString('base64url');
+    this.#journal.append({ kind: 'launching', id });
+    try {
+      const { daemonUrl } = await this.#driver.launch({
+        id,
+        template: spec.template,
+        allowInternetAccess: spec.allowInternetAccess,
+        memoryBytes: spec.memoryMb * 2 ** 20,
+        maxPids: spec.maxPids,
+        accessToken,
+      });
+      return { id, accessToken, daemonUrl };
+    } catch {
+      if (!this.#closed) this.#journal.append({ kind: 'launch_failed', id });
+      throw new SandboxError('the sandbox could not be launched', { code: 'sandbox_error' });
+    }
+  }
+
+  /** Sandboxes of the warm pool ready to hand over. */
+  get warmReady(): number {
+    return this.#pool.readyCount;
   }
 
   /** A sandbox's public facts. */
@@ -197,6 +228,7 @@ export class ControlPlane {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#pool.stop();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#journal.close();
     this.#events.complete();

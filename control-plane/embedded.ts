@@ -20,15 +20,19 @@ export interface EmbeddedControlPlane {
  * Starts the embedded control plane (root; installs missing Debian packages on a fresh machine).
  *
  * @param stateDir - journal and templates; `/var/lib/sdk` by default
+ * @param warmPool - sandboxes kept launched ahead of demand per base template (0: none)
  * @example
  * ```ts
  * const embedded = await startEmbeddedControlPlane();
  * const sbx = await Sandbox.create({ controlPlaneUrl: embedded.url });
  * ```
  */
-export async function startEmbeddedControlPlane(stateDir = '/var/lib/sdk'): Promise<EmbeddedControlPlane> {
+export async function startEmbeddedControlPlane(
+  stateDir = '/var/lib/sdk',
+  warmPool = 0,
+): Promise<EmbeddedControlPlane> {
   ensureHostPackages();
-  const plane = await ControlPlane.start({ stateDir });
+  const plane = await ControlPlane.start({ stateDir, warmPool });
   const server = createControlPlaneServer(plane);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -79,3 +79,29 @@ describe('a control plane killed with SIGKILL during creates', () => {
     }
   });
 });
+
+describe('the warm pool', () => {
+  it('hands over a launched sandbox at create, and a restart destroys the ones never handed over', async () => {
+    const cp = await startControlPlane({ warmPool: 1 });
+    try {
+      await expect.poll(() => cp.plane.warmReady, { timeout: 20_000, interval: 50 }).toBe(2);
+      const pooled = await cp.driver.list();
+      const sbx = await Sandbox.create({
+        template: 'sdk-base-caps',
+        allowInternetAccess: false,
+        controlPlaneUrl: cp.url,
+      });
+      expect(pooled).toContain(sbx.sandboxId);
+      expect((await sbx.commands.run('id -u')).stdout).toBe('1000\n');
+      await expect.poll(() => cp.plane.warmReady, { timeout: 20_000, interval: 50 }).toBe(2); // refilled
+
+      cp.plane.close();
+      const restarted = await ControlPlane.start({ stateDir: cp.stateDir, driver: cp.driver, timers: false });
+      expect(await cp.driver.list()).toEqual([sbx.sandboxId]);
+      expect(restarted.get(sbx.sandboxId).state).toBe('running');
+      restarted.close();
+    } finally {
+      await cp.stop();
+    }
+  });
+});
