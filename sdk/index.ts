@@ -43,7 +43,13 @@ export {
   type CommandResult,
   type CommandRunOptions,
 } from './commands.js';
-export { Sandbox, type SandboxConnectOptions, type SandboxState } from './sandbox.js';
+export {
+  Sandbox,
+  type SandboxConnectOptions,
+  type SandboxEvent,
+  type SandboxInfo,
+  type SandboxState,
+} from './sandbox.js';
 export { SandboxAgent } from './sandbox-agent.js';
 export {
   resolveSandboxOptions,

@@ -8,6 +8,7 @@ import {
   connectedSandboxSchema,
   createdSandboxSchema,
   sandboxInfoSchema,
+  type SandboxEvent,
   type SandboxInfo,
 } from '../control-plane/api-schemas.js';
 import { AuthenticationError, SandboxError } from '../spec/errors.js';
@@ -21,6 +22,8 @@ import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
 
+export type { SandboxEvent, SandboxInfo };
+
 const connectOptions = z.strictObject({
   accessToken: z.string().min(1, 'must not be empty').optional(),
   requestTimeoutMs: z.number().int().min(1).optional(),
@@ -29,6 +32,10 @@ const connectOptions = z.strictObject({
 
 /** Options of `Sandbox.connect`. */
 export type SandboxConnectOptions = z.input<typeof connectOptions>;
+
+const eventsOptions = z.strictObject({
+  controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+});
 
 const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');
 
@@ -117,6 +124,19 @@ export class Sandbox {
       token,
     });
     return new Sandbox(id, token, connected.daemonUrl, plane);
+  }
+
+  /**
+   * State changes of every sandbox of a control plane, as they happen.
+   *
+   * @example
+   * ```ts
+   * Sandbox.events().subscribe(({ sandboxId, state }) => console.log(sandboxId, state));
+   * ```
+   */
+  static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
+    const o = parseOptions(eventsOptions, options, 'Sandbox.events');
+    return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events();
   }
 
   /** The agent of this sandbox; touching it makes no call. */

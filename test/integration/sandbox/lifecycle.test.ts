@@ -107,6 +107,26 @@ describe('sandbox lifecycle through the SDK', () => {
     await sbx.kill();
   });
 
+  it('streams every state change of the control plane, and gives a lazy agent that makes no call', async () => {
+    const seen: string[] = [];
+    let id = '';
+    const subscription = Sandbox.events({ controlPlaneUrl: cp.url }).subscribe(({ sandboxId, state }) => {
+      if (sandboxId === id) seen.push(state);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the stream is open
+    const sbx = await create();
+    id = sbx.sandboxId;
+    expect(sbx.agent).toBe(sbx.agent);
+    await expect(sbx.agent.run()).rejects.toMatchObject({ code: 'unimplemented' });
+    await sbx.pause();
+    await sbx.connect();
+    await sbx.kill();
+    // The creation itself ('running') may arrive before this test knows the id.
+    await expect.poll(() => seen.slice(-3)).toEqual(['suspended', 'running', 'ended']);
+    expect(seen.length).toBeLessThanOrEqual(4);
+    subscription.unsubscribe();
+  });
+
   it('serves its OpenAPI document', async () => {
     const doc = (await (await fetch(`${cp.url}/v1/openapi.json`)).json()) as {
       openapi: string;
