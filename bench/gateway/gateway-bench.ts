@@ -9,12 +9,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { makeTestPki } from '../../test/integration/support/test-ca.js';
+import { freePort } from '../../test/support/loopback.js';
 import { createTestNetwork } from '../../test/integration/support/test-network.js';
 import { openLoopLatency, type LatencySummary } from '../support/latency.js';
 import { streamThrough, type StreamResult } from '../support/streaming.js';
@@ -26,16 +26,6 @@ const GiB = 1024 ** 3;
 const UPSTREAM_PORT = 8443;
 const SERVER_NAME = 'upstream.test';
 const HEADER_VALUE = 'bench-not-a-secret-0123456789';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function startGateway(caFile: string, upstream: string) {
   const script = fileURLToPath(new URL('./gateway-process.js', import.meta.url));

@@ -1,5 +1,5 @@
 /** Loopback helpers shared by test projects. */
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 /** True when nothing accepts connections on `127.0.0.1:port` any more. */
 export function connectionRefused(port: number): Promise<boolean> {
@@ -10,5 +10,16 @@ export function connectionRefused(port: number): Promise<boolean> {
       resolve(false);
     });
     socket.once('error', () => resolve(true));
+  });
+}
+
+/** A free loopback port (closed again at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
   });
 }

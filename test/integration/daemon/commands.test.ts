@@ -1,10 +1,11 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { AuthenticationError, InvalidArgumentError, SandboxError } from '../../../spec/errors.js';
+import { isRunning } from '../../support/processes.js';
 import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
 
 let daemon: LocalSandboxd;
@@ -23,16 +24,6 @@ afterAll(async () => {
   await daemon.stop();
   rmSync(home, { recursive: true, force: true });
 });
-
-/** True while `pid` runs (a zombie waiting to be reaped counts as ended). */
-const alive = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${String(pid)}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-};
 
 describe('commands.run', () => {
   it('runs through a shell as uid 1000 and returns stdout, stderr and the exit code', async () => {
@@ -87,8 +78,8 @@ describe('commands.run', () => {
     await tree.kill();
     const result = await tree.wait();
     expect(result.signal ?? String(result.exitCode)).toBeTruthy();
-    await expect.poll(() => members.filter(alive)).toEqual([]);
-    expect(alive(outside.pid)).toBe(true);
+    await expect.poll(() => members.filter(isRunning)).toEqual([]);
+    expect(isRunning(outside.pid)).toBe(true);
     await outside.kill();
     await outside.wait();
   });

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { ControlPlane } from '../../../control-plane/control-plane.js';
 import { LIMITS } from '../../../spec/limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { freePort, serveControlPlane, startControlPlane, stateFolder } from '../support/control-plane.js';
+import { freePort } from '../../support/loopback.js';
+import { serveControlPlane, startControlPlane, stateFolder } from '../support/control-plane.js';
 
 describe('the 8 h cap', () => {
   it('ends a sandbox when running plus suspended time reaches the timeout, on a simulated clock, and replays to the same end', async () => {

@@ -7,6 +7,7 @@ import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { createTestNetwork, sh } from '../support/test-network.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
+import { isRunning } from '../../support/processes.js';
 
 const sandboxes = new TestSandboxes();
 let closed: TestSandbox;
@@ -167,19 +168,10 @@ describe('namespace sandbox', () => {
     expect(sh('nft', ['list', 'tables'])).not.toContain(names.hostTable);
     for (const path of Object.values(cgroups)) expect(existsSync(path)).toBe(false);
     expect(sh('cat', ['/proc/self/mountinfo'])).not.toContain(names.namespace);
-    await expect.poll(() => members.filter(running)).toEqual([]);
+    await expect.poll(() => members.filter(isRunning)).toEqual([]);
     expect(await sandboxes.driver.list()).not.toContain(doomed.id);
   });
 });
-
-/** True while `pid` runs (a zombie waiting to be reaped counts as ended). */
-function running(pid: string): boolean {
-  try {
-    return !/State:\s+Z/.test(sh('cat', [`/proc/${pid}/status`]));
-  } catch {
-    return false;
-  }
-}
 
 function cgroupOf(pid: string): string {
   try {

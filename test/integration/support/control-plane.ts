@@ -6,7 +6,7 @@ import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_p
 import type { Readable } from 'node:stream';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -50,17 +50,6 @@ export async function startControlPlane(
       rmSync(stateDir, { recursive: true, force: true });
     },
   };
-}
-
-/** A free loopback port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createNetServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `sdk serve` as a child process on `port` with journal and templates in `stateDir`. */
