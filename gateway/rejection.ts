@@ -35,6 +35,9 @@ export function sendRejection(
     'content-length': body.length,
   };
   if (retryAfterMs !== undefined) headers['retry-after'] = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  // A request refused for its framing may have been read differently by whatever sent it: nothing else
+  // on that connection is trusted, so it closes after this answer.
+  if (code === 'bad_request') res.shouldKeepAlive = false;
   res.writeHead(GATEWAY_REJECTION_STATUS[code], headers);
   res.end(body);
   if (!req.complete) {

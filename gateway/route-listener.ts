@@ -112,7 +112,9 @@ export class RouteListener {
     res.once('close', () => {
       connection.busy = false;
       connection.current = undefined;
-      if (this.#closing) {
+      // A closing route, or a response that ended its connection: nothing queued behind it is served.
+      if (this.#closing || !res.shouldKeepAlive) {
+        connection.queue.length = 0;
         req.socket.end();
         setTimeout(() => req.socket.destroy(), 1_000).unref();
         return;
