@@ -56,6 +56,8 @@ export {
   type ResolvedSandboxOptions,
   type SandboxOptions,
 } from './sandbox-options.js';
+export { SECRET_CACHE_TTL_MS, SecretCache, type SecretCacheOptions } from './secret-store/secret-cache.js';
+export { SecretStore, type SecretStoreOptions } from './secret-store/secret-store.js';
 export {
   SecretGateway,
   type PresetBinding,

@@ -1,10 +1,19 @@
 /**
  * Vitest global setup of the `integration` project: the tests need root (namespaces, cgroups, nftables)
- * and a few Debian packages. `.ci/run` installs them; on a fresh machine run as root, the missing ones
+ * a few Debian packages, and moto from PyPI. `.ci/run` installs them; on a fresh machine run as root, the missing ones
  * are installed here, so `npm test` works from a clone.
  */
+import { execFileSync } from 'node:child_process';
 import { ensureHostPackages } from '../../../sandbox-drivers/namespace/host-requirements.js';
+
+/** The AWS-compatible server of the secret store tests (the same pin as `.ci/run`). */
+const MOTO = 'moto[server]==5.1.18';
 
 export default function setup(): void {
   ensureHostPackages();
+  try {
+    execFileSync('sh', ['-c', 'command -v moto_server'], { stdio: 'ignore' });
+  } catch {
+    execFileSync('python3', ['-m', 'pip', 'install', '-q', MOTO], { stdio: 'inherit' });
+  }
 }
