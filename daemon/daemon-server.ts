@@ -14,6 +14,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod';
 import { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../spec/process-events.js';
+import { configureSandboxSchema, type GatewayState } from '../spec/gateway-wire.js';
+import type { GatewayHost } from '../gateway/gateway-host.js';
 import type { ManagedProcess } from './managed-process.js';
 import type { ProcessTable } from './process-table.js';
 import type { TokenCheck } from './token.js';
@@ -23,6 +25,8 @@ export interface DaemonServerOptions {
   readonly token: TokenCheck;
   readonly version: string;
   readonly processes: ProcessTable;
+  /** The sandbox's gateway routes. */
+  readonly gateways: GatewayHost;
   /** Interval of keepalive events on open event streams. */
   readonly keepaliveMs?: number;
 }
@@ -40,9 +44,23 @@ class RequestError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** The failure class a refused configuration reports (SPEC: in the SandboxError message). */
+    readonly failureClass?: string,
   ) {
     super(message);
   }
+}
+
+/** ConfigureStatus: ports, urls and failure classes, never a value. */
+function gatewayState(host: GatewayHost): GatewayState {
+  return {
+    routes: Object.fromEntries(
+      [...host.status()].map(([name, s]) => [
+        name,
+        { port: s.port, url: s.url, lastErrorClass: s.lastErrorClass ?? null },
+      ]),
+    ),
+  };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -51,12 +69,16 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendError(res: ServerResponse, code: ErrorCode, message: string): void {
+function sendError(res: ServerResponse, code: ErrorCode, message: string, failureClass?: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, ERROR_HTTP_STATUS[code], { code, message });
+  sendJson(res, ERROR_HTTP_STATUS[code], {
+    code,
+    message: failureClass === undefined ? message : `${failureClass}: ${message}`,
+    ...(failureClass === undefined ? {} : { context: { failureClass } }),
+  });
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -126,6 +148,17 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }
     switch (key) {
+      case 'POST /v1/gateways': {
+        // The body holds header values: it goes to the gateway host and nowhere else.
+        const { routes } = await readJson(req, configureSandboxSchema);
+        const outcome = await options.gateways.apply(routes);
+        if (!outcome.ok) {
+          throw new RequestError(outcome.failure.code, outcome.failure.message, outcome.failure.errorClass);
+        }
+        return ok(gatewayState(options.gateways));
+      }
+      case 'GET /v1/gateways':
+        return ok(gatewayState(options.gateways));
       case 'GET /v1/version':
         return ok({ version: options.version });
       case 'POST /v1/processes': {
@@ -170,7 +203,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
         if (reply !== 'streamed') sendJson(res, reply.status, reply.body);
       },
       (error: unknown) => {
-        if (error instanceof RequestError) sendError(res, error.code, error.message);
+        if (error instanceof RequestError) sendError(res, error.code, error.message, error.failureClass);
         else sendError(res, 'sandbox_error', 'the daemon failed to handle the request');
       },
     );

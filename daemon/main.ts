@@ -5,6 +5,7 @@
  */
 import { chownSync, mkdirSync } from 'node:fs';
 import { z } from 'zod';
+import { GatewayHost } from '../gateway/gateway-host.js';
 import { createDaemonServer } from './daemon-server.js';
 import { ProcessTable } from './process-table.js';
 import { TokenCheck } from './token.js';
@@ -17,6 +18,8 @@ const settingsSchema = z.strictObject({
   user: z
     .strictObject({ uid: z.number().int(), gid: z.number().int(), home: z.string() })
     .default({ uid: 1000, gid: 1000, home: '/home/user' }),
+  /** Trust roots for gateway upstreams, PEM, replacing the defaults (a private CA). */
+  gatewayCa: z.string().optional(),
   /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
   prepareHome: z.boolean().default(false),
 });
@@ -30,10 +33,12 @@ if (settings.prepareHome) {
 }
 process.stdout.on('error', () => undefined); // the launcher stops reading after the ready line
 const processes = new ProcessTable(settings.user);
+const gateways = new GatewayHost(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa });
 const server = createDaemonServer({
   token: new TokenCheck(settings.token),
   version: SANDBOXD_VERSION,
   processes,
+  gateways,
 });
 server.listen(settings.port, settings.host, () => {
   const address = server.address();
@@ -45,5 +50,5 @@ server.listen(settings.port, settings.host, () => {
 process.on('SIGTERM', () => {
   server.close();
   server.closeAllConnections();
-  void processes.killAll().then(() => process.exit(0));
+  void Promise.all([processes.killAll(), gateways.close()]).then(() => process.exit(0));
 });

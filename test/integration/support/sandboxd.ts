@@ -20,13 +20,17 @@ export interface LocalSandboxd {
 }
 
 /** Starts a daemon whose commands run as uid/gid 1000 with home `home`; `env` is the daemon's own. */
-export async function startSandboxd(home: string, env: Record<string, string> = {}): Promise<LocalSandboxd> {
+export async function startSandboxd(
+  home: string,
+  env: Record<string, string> = {},
+  settings: { gatewayCa?: string } = {},
+): Promise<LocalSandboxd> {
   const token = randomBytes(24).toString('base64url');
   const child: ChildProcess = spawn(process.execPath, [MAIN], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
   });
-  child.stdin?.end(JSON.stringify({ token, user: { uid: 1000, gid: 1000, home } }));
+  child.stdin?.end(JSON.stringify({ token, user: { uid: 1000, gid: 1000, home }, ...settings }));
   const [line] = (await once(createInterface({ input: child.stdout ?? process.stdin }), 'line')) as [string];
   const { port } = JSON.parse(line) as { port: number };
   return {
