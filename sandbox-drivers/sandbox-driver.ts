@@ -14,6 +14,8 @@ export interface LaunchRequest {
   readonly maxPids: number;
   /** The sandbox access token sandboxd checks; handed over on its stdin only. */
   readonly accessToken: string;
+  /** Trust roots for gateway upstreams, PEM (a private CA); the defaults when absent. */
+  readonly gatewayCa?: string;
 }
 
 /** A launched sandbox as the driver reports it. */

@@ -6,6 +6,7 @@ import { parseOptions } from '../spec/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
 import { SecretGateway } from './secret-gateway.js';
+import { SecretCache } from './secret-store/secret-cache.js';
 
 const sandboxOptions = z
   .strictObject({
@@ -38,6 +39,8 @@ const sandboxOptions = z
       .default(() => new IdlePolicy()),
     /** Control plane address; `SDK_CONTROL_PLANE_URL` or http://127.0.0.1:4780 by default. */
     controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    /** Where gateway secrets are read; a cache of the local default store when absent. */
+    secretCache: z.instanceof(SecretCache, { message: 'must be a SecretCache' }).optional(),
     /** Deadline of one call to the control plane or the daemon. */
     requestTimeoutMs: z.number().int().min(1).optional(),
   })

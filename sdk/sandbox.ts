@@ -17,6 +17,9 @@ import { Commands } from './commands.js';
 import { ControlPlaneClient, controlPlaneUrl } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
 import { SandboxAgent } from './sandbox-agent.js';
+import { SandboxGateways } from './sandbox-gateways.js';
+import type { SecretGateway } from './secret-gateway.js';
+import { SecretCache } from './secret-store/secret-cache.js';
 import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js';
 
 /** A sandbox's state. */
@@ -58,23 +61,32 @@ export class Sandbox {
   readonly accessToken: string;
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
+  /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
+  readonly gateways: SandboxGateways;
   readonly #plane: ControlPlaneClient;
   #agent: SandboxAgent | undefined;
 
-  private constructor(sandboxId: string, accessToken: string, daemonUrl: string, plane: ControlPlaneClient) {
+  private constructor(
+    sandboxId: string,
+    accessToken: string,
+    daemonUrl: string,
+    plane: ControlPlaneClient,
+    definitions: Readonly<Record<string, SecretGateway>> = {},
+    cache?: SecretCache,
+  ) {
     this.sandboxId = sandboxId;
     this.accessToken = accessToken;
     this.#plane = plane;
-    this.commands = new Commands(
-      new DaemonClient({
-        url: daemonUrl,
-        accessToken,
-        requestTimeoutMs: plane.requestTimeoutMs,
-        beforeCall: async () => {
-          await this.#action('activity');
-        },
-      }),
-    );
+    const daemon = new DaemonClient({
+      url: daemonUrl,
+      accessToken,
+      requestTimeoutMs: plane.requestTimeoutMs,
+      beforeCall: async () => {
+        await this.#action('activity');
+      },
+    });
+    this.commands = new Commands(daemon);
+    this.gateways = new SandboxGateways(daemon, definitions, cache);
   }
 
   /**
@@ -86,8 +98,8 @@ export class Sandbox {
    */
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const o = resolveSandboxOptions(options);
-    if (Object.keys(o.gateways).length > 0 || o.persist !== undefined) {
-      throw new SandboxError('gateways and persistence are not in this build yet', {
+    if (o.persist !== undefined) {
+      throw new SandboxError('persistence is not in this build yet', {
         code: 'unimplemented',
         failureClass: 'UnimplementedError',
       });
@@ -101,7 +113,22 @@ export class Sandbox {
         idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
       },
     });
-    return new Sandbox(created.sandboxId, created.accessToken, created.daemonUrl, plane);
+    const sbx = new Sandbox(
+      created.sandboxId,
+      created.accessToken,
+      created.daemonUrl,
+      plane,
+      o.gateways,
+      o.secretCache ?? new SecretCache(),
+    );
+    if (Object.keys(o.gateways).length === 0) return sbx;
+    try {
+      await sbx.gateways.configure();
+    } catch (error) {
+      if (!o.keepOnFailure) await sbx.kill().catch(() => undefined);
+      throw error;
+    }
+    return sbx;
   }
 
   /**
@@ -123,7 +150,12 @@ export class Sandbox {
     const connected = await plane.call('POST', `/v1/sandboxes/${id}/connect`, connectedSandboxSchema, {
       token,
     });
-    return new Sandbox(id, token, connected.daemonUrl, plane);
+    const sbx = new Sandbox(id, token, connected.daemonUrl, plane);
+    // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
+    await sbx.gateways.readState().catch((error: unknown) => {
+      if (!(error instanceof AuthenticationError)) throw error;
+    });
+    return sbx;
   }
 
   /**

@@ -69,7 +69,7 @@ describe('sandbox lifecycle through the SDK', () => {
     await sbx.kill();
   });
 
-  it('refuses connect without a token or with a wrong one', async () => {
+  it('refuses connect without a token, and a wrong token at the first authenticated call', async () => {
     const sbx = await create();
     const saved = process.env.SDK_ACCESS_TOKEN;
     delete process.env.SDK_ACCESS_TOKEN;
@@ -77,9 +77,14 @@ describe('sandbox lifecycle through the SDK', () => {
       await expect(Sandbox.connect(sbx.sandboxId, { controlPlaneUrl: cp.url })).rejects.toBeInstanceOf(
         AuthenticationError,
       );
-      await expect(
-        Sandbox.connect(sbx.sandboxId, { controlPlaneUrl: cp.url, accessToken: 'not-the-token' }),
-      ).rejects.toBeInstanceOf(AuthenticationError);
+      // A token the sandbox refuses does not fail connect: gateways stay empty, the first call raises.
+      const wrong = await Sandbox.connect(sbx.sandboxId, {
+        controlPlaneUrl: cp.url,
+        accessToken: 'not-the-token',
+      });
+      expect(wrong.gateways.size).toBe(0);
+      await expect(wrong.commands.run('true')).rejects.toBeInstanceOf(AuthenticationError);
+      await expect(wrong.kill()).rejects.toBeInstanceOf(AuthenticationError);
       await expect(Sandbox.connect('not-an-id', { accessToken: 'x' })).rejects.toBeInstanceOf(
         InvalidArgumentError,
       );
