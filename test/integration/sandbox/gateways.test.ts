@@ -87,4 +87,87 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(JSON.stringify([...other.gateways])).not.toContain(VALUE);
     await sbx.kill();
   });
+
+  it('keeps the injected header over one sandbox code sends, and answers 403, 429 and 502 as SPEC says', async () => {
+    const sbx = await Sandbox.create({
+      template: 'sdk-base-caps',
+      allowInternetAccess: false,
+      controlPlaneUrl: cp.url,
+      secretCache: cache,
+      gateways: {
+        llm: new SecretGateway({
+          upstream: world.upstream.origin,
+          headers: { 'x-api-key': 'llm-key' },
+          allow: [['GET', '/echo']],
+          ratePerMinute: 1,
+        }),
+        broken: new SecretGateway({
+          upstream: world.upstream.untrustedOrigin,
+          headers: { 'x-api-key': 'llm-key' },
+          allow: [['GET', '/*']],
+        }),
+      },
+    });
+    const llm = sbx.gateways.get('llm')?.url ?? '';
+    const broken = sbx.gateways.get('broken')?.url ?? '';
+    const script = `
+      const show = async (url, headers) => { const r = await fetch(url, { headers }); console.log(r.status, (await r.text()).replace(/\\s+/g, ' ')); };
+      await show('${llm}/echo', { 'x-api-key': 'mine', 'X_API_KEY': 'mine-too' });
+      await show('${llm}/echo;admin');
+      await show('${llm}/other');
+      await show('${llm}/echo');
+      await show('${broken}/echo');
+    `;
+    const { stdout } = await sbx.commands.run(`node --input-type=module -e "${script.replace(/"/g, '\\"')}"`);
+    const [first, traversal, outside, limited, tls] = stdout.trim().split('\n');
+    expect(first).toMatch(/^200 /);
+    expect(first).toContain(VALUE);
+    expect(first).not.toContain('mine');
+    expect(traversal).toBe('403 {"code":"path_forbidden"}');
+    expect(outside).toBe('403 {"code":"not_allowed"}');
+    expect(limited).toBe('429 {"code":"rate_limited"}');
+    expect(tls).toBe('502 {"code":"upstream_error"}');
+    await sbx.kill();
+  });
+
+  it('rotates the value on a live keep-alive connection when the creating handle refreshes', async () => {
+    const rotating = new SecretStore({ file: join(dir, 'rotating.json') });
+    await rotating.create('rotating-key', 'sk-rotation-first-000000000');
+    const sbx = await Sandbox.create({
+      template: 'sdk-base-caps',
+      allowInternetAccess: false,
+      controlPlaneUrl: cp.url,
+      secretCache: new SecretCache({ store: rotating }),
+      gateways: { llm: gateway('rotating-key') },
+    });
+    const url = sbx.gateways.get('llm')?.url ?? '';
+    const port = sbx.gateways.get('llm')?.port;
+    // One client, one connection: request, wait for /tmp/go, request again on the same socket.
+    const script = `
+      const http = await import('node:http');
+      const fs = await import('node:fs');
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const get = () => new Promise((ok) => http.get('${url}/echo', { agent }, (r) => { const p = r.socket.localPort; let b = ''; r.on('data', (d) => (b += d)); r.on('end', () => ok([p, b])); }));
+      const [portA, a] = await get();
+      console.log('first', a.includes('sk-rotation-first'));
+      while (!fs.existsSync('/tmp/go')) await new Promise((r) => setTimeout(r, 20));
+      const [portB, b] = await get();
+      console.log('second', b.includes('sk-rotation-second'), b.includes('sk-rotation-first'), portA === portB);
+      agent.destroy();
+    `;
+    let printed = '';
+    const client = await sbx.commands.run(`node --input-type=module -e "${script.replace(/"/g, '\\"')}"`, {
+      background: true,
+      onStdout: (data) => (printed += data),
+    });
+    await expect.poll(() => printed, { timeout: 10_000 }).toContain('first');
+    await rotating.update('rotating-key', 'sk-rotation-second-00000000');
+    await sbx.gateways.refresh();
+    expect(sbx.gateways.get('llm')?.port).toBe(port);
+    await sbx.commands.run('touch /tmp/go');
+    const { stdout, stderr } = await client.wait();
+    expect(stderr).toBe('');
+    expect(stdout).toBe('first true\nsecond true false true\n');
+    await sbx.kill();
+  });
 });
