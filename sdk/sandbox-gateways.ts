@@ -67,6 +67,11 @@ export class SandboxGateways {
     return this.#status.keys();
   }
 
+  /** @internal Names of the routes this handle defines (empty on a connected handle). */
+  definitionNames(): readonly string[] {
+    return Object.keys(this.#definitions);
+  }
+
   /** Number of routes. */
   get size(): number {
     return this.#status.size;

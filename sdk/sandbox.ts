@@ -11,7 +11,7 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from '../control-plane/api-schemas.js';
-import { AuthenticationError, SandboxError } from '../spec/errors.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
 import { parseOptions } from '../spec/parse-options.js';
 import { Commands } from './commands.js';
 import { ControlPlaneClient, controlPlaneUrl } from './control-plane-client.js';
@@ -64,6 +64,8 @@ export class Sandbox {
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
   readonly gateways: SandboxGateways;
   readonly #plane: ControlPlaneClient;
+  /** The options this handle created its sandbox with (creating handles only). */
+  readonly #createdWith: SandboxOptions | undefined;
   #agent: SandboxAgent | undefined;
 
   private constructor(
@@ -73,7 +75,9 @@ export class Sandbox {
     plane: ControlPlaneClient,
     definitions: Readonly<Record<string, SecretGateway>> = {},
     cache?: SecretCache,
+    createdWith?: SandboxOptions,
   ) {
+    this.#createdWith = createdWith;
     this.sandboxId = sandboxId;
     this.accessToken = accessToken;
     this.#plane = plane;
@@ -120,6 +124,7 @@ export class Sandbox {
       plane,
       o.gateways,
       o.secretCache ?? new SecretCache(),
+      options,
     );
     if (Object.keys(o.gateways).length === 0) return sbx;
     try {
@@ -169,6 +174,23 @@ export class Sandbox {
   static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
     const o = parseOptions(eventsOptions, options, 'Sandbox.events');
     return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events();
+  }
+
+  /**
+   * A new sandbox created with this handle's options and gateways (secrets read again), for a sandbox
+   * that ended or must be replaced. Only the handle that created its sandbox with gateways has them.
+   *
+   * @throws InvalidArgumentError on a connected handle or one created without gateways, before any call
+   */
+  async reincarnate(): Promise<Sandbox> {
+    const options = this.#createdWith;
+    if (options === undefined || this.gateways.definitionNames().length === 0) {
+      throw new InvalidArgumentError(
+        'reincarnate: only the handle that created its sandbox with gateways can reincarnate it',
+        { field: 'gateways' },
+      );
+    }
+    return Sandbox.create(options);
   }
 
   /** The agent of this sandbox; touching it makes no call. */

@@ -6,7 +6,7 @@ import { SecretGateway } from '../../../sdk/secret-gateway.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { SecretNotFoundError } from '../../../spec/errors.js';
+import { InvalidArgumentError, SecretNotFoundError } from '../../../spec/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 
@@ -169,5 +169,28 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(stderr).toBe('');
     expect(stdout).toBe('first true\nsecond true false true\n');
     await sbx.kill();
+  });
+
+  it('keeps the creating handle gateways across pause and connect(), and reincarnates only there', async () => {
+    const sbx = await create('llm-key');
+    const before = sbx.gateways.get('llm');
+    await sbx.pause();
+    await sbx.connect();
+    expect(sbx.gateways.get('llm')).toEqual(before);
+    const { stdout } = await sbx.commands.run(
+      `node -e "fetch('${before?.url ?? ''}/echo').then((r) => r.text()).then(console.log)"`,
+    );
+    expect(stdout).toContain(VALUE);
+
+    const connected = await Sandbox.connect(sbx.sandboxId, {
+      accessToken: sbx.accessToken,
+      controlPlaneUrl: cp.url,
+    });
+    await expect(connected.reincarnate()).rejects.toBeInstanceOf(InvalidArgumentError);
+    const next = await sbx.reincarnate();
+    expect(next.sandboxId).not.toBe(sbx.sandboxId);
+    expect(next.gateways.get('llm')?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    await sbx.kill();
+    await next.kill();
   });
 });
