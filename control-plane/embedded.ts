@@ -16,11 +16,19 @@ export interface EmbeddedControlPlane {
   close(): Promise<void>;
 }
 
+/** Options of the embedded control plane. */
+export interface EmbeddedOptions {
+  /** Journal and templates; `/var/lib/sdk` by default. */
+  readonly stateDir?: string;
+  /** Sandboxes kept launched ahead of demand per base template (0: none). */
+  readonly warmPool?: number;
+  /** Trust roots for gateway upstreams in every sandbox, PEM (a private CA). */
+  readonly gatewayCa?: string;
+}
+
 /**
  * Starts the embedded control plane (root; installs missing Debian packages on a fresh machine).
  *
- * @param stateDir - journal and templates; `/var/lib/sdk` by default
- * @param warmPool - sandboxes kept launched ahead of demand per base template (0: none)
  * @example
  * ```ts
  * const embedded = await startEmbeddedControlPlane();
@@ -28,11 +36,14 @@ export interface EmbeddedControlPlane {
  * ```
  */
 export async function startEmbeddedControlPlane(
-  stateDir = '/var/lib/sdk',
-  warmPool = 0,
+  options: EmbeddedOptions = {},
 ): Promise<EmbeddedControlPlane> {
   ensureHostPackages();
-  const plane = await ControlPlane.start({ stateDir, warmPool });
+  const plane = await ControlPlane.start({
+    stateDir: options.stateDir ?? '/var/lib/sdk',
+    warmPool: options.warmPool ?? 0,
+    ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
+  });
   const server = createControlPlaneServer(plane);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -3,6 +3,6 @@
  * hosting (`ControlPlane`, `createControlPlaneServer`).
  */
 export { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
-export { startEmbeddedControlPlane, type EmbeddedControlPlane } from './embedded.js';
+export { startEmbeddedControlPlane, type EmbeddedControlPlane, type EmbeddedOptions } from './embedded.js';
 export { createControlPlaneServer } from './http-api.js';
 export { openApiDocument } from './openapi.js';
