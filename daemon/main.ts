@@ -18,6 +18,8 @@ const settingsSchema = z.strictObject({
   user: z
     .strictObject({ uid: z.number().int(), gid: z.number().int(), home: z.string() })
     .default({ uid: 1000, gid: 1000, home: '/home/user' }),
+  /** The version to report: the one the sandbox's template was built with (DESIGN.md §3). */
+  version: z.string().default(SANDBOXD_VERSION),
   /** Trust roots for gateway upstreams, PEM, replacing the defaults (a private CA). */
   gatewayCa: z.string().optional(),
   /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
@@ -36,7 +38,7 @@ const processes = new ProcessTable(settings.user);
 const gateways = new GatewayHost(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa });
 const server = createDaemonServer({
   token: new TokenCheck(settings.token),
-  version: SANDBOXD_VERSION,
+  version: settings.version,
   processes,
   gateways,
 });

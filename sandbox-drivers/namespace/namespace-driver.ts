@@ -167,6 +167,7 @@ export class NamespaceDriver implements SandboxDriver {
           port: SANDBOXD_PORT,
           user: { uid: 1000, gid: 1000, home: '/home/user' },
           prepareHome: true,
+          version: manifest.sandboxdVersion,
           ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
         }),
       );

@@ -73,4 +73,30 @@ describe('sandboxd gateways (ConfigureSandbox, ConfigureStatus)', () => {
     expect(status?.lastErrorClass).toBe('InvalidHeaderValueError');
     expect(await fromSandboxCode(status?.url ?? '')).toContain(NEW);
   });
+
+  it.each([
+    [
+      '9 routes',
+      () => Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`r${String(i)}`, world.route(OLD)])),
+    ],
+    [
+      '17 headers',
+      () => ({
+        llm: world.route(OLD, {
+          headers: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`x-h${String(i)}`, OLD])),
+        }),
+      }),
+    ],
+    [
+      '33 allow rules',
+      () => ({
+        llm: world.route(OLD, { allow: Array.from({ length: 33 }, () => ['GET', '/x'] as const) }),
+      }),
+    ],
+  ])('refuses %s as the SDK does (LimitExceededError)', async (_, routes) => {
+    const error = await client
+      .call('POST', '/v1/gateways', gatewayStateSchema, { routes: routes() })
+      .catch((e: unknown) => e);
+    expect((error as SandboxError).failureClass).toBe('LimitExceededError');
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import { SecretGateway } from '../../../sdk/secret-gateway.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { InvalidArgumentError, SecretNotFoundError } from '../../../spec/errors.js';
+import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../spec/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 
@@ -192,5 +192,39 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(next.gateways.get('llm')?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await sbx.kill();
     await next.kill();
+  });
+});
+
+describe('an image older than 0.6.0', () => {
+  it('gives UnimplementedError for gateways and terminates the new sandbox unless keepOnFailure', async () => {
+    // A template whose manifest records sandboxd 0.5.0: its daemon reports that version.
+    const legacy = join(cp.stateDir, 'templates', 'sdk-legacy');
+    cpSync(join(cp.stateDir, 'templates', 'sdk-base-caps'), legacy, {
+      recursive: true,
+      verbatimSymlinks: true,
+    });
+    writeFileSync(
+      join(legacy, 'manifest.json'),
+      JSON.stringify({ name: 'sdk-legacy', sandboxdVersion: '0.5.0', canCloseEgress: true }),
+    );
+    const before = await cp.driver.list();
+    const attempt = (keepOnFailure: boolean) =>
+      Sandbox.create({
+        template: 'sdk-legacy',
+        allowInternetAccess: false,
+        controlPlaneUrl: cp.url,
+        gateways: { llm: gateway('llm-key') },
+        secretCache: cache,
+        keepOnFailure,
+      });
+    const error = await attempt(false).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxError);
+    expect((error as SandboxError).failureClass).toBe('UnimplementedError');
+    expect((error as Error).message).toContain('UnimplementedError');
+    expect(await cp.driver.list()).toEqual(before);
+    await expect(attempt(true)).rejects.toBeInstanceOf(SandboxError);
+    const kept = (await cp.driver.list()).filter((id) => !before.includes(id));
+    expect(kept).toHaveLength(1);
+    for (const id of kept) await cp.driver.destroy(id);
   });
 });
