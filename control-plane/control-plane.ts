@@ -66,6 +66,8 @@ export interface ControlPlaneOptions {
   readonly warmPool?: number;
   /** Trust roots for the gateways' upstreams in every sandbox, PEM (a private CA). */
   readonly gatewayCa?: string;
+  /** Gateway time-outs in every sandbox, milliseconds; the spec's (10 s, 600 s) by default. */
+  readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
 }
 
 /** The launch specs the warm pool keeps ready. */
@@ -84,6 +86,7 @@ export class ControlPlane {
   readonly #now: () => number;
   readonly #timers: boolean;
   readonly #gatewayCa: string | undefined;
+  readonly #gatewayTimeouts: ControlPlaneOptions['gatewayTimeouts'];
   readonly #entries = new Map<string, Entry>();
   readonly #events = new Subject<SandboxEvent>();
   readonly #effects: SandboxEffects;
@@ -101,6 +104,7 @@ export class ControlPlane {
     this.#now = options.now ?? Date.now;
     this.#timers = options.timers ?? true;
     this.#gatewayCa = options.gatewayCa;
+    this.#gatewayTimeouts = options.gatewayTimeouts;
     this.#pool = new WarmPool(options.warmPool ?? 0, WARM_SPECS, (spec) => this.#launch(spec));
     this.#effects = {
       freeze: (id) => this.#driver.pause(id),
@@ -171,6 +175,7 @@ export class ControlPlane {
         maxPids: spec.maxPids,
         accessToken,
         ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
+        ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
       });
       return { id, accessToken, daemonUrl };
     } catch {

@@ -22,6 +22,10 @@ const settingsSchema = z.strictObject({
   version: z.string().default(SANDBOXD_VERSION),
   /** Trust roots for gateway upstreams, PEM, replacing the defaults (a private CA). */
   gatewayCa: z.string().optional(),
+  /** Gateway time-outs in milliseconds; the spec's (10 s connect, 600 s headers) by default. */
+  gatewayTimeouts: z
+    .strictObject({ connectMs: z.number().int().positive(), headersMs: z.number().int().positive() })
+    .optional(),
   /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
   prepareHome: z.boolean().default(false),
 });
@@ -35,7 +39,15 @@ if (settings.prepareHome) {
 }
 process.stdout.on('error', () => undefined); // the launcher stops reading after the ready line
 const processes = new ProcessTable(settings.user);
-const gateways = new GatewayHost(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa });
+const gateways = new GatewayHost({
+  ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
+  ...(settings.gatewayTimeouts === undefined
+    ? {}
+    : {
+        connectTimeoutMs: settings.gatewayTimeouts.connectMs,
+        headersTimeoutMs: settings.gatewayTimeouts.headersMs,
+      }),
+});
 const server = createDaemonServer({
   token: new TokenCheck(settings.token),
   version: settings.version,

@@ -16,6 +16,8 @@ export interface LaunchRequest {
   readonly accessToken: string;
   /** Trust roots for gateway upstreams, PEM (a private CA); the defaults when absent. */
   readonly gatewayCa?: string;
+  /** Gateway time-outs in milliseconds; the spec's by default. */
+  readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
 }
 
 /** A launched sandbox as the driver reports it. */

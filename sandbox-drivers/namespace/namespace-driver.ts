@@ -169,6 +169,7 @@ export class NamespaceDriver implements SandboxDriver {
           prepareHome: true,
           version: manifest.sandboxdVersion,
           ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
+          ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
         }),
       );
       const ready = once(createInterface({ input: child.stdout }), 'line');

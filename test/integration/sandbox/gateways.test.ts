@@ -228,3 +228,29 @@ describe('an image older than 0.6.0', () => {
     for (const id of kept) await cp.driver.destroy(id);
   });
 });
+
+describe('gateway time-outs inside a sandbox', () => {
+  it('answers 504 upstream_timeout to sandbox code when no response headers arrive in time', async () => {
+    const fast = await startControlPlane({
+      gatewayCa: world.pki.caPem,
+      gatewayTimeouts: { connectMs: 10_000, headersMs: 500 },
+    });
+    try {
+      const sbx = await Sandbox.create({
+        template: 'sdk-base-caps',
+        allowInternetAccess: false,
+        controlPlaneUrl: fast.url,
+        gateways: { llm: gateway('llm-key') },
+        secretCache: cache,
+      });
+      const url = sbx.gateways.get('llm')?.url ?? '';
+      const { stdout } = await sbx.commands.run(
+        `node -e "fetch('${url}/hang').then(async (r) => console.log(r.status, await r.text()))"`,
+      );
+      expect(stdout.trim()).toBe('504 {"code":"upstream_timeout"}');
+      await sbx.kill();
+    } finally {
+      await fast.stop();
+    }
+  });
+});
