@@ -85,6 +85,8 @@ export class ControlPlane {
   readonly #stateDir: string;
   readonly #now: () => number;
   readonly #timers: boolean;
+  /** True when time is the wall clock (so daemon timestamps compare with the machines' time). */
+  readonly #wallClock: boolean;
   readonly #gatewayCa: string | undefined;
   readonly #gatewayTimeouts: ControlPlaneOptions['gatewayTimeouts'];
   readonly #entries = new Map<string, Entry>();
@@ -103,6 +105,7 @@ export class ControlPlane {
     this.#driver = options.driver ?? new NamespaceDriver({ stateDir: options.stateDir });
     this.#now = options.now ?? Date.now;
     this.#timers = options.timers ?? true;
+    this.#wallClock = options.now === undefined;
     this.#gatewayCa = options.gatewayCa;
     this.#gatewayTimeouts = options.gatewayTimeouts;
     this.#pool = new WarmPool(options.warmPool ?? 0, WARM_SPECS, (spec) => this.#launch(spec));
@@ -231,9 +234,35 @@ export class ControlPlane {
     const now = this.#now();
     for (const entry of this.#entries.values()) {
       const due = entry.actor.nextDueAt;
-      if (due !== undefined && due <= now) await this.#send(entry, { type: 'clock', now });
+      if (due === undefined || due > now) continue;
+      if (entry.actor.state === 'running') await this.#noteGatewayTraffic(entry, due);
+      await this.#send(entry, { type: 'clock', now });
     }
     this.#schedule();
+  }
+
+  /**
+   * Before an idle deadline is honoured: gateway requests count as traffic (SPEC idle policy). sandboxd
+   * reports the time of its last gateway request; a later one than the sandbox's last activity is
+   * journaled as `traffic` at that time. Only on the wall clock, where the two times compare.
+   */
+  async #noteGatewayTraffic(entry: Entry, dueAt: number): Promise<void> {
+    if (!this.#wallClock) return;
+    const lastTrafficAt = await fetch(`${entry.facts.daemonUrl}/v1/health`, {
+      signal: AbortSignal.timeout(1_000),
+    })
+      .then(
+        async (res) => ((await res.json()) as { lastTrafficAt?: number | null }).lastTrafficAt ?? undefined,
+      )
+      .catch(() => undefined);
+    if (lastTrafficAt === undefined || lastTrafficAt <= entry.actor.snapshot.context.lastActivityAt) return;
+    const journal = this.#journalFor(entry);
+    await entry.actor.send(
+      { type: 'clock', now: Math.min(lastTrafficAt, dueAt - 1) },
+      journal,
+      this.#effects,
+    );
+    await entry.actor.send({ type: 'traffic' }, journal, this.#effects);
   }
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */

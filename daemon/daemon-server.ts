@@ -143,7 +143,9 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     const url = new URL(req.url ?? '/', 'http://sandboxd');
     const parts = url.pathname.split('/').filter((p) => p !== '');
     const key = `${req.method ?? ''} /${parts.map((p, i) => (i === 2 ? ':pid' : p)).join('/')}`;
-    if (key === 'GET /v1/health') return ok({ ok: true });
+    // Readiness and the time of the last gateway request (the idle policy's traffic); nothing secret.
+    if (key === 'GET /v1/health')
+      return ok({ ok: true, lastTrafficAt: options.gateways.lastTrafficAt ?? null });
     if (!options.token.admits(req)) {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }

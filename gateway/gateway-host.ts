@@ -76,6 +76,7 @@ export class GatewayHost {
   readonly #now: Clock;
   readonly #events = new Subject<GatewayHostEvent>();
   #version = 0;
+  #lastTrafficAt: number | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
@@ -101,6 +102,11 @@ export class GatewayHost {
     const run = this.#queue.then(() => this.#apply(configuration));
     this.#queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Wall-clock time (ms) of the last request any route received, or undefined. */
+  get lastTrafficAt(): number | undefined {
+    return this.#lastTrafficAt;
   }
 
   /** Per open route: port, url and the class of the last refused configuration. */
@@ -166,7 +172,12 @@ export class GatewayHost {
   }
 
   #bind(): Promise<RouteListener> {
-    return RouteListener.bind({ dispatcher: this.#dispatcher, injected: this.#injected, now: this.#now });
+    return RouteListener.bind({
+      dispatcher: this.#dispatcher,
+      injected: this.#injected,
+      now: this.#now,
+      onTraffic: () => (this.#lastTrafficAt = Date.now()),
+    });
   }
 
   #startRoute(name: string, route: CheckedRoute, listener: RouteListener): RouteEntry {

@@ -24,6 +24,8 @@ interface Connection {
 /** What a listener needs from its host. */
 export interface RouteListenerDeps extends ExchangeDeps {
   readonly now: Clock;
+  /** Called for every request the listener receives (sandbox activity for the idle policy). */
+  readonly onTraffic: () => void;
 }
 
 /** A route's listener on `127.0.0.1` with an OS-chosen port. */
@@ -126,6 +128,7 @@ export class RouteListener {
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
+    this.#deps.onTraffic();
     const route = this.#route;
     const bucket = this.#bucket;
     const target = req.url ?? '';

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretGateway } from '../../../sdk/secret-gateway.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
+import { IdlePolicy } from '../../../sdk/idle-policy.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../spec/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
@@ -192,6 +193,31 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(next.gateways.get('llm')?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await sbx.kill();
     await next.kill();
+  });
+});
+
+describe('the idle policy with gateway traffic', () => {
+  it('counts requests through the gateway as traffic: busy routes keep the sandbox running', async () => {
+    const sbx = await Sandbox.create({
+      template: 'sdk-base-caps',
+      allowInternetAccess: false,
+      controlPlaneUrl: cp.url,
+      gateways: { llm: gateway('llm-key') },
+      secretCache: cache,
+      idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }),
+    });
+    const url = sbx.gateways.get('llm')?.url ?? '';
+    const loop = await sbx.commands.run(
+      `node -e "const end = Date.now() + 3000; (async () => { while (Date.now() < end) { await fetch('${url}/echo').then((r) => r.text()); await new Promise((r) => setTimeout(r, 200)); } })()"`,
+      { background: true },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2_500)); // more than twice the idle time
+    expect((await sbx.getInfo()).state).toBe('running');
+    await loop.wait();
+    await expect
+      .poll(async () => (await sbx.getInfo()).state, { timeout: 5_000, interval: 200 })
+      .toBe('suspended');
+    await sbx.kill();
   });
 });
 
