@@ -51,6 +51,7 @@ export {
   type SandboxState,
 } from './sandbox.js';
 export { SandboxAgent } from './sandbox-agent.js';
+export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
 export { GATEWAY_MIN_VERSION, SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
 export {
   resolveSandboxOptions,

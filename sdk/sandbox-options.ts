@@ -7,6 +7,7 @@ import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
 import { SecretGateway } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
+import type { SandboxPool } from './sandbox-pool.js';
 
 const sandboxOptions = z
   .strictObject({
@@ -41,10 +42,24 @@ const sandboxOptions = z
     controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     /** Where gateway secrets are read; a cache of the local default store when absent. */
     secretCache: z.instanceof(SecretCache, { message: 'must be a SecretCache' }).optional(),
+    /** Take the sandbox from this pool (a hot slot); gateways are opened with `pool.take`, not here. */
+    pool: z
+      .custom<SandboxPool>(
+        (v) => typeof v === 'object' && v !== null && typeof (v as { take?: unknown }).take === 'function',
+        { message: 'must be a SandboxPool' },
+      )
+      .optional(),
     /** Deadline of one call to the control plane or the daemon. */
     requestTimeoutMs: z.number().int().min(1).optional(),
   })
   .superRefine((o, ctx) => {
+    if (o.pool !== undefined && Object.keys(o.gateways).length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateways'],
+        message: 'is not accepted with pool; use pool.take({ gateways })',
+      });
+    }
     if (o.persist !== undefined && o.executionRoleArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
     }

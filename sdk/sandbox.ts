@@ -61,11 +61,11 @@ export class Sandbox {
   readonly accessToken: string;
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
-  /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
-  readonly gateways: SandboxGateways;
   readonly #plane: ControlPlaneClient;
+  readonly #daemon: DaemonClient;
+  #gateways: SandboxGateways;
   /** The options this handle created its sandbox with (creating handles only). */
-  readonly #createdWith: SandboxOptions | undefined;
+  #createdWith: SandboxOptions | undefined;
   #agent: SandboxAgent | undefined;
 
   private constructor(
@@ -89,8 +89,28 @@ export class Sandbox {
         await this.#action('activity');
       },
     });
+    this.#daemon = daemon;
     this.commands = new Commands(daemon);
-    this.gateways = new SandboxGateways(daemon, definitions, cache);
+    this.#gateways = new SandboxGateways(daemon, definitions, cache);
+  }
+
+  /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
+  get gateways(): SandboxGateways {
+    return this.#gateways;
+  }
+
+  /**
+   * @internal Opens gateways on a sandbox this handle holds without them (a pool slot taken): secrets
+   * resolved now, ConfigureSandbox sent; `reincarnate` then creates with these gateways.
+   */
+  async openGateways(
+    definitions: Readonly<Record<string, SecretGateway>>,
+    cache: SecretCache,
+    createdWith: SandboxOptions,
+  ): Promise<void> {
+    this.#gateways = new SandboxGateways(this.#daemon, definitions, cache);
+    this.#createdWith = createdWith;
+    await this.#gateways.configure();
   }
 
   /**
@@ -102,6 +122,7 @@ export class Sandbox {
    */
   static async create(options: SandboxOptions = {}): Promise<Sandbox> {
     const o = resolveSandboxOptions(options);
+    if (o.pool !== undefined) return o.pool.take();
     if (o.persist !== undefined) {
       throw new SandboxError('persistence is not in this build yet', {
         code: 'unimplemented',

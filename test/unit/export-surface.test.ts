@@ -32,6 +32,7 @@ describe('the published entry', () => {
         'SandboxAgent',
         'SandboxError',
         'SandboxGateways',
+        'SandboxPool',
         'SECRET_CACHE_TTL_MS',
         'SdkError',
         'SecretCache',

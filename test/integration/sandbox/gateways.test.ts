@@ -6,7 +6,9 @@ import { SecretGateway } from '../../../sdk/secret-gateway.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
+import { PoolConfig } from '../../../sdk/pool-config.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
+import { SandboxPool } from '../../../sdk/sandbox-pool.js';
 import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../spec/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
@@ -193,6 +195,38 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(next.gateways.get('llm')?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await sbx.kill();
     await next.kill();
+  });
+});
+
+describe('SandboxPool', () => {
+  it('keeps hot slots without gateways and opens gateways at take', async () => {
+    const before = await cp.driver.list();
+    const pool = new SandboxPool(
+      new PoolConfig({ size: 2, template: 'sdk-base-caps', allowInternetAccess: false }),
+      {
+        controlPlaneUrl: cp.url,
+      },
+    );
+    try {
+      await expect.poll(() => pool.ready, { timeout: 20_000, interval: 50 }).toBe(2);
+      await expect(Sandbox.create({ pool, gateways: { llm: gateway('llm-key') } })).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+      const plain = await Sandbox.create({ pool });
+      expect(plain.gateways.size).toBe(0);
+      const taken = await pool.take({ gateways: { llm: gateway('llm-key') }, secretCache: cache });
+      const url = taken.gateways.get('llm')?.url ?? '';
+      const { stdout } = await taken.commands.run(
+        `node -e "fetch('${url}/echo').then((r) => r.text()).then(console.log)"`,
+      );
+      expect(stdout).toContain(VALUE);
+      await expect.poll(() => pool.ready, { timeout: 20_000, interval: 50 }).toBe(2); // refilled
+      await plain.kill();
+      await taken.kill();
+    } finally {
+      await pool.close();
+    }
+    expect(await cp.driver.list()).toEqual(before);
   });
 });
 
