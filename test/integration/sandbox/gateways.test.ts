@@ -79,6 +79,18 @@ describe('a gateway inside a sandbox with closed egress', () => {
     await expect.poll(async () => (await cp.driver.list()).length).toBe(before.length);
   });
 
+  it('reports a configuration the daemon refuses with its failure class and terminates the new sandbox', async () => {
+    const store = new SecretStore({ file: join(dir, 'secrets.json') });
+    await store.create('newline-key', `${VALUE}\nx-smuggled: 1`);
+    const before = await cp.driver.list();
+    const error = await create('newline-key').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SandboxError);
+    expect((error as SandboxError).failureClass).toBe('InvalidHeaderValueError');
+    expect((error as Error).message).toContain('InvalidHeaderValueError');
+    expect((error as Error).message).not.toContain(VALUE);
+    await expect.poll(async () => (await cp.driver.list()).length).toBe(before.length);
+  });
+
   it('lets a connected handle read gateway state, never definitions or values', async () => {
     const sbx = await create('llm-key');
     const other = await Sandbox.connect(sbx.sandboxId, {
