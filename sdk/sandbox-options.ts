@@ -1,11 +1,11 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
 import { LIMITS } from '../spec/limits.js';
-import { NAME_RULES, ROLE_ARN, ROUTE_NAME, TEMPLATE_NAME } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { ROLE_ARN, TEMPLATE_NAME } from '../spec/names.js';
+import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
-import { SecretGateway } from './secret-gateway.js';
+import { gatewayMapSchema } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
 
@@ -16,16 +16,7 @@ const sandboxOptions = z
       .regex(TEMPLATE_NAME, 'must be an image name [a-z0-9._-] or an ARN')
       .default('sdk-base'),
     allowInternetAccess: z.boolean().default(true),
-    gateways: z
-      .record(
-        z.string().regex(ROUTE_NAME, `route name must be ${NAME_RULES.route}`),
-        z.instanceof(SecretGateway, { message: 'must be a SecretGateway' }),
-      )
-      .refine(
-        (map) => Object.keys(map).length <= LIMITS.routesPerSandbox,
-        `at most ${LIMITS.routesPerSandbox} routes`,
-      )
-      .default({}),
+    gateways: gatewayMapSchema.default({}),
     timeoutMs: z
       .number()
       .int('must be a whole number')
@@ -39,7 +30,7 @@ const sandboxOptions = z
       .instanceof(IdlePolicy, { message: 'must be an IdlePolicy' })
       .default(() => new IdlePolicy()),
     /** Control plane address; `SDK_CONTROL_PLANE_URL` or http://127.0.0.1:4780 by default. */
-    controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    controlPlaneUrl: httpUrlSchema.optional(),
     /** Where gateway secrets are read; a cache of the local default store when absent. */
     secretCache: z.instanceof(SecretCache, { message: 'must be a SecretCache' }).optional(),
     /** Take the sandbox from this pool (a hot slot); gateways are opened with `pool.take`, not here. */

@@ -3,29 +3,18 @@
  * hands one over and opens its gateways then, so a slot never carries secrets before it is taken.
  */
 import { z } from 'zod';
-import { LIMITS } from '../spec/limits.js';
-import { NAME_RULES, ROUTE_NAME } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
 import { PoolConfig } from './pool-config.js';
 import { Sandbox } from './sandbox.js';
-import { SecretGateway } from './secret-gateway.js';
+import { gatewayMapSchema } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 
 const poolOptions = z.strictObject({
-  controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  controlPlaneUrl: httpUrlSchema.optional(),
 });
 
 const takeOptions = z.strictObject({
-  gateways: z
-    .record(
-      z.string().regex(ROUTE_NAME, `route name must be ${NAME_RULES.route}`),
-      z.instanceof(SecretGateway, { message: 'must be a SecretGateway' }),
-    )
-    .refine(
-      (map) => Object.keys(map).length <= LIMITS.routesPerSandbox,
-      `at most ${LIMITS.routesPerSandbox} routes`,
-    )
-    .default({}),
+  gateways: gatewayMapSchema.default({}),
   secretCache: z.instanceof(SecretCache, { message: 'must be a SecretCache' }).optional(),
   keepOnFailure: z.boolean().default(false),
 });

@@ -12,7 +12,7 @@ import {
   type SandboxInfo,
 } from '../control-plane/api-schemas.js';
 import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
 import { Commands } from './commands.js';
 import { ControlPlaneClient, controlPlaneUrl } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
@@ -30,14 +30,14 @@ export type { SandboxEvent, SandboxInfo };
 const connectOptions = z.strictObject({
   accessToken: z.string().min(1, 'must not be empty').optional(),
   requestTimeoutMs: z.number().int().min(1).optional(),
-  controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  controlPlaneUrl: httpUrlSchema.optional(),
 });
 
 /** Options of `Sandbox.connect`. */
 export type SandboxConnectOptions = z.input<typeof connectOptions>;
 
 const eventsOptions = z.strictObject({
-  controlPlaneUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  controlPlaneUrl: httpUrlSchema.optional(),
 });
 
 const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');

@@ -7,6 +7,7 @@ import { parseAllowRule, type AllowMethod } from '../gateway/allow-rule.js';
 import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
 import { parseUpstream } from '../gateway/upstream.js';
 import { LIMITS } from '../spec/limits.js';
+import { NAME_RULES, ROUTE_NAME } from '../spec/names.js';
 import { ALLOW_PATH_ISSUE, parseOptions } from '../spec/parse-options.js';
 import { SECRET_NAME, SECRET_NAME_RULE, SecretRef } from './secret-ref.js';
 
@@ -127,3 +128,14 @@ export class SecretGateway {
     return this.ratePerMinute === 0 ? LIMITS.defaultRatePerMinute : this.ratePerMinute;
   }
 }
+
+/** Schema of a sandbox's gateway map: route name to `SecretGateway`, at most 8 routes. */
+export const gatewayMapSchema = z
+  .record(
+    z.string().regex(ROUTE_NAME, `route name must be ${NAME_RULES.route}`),
+    z.instanceof(SecretGateway, { message: 'must be a SecretGateway' }),
+  )
+  .refine(
+    (map) => Object.keys(map).length <= LIMITS.routesPerSandbox,
+    `at most ${LIMITS.routesPerSandbox} routes`,
+  );

@@ -3,7 +3,7 @@
  * message names the type, the field and the rule, never the value (a misplaced secret must not leak
  * through an error).
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InvalidArgumentError } from './errors.js';
 
 /** Code a custom zod issue can carry in `params.code` to pick the SDK error code. */
@@ -52,3 +52,6 @@ export function parseOptions<S extends z.ZodType>(
     ...(field === '' ? {} : { field }),
   });
 }
+
+/** Schema of an http(s) URL option (control plane addresses, endpoint overrides). */
+export const httpUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });

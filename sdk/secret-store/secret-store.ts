@@ -4,7 +4,7 @@
  * local file of the embedded default. Construction makes no call.
  */
 import { z } from 'zod';
-import { parseOptions } from '../../spec/parse-options.js';
+import { httpUrlSchema, parseOptions } from '../../spec/parse-options.js';
 import { REGION, SECRET_NAME, SECRET_NAME_RULE } from '../secret-ref.js';
 import { AwsSecretsBackend } from './aws-secrets-backend.js';
 import { LocalSecretsBackend } from './local-secrets-backend.js';
@@ -13,7 +13,7 @@ import type { SecretBackend } from './secret-backend.js';
 const storeOptions = z.strictObject({
   region: z.string().regex(REGION, 'must be a region such as us-east-1').optional(),
   /** AWS endpoint override (an AWS-compatible server for tests). */
-  endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  endpoint: httpUrlSchema.optional(),
   /** The local backend's file (without `region`). */
   file: z.string().startsWith('/', 'must be an absolute path').optional(),
 });
