@@ -2,8 +2,9 @@
 import { Observable } from 'rxjs';
 import { request } from 'undici';
 import type { z } from 'zod';
-import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
+import { SandboxError } from '../spec/errors.js';
 import { sandboxEventSchema, type SandboxEvent } from '../control-plane/api-schemas.js';
+import { readAnswer } from './json-answer.js';
 import { ndjsonValues } from './ndjson.js';
 
 /** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
@@ -40,12 +41,7 @@ export class ControlPlaneClient {
     } catch {
       throw new SandboxError(`the control plane at ${this.url} did not answer ${method} ${path}`);
     }
-    const payload: unknown = await res.body.json().catch(() => undefined);
-    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
-    const parsed = schema.safeParse(payload);
-    if (!parsed.success)
-      throw new SandboxError(`malformed answer from the control plane to ${method} ${path}`);
-    return parsed.data;
+    return readAnswer(res, schema, `the control plane to ${method} ${path}`);
   }
 
   /** State changes of every sandbox, from `GET /v1/events`. */

@@ -4,9 +4,10 @@
  */
 import { Observable } from 'rxjs';
 import { Agent, request } from 'undici';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
 import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
+import { readAnswer } from './json-answer.js';
 import { ndjsonValues } from './ndjson.js';
 
 /** A daemon address and the token to present. */
@@ -44,18 +45,12 @@ export class DaemonClient {
     body?: unknown,
   ): Promise<z.output<T>> {
     const res = await this.#send(method, path, body === undefined ? undefined : JSON.stringify(body));
-    const payload: unknown = await res.body.json().catch(() => undefined);
-    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
-    const parsed = schema.safeParse(payload);
-    if (!parsed.success) throw new SandboxError(`malformed answer from the daemon to ${method} ${path}`);
-    return parsed.data;
+    return readAnswer(res, schema, `the daemon to ${method} ${path}`);
   }
 
   /** Sends raw bytes (stdin). */
   async sendBytes(path: string, data: Uint8Array): Promise<void> {
-    const res = await this.#send('POST', path, data);
-    const payload: unknown = await res.body.json().catch(() => undefined);
-    if (res.statusCode >= 400) throw errorFromEnvelope(payload);
+    await readAnswer(await this.#send('POST', path, data), z.unknown(), `the daemon to POST ${path}`);
   }
 
   /** The NDJSON events at `path`, until the stream ends; errors become SDK exceptions. */
