@@ -78,12 +78,9 @@ export class SandboxActor {
     const run = this.#queue.then(async () => {
       const [next, actions] = transition(sandboxMachine, this.#snapshot, event);
       const named = actions.map((action) => action.type).filter((type) => EFFECTS.has(type));
-      if (
-        next === this.#snapshot ||
-        (next.value === this.#snapshot.value && named.length === 0 && !changed(this.#snapshot, next))
-      ) {
-        return this.state;
-      }
+      // An event that changes neither state nor context and runs no effect was not taken: no record.
+      const same = next.value === this.#snapshot.value && !changed(this.#snapshot, next);
+      if (same && named.length === 0) return this.state;
       journal(event);
       this.#snapshot = next;
       for (const effect of named) await effects[effect as keyof SandboxEffects](this.id);
