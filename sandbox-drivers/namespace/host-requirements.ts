@@ -13,7 +13,8 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   openssl: 'openssl',
 };
 
-function present(command: string): boolean {
+/** True when `command` is on the PATH. */
+export function commandExists(command: string): boolean {
   try {
     execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
     return true;
@@ -28,7 +29,7 @@ export function ensureHostPackages(): void {
     throw new Error('the namespace driver needs root: it creates namespaces, cgroups and nftables tables');
   }
   const missing = Object.entries(HOST_PACKAGES)
-    .filter(([command]) => !present(command))
+    .filter(([command]) => !commandExists(command))
     .map(([, pkg]) => pkg);
   if (missing.length === 0) return;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };

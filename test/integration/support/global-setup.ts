@@ -4,16 +4,14 @@
  * are installed here, so `npm test` works from a clone.
  */
 import { execFileSync } from 'node:child_process';
-import { ensureHostPackages } from '../../../sandbox-drivers/namespace/host-requirements.js';
+import { commandExists, ensureHostPackages } from '../../../sandbox-drivers/namespace/host-requirements.js';
 
 /** The AWS-compatible server of the secret store tests (the same pin as `.ci/run`). */
 const MOTO = 'moto[server]==5.1.18';
 
 export default function setup(): void {
   ensureHostPackages();
-  try {
-    execFileSync('sh', ['-c', 'command -v moto_server'], { stdio: 'ignore' });
-  } catch {
+  if (!commandExists('moto_server')) {
     execFileSync('python3', ['-m', 'pip', 'install', '-q', MOTO], { stdio: 'inherit' });
   }
 }
