@@ -9,6 +9,7 @@
  * Forwarding needs `net.ipv4.ip_forward = 1`, which the first launch sets (as container engines do).
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { pickFreeSubnet } from './free-subnet.js';
 import { run, runQuietly } from './host-commands.js';
 
 /** Names and addresses of one sandbox's network. */
@@ -19,7 +20,8 @@ export interface SandboxNetwork {
   readonly sandboxAddress: string;
 }
 
-const SUBNETS = 2 ** 18; // /30s in a /12
+/** 2^18 /30s in 100.96.0.0/12. */
+const SANDBOX_RANGE = { base: 100 * 2 ** 24 + 96 * 2 ** 16, subnets: 2 ** 18, name: '100.96.0.0/12' };
 
 /** The network resources of sandbox `id` (names only; nothing is created). */
 export function networkNames(
@@ -34,20 +36,9 @@ export function networkNames(
   };
 }
 
-function dotted(value: number): string {
-  return [24, 16, 8, 0].map((shift) => String(Math.floor(value / 2 ** shift) % 256)).join('.');
-}
-
 async function freeSubnet(): Promise<[string, string]> {
   const used = await run('ip', ['-4', '-o', 'addr', 'show']);
-  const start = Math.floor(Math.random() * SUBNETS);
-  for (let n = 0; n < SUBNETS; n++) {
-    const base = 100 * 2 ** 24 + 96 * 2 ** 16 + ((start + n) % SUBNETS) * 4;
-    if (!used.includes(` ${dotted(base + 1)}/`) && !used.includes(` ${dotted(base + 2)}/`)) {
-      return [dotted(base + 1), dotted(base + 2)];
-    }
-  }
-  throw new Error('no free sandbox subnet in 100.96.0.0/12');
+  return pickFreeSubnet(used, SANDBOX_RANGE, Math.floor(Math.random() * SANDBOX_RANGE.subnets));
 }
 
 /** Creates the network of sandbox `id`; on failure removes what it made. */

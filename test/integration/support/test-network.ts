@@ -4,6 +4,7 @@
  * addresses derive from the process id, so parallel test files never collide.
  */
 import { execFileSync } from 'node:child_process';
+import { pickFreeSubnet } from '../../../sandbox-drivers/namespace/free-subnet.js';
 
 /** One test namespace. */
 export interface TestNetwork {
@@ -24,18 +25,8 @@ export function sh(command: string, args: readonly string[], input?: string): st
   return execFileSync(command, args, { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
-/** The two usable addresses of the first /30 of 198.18.0.0/15 at or after `start` that the host does not use. */
-function freeSubnet(start: number): [string, string] {
-  const used = sh('ip', ['-4', '-o', 'addr', 'show']);
-  for (let n = 0; n < 32_768; n++) {
-    const index = (start + n) % 32_768; // 2^15 subnets of 4 addresses in a /15
-    const value = 198 * 2 ** 24 + 18 * 2 ** 16 + index * 4;
-    const dotted = (offset: number): string =>
-      [24, 16, 8, 0].map((shift) => String(((value + offset) >>> shift) & 255)).join('.');
-    if (!used.includes(` ${dotted(1)}/`) && !used.includes(` ${dotted(2)}/`)) return [dotted(1), dotted(2)];
-  }
-  throw new Error('no free test subnet in 198.18.0.0/15');
-}
+/** 2^15 /30s in the benchmarking range 198.18.0.0/15 (RFC 2544). */
+const TEST_RANGE = { base: 198 * 2 ** 24 + 18 * 2 ** 16, subnets: 2 ** 15, name: '198.18.0.0/15' };
 
 /**
  * Creates a namespace. `slot` (0..63) separates namespaces of one process.
@@ -45,7 +36,11 @@ export function createTestNetwork(slot: number): TestNetwork {
   const ns = `sdkt-${id}`;
   const hostVeth = `vh${id}`;
   const nsVeth = `vn${id}`;
-  const [hostAddress, nsAddress] = freeSubnet(process.pid * 64 + slot);
+  const [hostAddress, nsAddress] = pickFreeSubnet(
+    sh('ip', ['-4', '-o', 'addr', 'show']),
+    TEST_RANGE,
+    process.pid * 64 + slot,
+  );
   sh('ip', ['netns', 'add', ns]);
   try {
     sh('ip', ['link', 'add', hostVeth, 'type', 'veth', 'peer', 'name', nsVeth, 'netns', ns]);
