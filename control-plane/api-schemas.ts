@@ -19,6 +19,8 @@ export const createSandboxRequestSchema = z.strictObject({
     .default({ maxIdleSeconds: LIMITS.idleSeconds, autoResume: true }),
   memoryMb: z.number().int().min(32).max(16_384).default(512),
   maxPids: z.number().int().min(16).max(32_768).default(512),
+  /** CPU time of the whole sandbox, in CPUs (0.5 = half of one CPU). */
+  cpus: z.number().min(0.05).max(64).default(1),
 });
 
 /** A create request as sent. */
@@ -33,7 +35,8 @@ export const sandboxInfoSchema = z.strictObject({
   template: z.string(),
   state: sandboxStateSchema,
   allowInternetAccess: z.boolean(),
-  endReason: z.enum(['killed', 'timeout']).nullable(),
+  /** `failed`: the sandbox's daemon died (out of memory, crashed, killed from outside). */
+  endReason: z.enum(['killed', 'timeout', 'failed']).nullable(),
   suspendReason: z.enum(['paused', 'idle']).nullable(),
   deadlineAt: z.number(),
 });
@@ -54,6 +57,8 @@ export const connectedSandboxSchema = sandboxInfoSchema.extend({ daemonUrl: z.st
 export const sandboxEventSchema = z.strictObject({
   sandboxId: z.string(),
   state: sandboxStateSchema,
+  /** Why it ended, on the `ended` event. */
+  endReason: sandboxInfoSchema.shape.endReason.optional(),
 });
 
 /** One state change. */

@@ -72,8 +72,8 @@ export interface ControlPlaneOptions {
 
 /** The launch specs the warm pool keeps ready. */
 const WARM_SPECS: readonly LaunchSpec[] = [
-  { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512 },
-  { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512 },
+  { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512, cpus: 1 },
+  { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
 ];
 
 const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
@@ -93,6 +93,7 @@ export class ControlPlane {
   readonly #events = new Subject<SandboxEvent>();
   readonly #effects: SandboxEffects;
   readonly #pool: WarmPool;
+  readonly #stopExitWatch: () => void;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -114,6 +115,15 @@ export class ControlPlane {
       thaw: (id) => this.#driver.resume(id),
       destroy: (id) => this.#driver.destroy(id),
     };
+    this.#stopExitWatch = this.#driver.onExit((id) => void this.#daemonExited(id));
+  }
+
+  /** A sandbox's sandboxd died: the sandbox ends as failed (a pooled one is dropped and destroyed). */
+  async #daemonExited(id: string): Promise<void> {
+    if (this.#closed) return;
+    const entry = this.#entries.get(id);
+    if (entry !== undefined) await this.#send(entry, { type: 'daemon_exited' }).catch(() => undefined);
+    else if (this.#pool.discard(id)) await this.#driver.destroy(id).catch(() => undefined);
   }
 
   /** Opens the journal, replays it, reconciles with the driver and starts the timers. */
@@ -144,6 +154,7 @@ export class ControlPlane {
       allowInternetAccess: parsed.allowInternetAccess,
       memoryMb: parsed.memoryMb,
       maxPids: parsed.maxPids,
+      cpus: parsed.cpus,
     };
     const { id, accessToken, daemonUrl } = this.#pool.take(spec) ?? (await this.#launch(spec));
     const input: SandboxMachineInput = {
@@ -176,6 +187,7 @@ export class ControlPlane {
         allowInternetAccess: spec.allowInternetAccess,
         memoryBytes: spec.memoryMb * 2 ** 20,
         maxPids: spec.maxPids,
+        cpus: spec.cpus,
         accessToken,
         ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
         ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
@@ -204,7 +216,7 @@ export class ControlPlane {
 
   /** Suspends a running sandbox, memory kept. */
   async pause(id: string, token: string | undefined): Promise<SandboxInfo> {
-    await this.#send(this.#authorized(id, token), { type: 'pause' });
+    await this.#call(this.#authorized(id, token), { type: 'pause' });
     return this.get(id);
   }
 
@@ -212,20 +224,21 @@ export class ControlPlane {
   async connect(id: string, token: string | undefined): Promise<SandboxInfo & { daemonUrl: string }> {
     const entry = this.#entry(id);
     // SPEC Authentication 1: a token the sandbox refuses does not fail connect; it resumes nothing, and
-    // the error surfaces at the first authenticated call.
-    if (this.#tokenMatches(entry, token)) await this.#send(entry, { type: 'connect' });
+    // the error surfaces at the first authenticated call. An ended sandbox has no daemon to point at.
+    if (this.#tokenMatches(entry, token)) await this.#call(entry, { type: 'connect' });
+    else await this.#call(entry, undefined);
     return { ...this.get(id), daemonUrl: entry.facts.daemonUrl };
   }
 
   /** An SDK call is about to reach the sandbox: resumes it when suspended with autoResume. */
   async activity(id: string, token: string | undefined): Promise<SandboxInfo> {
-    await this.#send(this.#authorized(id, token), { type: 'sdk_call' });
+    await this.#call(this.#authorized(id, token), { type: 'sdk_call' });
     return this.get(id);
   }
 
   /** Ends a sandbox and removes every resource. */
   async kill(id: string, token: string | undefined): Promise<SandboxInfo> {
-    await this.#send(this.#authorized(id, token), { type: 'kill' });
+    await this.#call(this.#authorized(id, token), { type: 'kill' });
     return this.get(id);
   }
 
@@ -269,6 +282,8 @@ export class ControlPlane {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopExitWatch();
+    this.#driver.close();
     this.#pool.stop();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#journal.close();
@@ -295,10 +310,13 @@ export class ControlPlane {
         if (alive) await this.#driver.destroy(id); // a crash between journaling the end and destroying
       } else if (!alive) {
         await this.#send(entry, { type: 'kill' }); // gone while we were down
-      } else if (entry.actor.state === 'suspended') {
-        await this.#driver.pause(id); // make the world match the journal
       } else {
-        await this.#driver.resume(id);
+        // Make the world match the journal; a sandbox whose sandboxd died meanwhile is reported by the
+        // watch, which fires at once for an empty sandbox.
+        await (entry.actor.state === 'suspended' ? this.#driver.pause(id) : this.#driver.resume(id)).catch(
+          () => undefined,
+        );
+        this.#driver.watch(id);
       }
     }
     // Resources nobody journaled as created: launches cut short by a crash.
@@ -311,7 +329,13 @@ export class ControlPlane {
     const actor = new SandboxActor(id, input);
     this.#entries.set(id, { actor, facts });
     actor.state$.subscribe((state) => {
-      if (!this.#closed) this.#events.next({ sandboxId: id, state });
+      if (this.#closed) return;
+      const { endReason } = actor.snapshot.context;
+      this.#events.next({
+        sandboxId: id,
+        state,
+        ...(state === 'ended' && endReason !== undefined ? { endReason } : {}),
+      });
     });
   }
 
@@ -331,6 +355,24 @@ export class ControlPlane {
   #tokenMatches(entry: Entry, token: string | undefined): boolean {
     const presented = Buffer.from(hashToken(token ?? ''), 'hex');
     return timingSafeEqual(presented, Buffer.from(entry.facts.tokenHash, 'hex'));
+  }
+
+  /**
+   * A caller's call on a sandbox: time first, so a deadline that has passed is honoured before anything
+   * else; then a sandbox that has ended refuses it (`sandbox_ended`), so no caller is ever pointed at,
+   * or acts through, the address of a sandbox that is gone.
+   */
+  async #call(entry: Entry, event: SandboxMachineEvent | undefined): Promise<void> {
+    if (entry.actor.state !== 'ended') {
+      await entry.actor.send({ type: 'clock', now: this.#now() }, this.#journalFor(entry), this.#effects);
+    }
+    const { endReason } = entry.actor.snapshot.context;
+    if (entry.actor.state === 'ended') {
+      throw new SandboxError(`sandbox ${entry.actor.id} has ended (${endReason ?? 'killed'})`, {
+        code: 'sandbox_ended',
+      });
+    }
+    if (event !== undefined) await this.#send(entry, event);
   }
 
   async #send(entry: Entry, event: SandboxMachineEvent): Promise<void> {

@@ -11,6 +11,7 @@ export interface LaunchSpec {
   readonly allowInternetAccess: boolean;
   readonly memoryMb: number;
   readonly maxPids: number;
+  readonly cpus: number;
 }
 
 /** A launched sandbox not yet created for anyone. */
@@ -21,7 +22,7 @@ export interface LaunchedSandboxd {
 }
 
 const keyOf = (spec: LaunchSpec): string =>
-  `${spec.template}|${String(spec.allowInternetAccess)}|${String(spec.memoryMb)}|${String(spec.maxPids)}`;
+  `${spec.template}|${String(spec.allowInternetAccess)}|${String(spec.memoryMb)}|${String(spec.maxPids)}|${String(spec.cpus)}`;
 
 /** Keeps `size` launched sandboxes ready for each of `specs`. */
 export class WarmPool {
@@ -45,6 +46,18 @@ export class WarmPool {
     const taken = this.#ready.get(keyOf(spec))?.shift();
     if (this.specs.some((s) => keyOf(s) === keyOf(spec))) this.#top(spec);
     return taken;
+  }
+
+  /** Drops a ready sandbox that died before it was handed over; true when it was in the pool. */
+  discard(id: string): boolean {
+    for (const list of this.#ready.values()) {
+      const at = list.findIndex((launched) => launched.id === id);
+      if (at >= 0) {
+        list.splice(at, 1);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Sandboxes ready to hand over, over every spec. */

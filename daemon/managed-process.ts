@@ -6,12 +6,26 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessEvent } from '../spec/process-events.js';
 import { killTree } from './process-tree.js';
 
-/** The account commands run as. */
+/** The account commands run as, and where they run. */
 export interface SandboxUser {
   readonly uid: number;
   readonly gid: number;
   readonly home: string;
+  /**
+   * The `cgroup.procs` file of the memory cgroup every command joins before it becomes the user (inside a
+   * sandbox: the cgroup whose memory runs out before sandboxd's does). Commands start as the user directly
+   * when absent.
+   */
+  readonly cgroupProcs?: string;
 }
+
+/**
+ * Run as the sandbox's root: join the commands' cgroup, be the first the OOM killer takes, then become
+ * the user (real, effective and saved ids) with no groups and no capabilities, and run the command.
+ * `sh -c SCRIPT sh <procs file> <uid> <gid> <command>`.
+ */
+const JOIN_THEN_BECOME_USER =
+  'echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c "$4"';
 
 /** What to run. */
 export interface CommandSpec {
@@ -42,9 +56,12 @@ export class ManagedProcess {
   constructor(spec: CommandSpec, user: SandboxUser) {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
-    this.#child = spawn('/bin/sh', ['-c', spec.cmd], {
-      uid: user.uid,
-      gid: user.gid,
+    const [args, ids] =
+      user.cgroupProcs === undefined
+        ? [['-c', spec.cmd], { uid: user.uid, gid: user.gid }]
+        : [['-c', JOIN_THEN_BECOME_USER, 'sh', user.cgroupProcs, String(user.uid), String(user.gid), spec.cmd], {}];
+    this.#child = spawn('/bin/sh', args, {
+      ...ids,
       cwd: spec.cwd ?? user.home,
       // A clean environment: nothing of the daemon's own passes to sandbox code.
       env: {

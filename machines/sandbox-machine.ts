@@ -8,8 +8,8 @@ import { timeAfter, type ClockEvent } from './clock.js';
 /** Why a sandbox is suspended. */
 export type SuspendReason = 'paused' | 'idle';
 
-/** Why a sandbox ended. */
-export type EndReason = 'killed' | 'timeout';
+/** Why a sandbox ended: `failed` when its sandboxd died (the sandbox cannot serve any more). */
+export type EndReason = 'killed' | 'timeout' | 'failed';
 
 /** What a sandbox machine starts from. */
 export interface SandboxMachineInput {
@@ -41,7 +41,8 @@ export type SandboxMachineEvent =
   | { readonly type: 'connect' }
   | { readonly type: 'sdk_call' }
   | { readonly type: 'traffic' }
-  | { readonly type: 'kill' };
+  | { readonly type: 'kill' }
+  | { readonly type: 'daemon_exited' };
 
 const deadline = {
   guard: 'deadlineReached',
@@ -52,6 +53,8 @@ const deadline = {
 const resume = { target: 'running', actions: ['thaw', 'touch', 'resumed'] } as const;
 
 const killed = { target: 'ended', actions: { type: 'end', params: { reason: 'killed' } } } as const;
+
+const failed = { target: 'ended', actions: { type: 'end', params: { reason: 'failed' } } } as const;
 
 /**
  * The sandbox machine.
@@ -107,6 +110,7 @@ export const sandboxMachine = setup({
     running: {
       on: {
         kill: killed,
+        daemon_exited: failed,
         clock: [
           deadline,
           {
@@ -126,6 +130,7 @@ export const sandboxMachine = setup({
       entry: 'freeze',
       on: {
         kill: killed,
+        daemon_exited: failed,
         clock: [deadline, { actions: 'advance' }],
         connect: resume,
         sdk_call: { ...resume, guard: 'autoResume' },

@@ -10,7 +10,7 @@ export type SandboxCondition = 'deadline_reached' | 'idle_elapsed' | 'auto_resum
 /** The sandbox table. */
 export const SANDBOX_TABLE: TransitionTable<
   SandboxState,
-  'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill',
+  'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill' | 'daemon_exited',
   SandboxCondition
 > = {
   states: ['running', 'suspended', 'ended'],
@@ -64,5 +64,19 @@ export const SANDBOX_TABLE: TransitionTable<
     },
     { from: 'running', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
     { from: 'suspended', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
+    {
+      from: 'running',
+      trigger: 'daemon_exited',
+      to: 'ended',
+      effects: ['destroy'],
+      spec: 'issue 9: a sandbox whose sandboxd dies ends as failed',
+    },
+    {
+      from: 'suspended',
+      trigger: 'daemon_exited',
+      to: 'ended',
+      effects: ['destroy'],
+      spec: 'issue 9: a sandbox whose sandboxd dies ends as failed',
+    },
   ],
 };

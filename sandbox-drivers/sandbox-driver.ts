@@ -2,7 +2,7 @@
 
 /** What a new sandbox needs from the driver. */
 export interface LaunchRequest {
-  /** Sandbox id: `[a-z0-9]{12}`; every resource of the sandbox is named after it. */
+  /** Sandbox id: `[a-z0-9]{12}`; every resource of the sandbox is named after it and the driver's instance. */
   readonly id: string;
   /** Template name. */
   readonly template: string;
@@ -12,6 +12,8 @@ export interface LaunchRequest {
   readonly memoryBytes: number;
   /** Process limit of the whole sandbox. */
   readonly maxPids: number;
+  /** CPU limit of the whole sandbox, in CPUs (0.5 is half of one CPU's time). */
+  readonly cpus: number;
   /** The sandbox access token sandboxd checks; handed over on its stdin only. */
   readonly accessToken: string;
   /** Trust roots for gateway upstreams, PEM (a private CA); the defaults when absent. */
@@ -41,4 +43,13 @@ export interface SandboxDriver {
   list(): Promise<string[]>;
   /** sandboxd's URL for a sandbox that exists, re-derived from its resources. */
   daemonUrl(id: string): Promise<string | undefined>;
+  /**
+   * Calls `listener` with the id of a sandbox whose sandboxd ended without `destroy` (it crashed or was
+   * killed): the sandbox is dead and must end as failed. Returns the unsubscribe.
+   */
+  onExit(listener: (id: string) => void): () => void;
+  /** Watches a sandbox this driver did not launch in this process (adopted after a restart). */
+  watch(id: string): void;
+  /** Stops watching; sandboxes keep running. */
+  close(): void;
 }

@@ -67,6 +67,8 @@ export class Sandbox {
   /** The options this handle created its sandbox with (creating handles only). */
   #createdWith: SandboxOptions | undefined;
   #agent: SandboxAgent | undefined;
+  /** Why the sandbox ended, once this handle has learnt it: every later call fails before any traffic. */
+  #endReason: string | undefined;
 
   private constructor(
     sandboxId: string,
@@ -220,9 +222,9 @@ export class Sandbox {
     return this.#agent;
   }
 
-  /** The sandbox's facts now. */
-  getInfo(): Promise<SandboxInfo> {
-    return this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema);
+  /** The sandbox's facts now (also once it has ended: they come from the control plane's record). */
+  async getInfo(): Promise<SandboxInfo> {
+    return this.#learn(await this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema));
   }
 
   /** Suspends the sandbox with its memory kept. */
@@ -236,11 +238,17 @@ export class Sandbox {
     return this;
   }
 
-  /** Ends the sandbox and removes every resource. */
+  /**
+   * Ends the sandbox and removes every resource.
+   *
+   * @throws SandboxError (code `sandbox_ended`) when the sandbox has already ended
+   */
   async kill(): Promise<void> {
-    await this.#plane.call('DELETE', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
-      token: this.accessToken,
-    });
+    await this.#acting(() =>
+      this.#plane.call('DELETE', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
+        token: this.accessToken,
+      }),
+    );
   }
 
   /** The sandbox's state now and at every change, until it ends. */
@@ -253,10 +261,36 @@ export class Sandbox {
     return concat(current, changes).pipe(takeWhile((state) => state !== 'ended', true));
   }
 
-  #action(verb: 'pause' | 'connect' | 'activity'): Promise<unknown> {
+  #action(verb: 'pause' | 'connect' | 'activity'): Promise<SandboxInfo> {
     const schema = verb === 'connect' ? connectedSandboxSchema : sandboxInfoSchema;
-    return this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/${verb}`, schema, {
-      token: this.accessToken,
-    });
+    return this.#acting(() =>
+      this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/${verb}`, schema, {
+        token: this.accessToken,
+      }),
+    );
+  }
+
+  /**
+   * Runs a call that acts on the sandbox (every daemon call goes through `activity` first): refused
+   * before any traffic once the handle knows its sandbox ended; an answer or refusal that says it ended
+   * is remembered.
+   */
+  async #acting(call: () => Promise<SandboxInfo>): Promise<SandboxInfo> {
+    if (this.#endReason !== undefined) {
+      throw new SandboxError(`sandbox ${this.sandboxId} has ended (${this.#endReason})`, {
+        code: 'sandbox_ended',
+      });
+    }
+    try {
+      return this.#learn(await call());
+    } catch (error) {
+      if (error instanceof SandboxError && error.code === 'sandbox_ended') this.#endReason ??= 'ended';
+      throw error;
+    }
+  }
+
+  #learn(info: SandboxInfo): SandboxInfo {
+    if (info.state === 'ended') this.#endReason ??= info.endReason ?? 'ended';
+    return info;
   }
 }

@@ -1,40 +1,104 @@
 /**
- * A sandbox's cgroups (notes/isolation.md): v1 `memory` and `pids` for limits, and a cgroup in the v2
- * hierarchy at /sys/fs/cgroup/unified for freeze/thaw (`cgroup.freeze`) and whole-sandbox kill
- * (`cgroup.kill`). All are named `sdk/<id>`.
+ * A sandbox's cgroups (notes/isolation.md), all under `sdk/<instance>/<id>`:
+ *   - v1 `memory`: the sandbox's cgroup holds sandboxd and is limited to the sandbox's memory plus a
+ *     reserve for sandboxd; its child `user` holds every command and is limited to the sandbox's memory.
+ *     So sandbox code, and the tmpfs pages it writes, run out of memory inside `user`, where the OOM
+ *     killer finds only sandbox code: sandboxd is never the process reclaimed for them. Kernel TCP buffer
+ *     memory is bounded in both (v1 does not count socket buffers in `memory.limit_in_bytes`).
+ *   - v1 `pids` and `cpu`: the process limit and a CFS quota for the whole sandbox.
+ *   - v2 at /sys/fs/cgroup/unified: freeze/thaw (`cgroup.freeze`), whole-sandbox kill (`cgroup.kill`),
+ *     and `cgroup.events`, whose `populated 0` says that every process of the sandbox has ended.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { chown, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const ROOT = '/sys/fs/cgroup';
 const V2 = join(ROOT, 'unified');
 
-/** The cgroup directories of sandbox `id`. */
-export function cgroupPaths(id: string): { memory: string; pids: string; unified: string } {
+/** Memory kept for sandboxd above the sandbox's own limit. */
+export const DAEMON_MEMORY_RESERVE = 64 * 2 ** 20;
+
+/** CFS period; the quota is `cpus` of it. */
+const CPU_PERIOD_US = 100_000;
+
+/** The limits of one sandbox. */
+export interface SandboxLimits {
+  /** Memory of sandbox code (its tmpfs pages included). */
+  readonly memoryBytes: number;
+  /** Processes of the whole sandbox. */
+  readonly maxPids: number;
+  /** CPUs of the whole sandbox, as a share of one CPU's time (1 = one CPU). */
+  readonly cpus: number;
+}
+
+/** The cgroup directories of sandbox `id` of driver `instance`. */
+export function cgroupPaths(
+  instance: string,
+  id: string,
+): { memory: string; userMemory: string; pids: string; cpu: string; unified: string } {
+  const memory = join(ROOT, 'memory', 'sdk', instance, id);
   return {
-    memory: join(ROOT, 'memory', 'sdk', id),
-    pids: join(ROOT, 'pids', 'sdk', id),
-    unified: join(V2, 'sdk', id),
+    memory,
+    userMemory: join(memory, 'user'),
+    pids: join(ROOT, 'pids', 'sdk', instance, id),
+    cpu: join(ROOT, 'cpu', 'sdk', instance, id),
+    unified: join(V2, 'sdk', instance, id),
   };
 }
 
-/** Creates the cgroups with their limits. */
-export async function createSandboxCgroups(id: string, memoryBytes: number, maxPids: number): Promise<void> {
-  const paths = cgroupPaths(id);
-  for (const path of Object.values(paths)) await mkdir(path, { recursive: true });
-  await writeFile(join(paths.memory, 'memory.limit_in_bytes'), String(memoryBytes));
-  await writeFile(join(paths.pids, 'pids.max'), String(maxPids));
+/** Kernel TCP buffer memory allowed to sandbox code: a quarter of its memory, at least 16 MiB. */
+export function tcpLimitOf(memoryBytes: number): number {
+  return Math.max(16 * 2 ** 20, Math.floor(memoryBytes / 4));
 }
 
-/** The `cgroup.procs` files a process must join, in order. */
-export function procsFiles(id: string): string[] {
-  return Object.values(cgroupPaths(id)).map((path) => join(path, 'cgroup.procs'));
+/**
+ * Creates the cgroups with their limits. `hostRoot` is the host uid/gid of the sandbox's root: it may
+ * move its own processes into `user` (sandboxd starts every command there), and nothing else.
+ */
+export async function createSandboxCgroups(
+  instance: string,
+  id: string,
+  limits: SandboxLimits,
+  hostRoot: number,
+): Promise<void> {
+  const paths = cgroupPaths(instance, id);
+  for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) {
+    await mkdir(path, { recursive: true });
+  }
+  await mkdir(paths.userMemory);
+  const tcp = tcpLimitOf(limits.memoryBytes);
+  await writeFile(
+    join(paths.memory, 'memory.limit_in_bytes'),
+    String(limits.memoryBytes + DAEMON_MEMORY_RESERVE),
+  );
+  await writeFile(
+    join(paths.memory, 'memory.kmem.tcp.limit_in_bytes'),
+    String(tcp + DAEMON_MEMORY_RESERVE / 2),
+  );
+  await writeFile(join(paths.userMemory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
+  await writeFile(join(paths.userMemory, 'memory.kmem.tcp.limit_in_bytes'), String(tcp));
+  await chown(join(paths.userMemory, 'cgroup.procs'), hostRoot, hostRoot);
+  await writeFile(join(paths.pids, 'pids.max'), String(limits.maxPids));
+  await writeFile(join(paths.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+  await writeFile(join(paths.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpus * CPU_PERIOD_US)));
 }
 
-async function waitForEvent(id: string, key: string, value: string, timeoutMs: number): Promise<void> {
-  const events = join(cgroupPaths(id).unified, 'cgroup.events');
+/** The `cgroup.procs` files the sandbox's first process joins, in order. */
+export function procsFiles(instance: string, id: string): string[] {
+  const { memory, pids, cpu, unified } = cgroupPaths(instance, id);
+  return [memory, pids, cpu, unified].map((path) => join(path, 'cgroup.procs'));
+}
+
+async function waitForEvent(
+  instance: string,
+  id: string,
+  key: string,
+  value: string,
+  timeoutMs: number,
+): Promise<void> {
+  const events = join(cgroupPaths(instance, id).unified, 'cgroup.events');
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const text = await readFile(events, 'utf8');
@@ -45,38 +109,83 @@ async function waitForEvent(id: string, key: string, value: string, timeoutMs: n
 }
 
 /** Freezes every process of the sandbox and waits until the kernel reports it frozen. */
-export async function freeze(id: string): Promise<void> {
-  await writeFile(join(cgroupPaths(id).unified, 'cgroup.freeze'), '1');
-  await waitForEvent(id, 'frozen', '1', 5_000);
+export async function freeze(instance: string, id: string): Promise<void> {
+  await writeFile(join(cgroupPaths(instance, id).unified, 'cgroup.freeze'), '1');
+  await waitForEvent(instance, id, 'frozen', '1', 5_000);
 }
 
 /** Thaws the sandbox. */
-export async function thaw(id: string): Promise<void> {
-  await writeFile(join(cgroupPaths(id).unified, 'cgroup.freeze'), '0');
-  await waitForEvent(id, 'frozen', '0', 5_000);
+export async function thaw(instance: string, id: string): Promise<void> {
+  await writeFile(join(cgroupPaths(instance, id).unified, 'cgroup.freeze'), '0');
+  await waitForEvent(instance, id, 'frozen', '0', 5_000);
 }
 
-/** Kills every process of the sandbox (also frozen ones) and removes its cgroups. */
-export async function killAndRemoveCgroups(id: string): Promise<void> {
-  const paths = cgroupPaths(id);
-  if (existsSync(paths.unified)) {
-    await writeFile(join(paths.unified, 'cgroup.kill'), '1');
-    await waitForEvent(id, 'populated', '0', 5_000);
+/** True while some process of the sandbox runs (or is frozen). */
+export async function isPopulated(instance: string, id: string): Promise<boolean> {
+  const text = await readFile(join(cgroupPaths(instance, id).unified, 'cgroup.events'), 'utf8').catch(
+    () => 'populated 0',
+  );
+  return text.includes('populated 1');
+}
+
+/**
+ * Calls `onEmpty` once when the last process of the sandbox has ended (the kernel notifies changes of
+ * `cgroup.events` through inotify). Returns the stop function.
+ */
+export function watchEmpty(instance: string, id: string, onEmpty: () => void): () => void {
+  let watcher: FSWatcher | undefined;
+  let done = false;
+  const stop = (): void => {
+    done = true;
+    watcher?.close();
+  };
+  const check = (): void => {
+    void isPopulated(instance, id).then((populated) => {
+      if (populated || done) return;
+      stop();
+      onEmpty();
+    });
+  };
+  try {
+    watcher = watch(join(cgroupPaths(instance, id).unified, 'cgroup.events'), check);
+    watcher.on('error', () => undefined);
+    watcher.unref();
+  } catch {
+    // no cgroup: the check below reports it empty
   }
-  for (const path of Object.values(paths)) {
-    for (let attempt = 0; existsSync(path); attempt++) {
-      try {
-        await rmdir(path);
-      } catch (error) {
-        if (attempt > 100) throw error;
-        await sleep(5); // the v1 hierarchies see the last exit a moment later
-      }
+  check();
+  return stop;
+}
+
+async function removeDir(path: string): Promise<void> {
+  for (let attempt = 0; existsSync(path); attempt++) {
+    try {
+      await rmdir(path);
+    } catch (error) {
+      if (attempt > 100) throw error;
+      await sleep(5); // the v1 hierarchies see the last exit a moment later
     }
   }
 }
 
-/** Sandbox ids that have a cgroup on this host. */
-export async function listSandboxCgroups(): Promise<string[]> {
-  const entries = await readdir(join(V2, 'sdk')).catch(() => []);
+/** Kills every process of the sandbox (also frozen ones) and removes its cgroups. */
+export async function killAndRemoveCgroups(instance: string, id: string): Promise<void> {
+  const paths = cgroupPaths(instance, id);
+  if (existsSync(paths.unified)) {
+    await writeFile(join(paths.unified, 'cgroup.kill'), '1');
+    await waitForEvent(instance, id, 'populated', '0', 5_000);
+  }
+  for (const path of [paths.userMemory, paths.memory, paths.pids, paths.cpu, paths.unified]) {
+    await removeDir(path);
+  }
+  // The instance's folders go with its last sandbox; a launch racing with this retries its mkdir.
+  for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) {
+    await rmdir(join(path, '..')).catch(() => undefined);
+  }
+}
+
+/** Sandbox ids of driver `instance` that have a cgroup on this host. */
+export async function listSandboxCgroups(instance: string): Promise<string[]> {
+  const entries = await readdir(join(V2, 'sdk', instance)).catch(() => []);
   return entries.filter((name) => /^[a-z0-9]{12}$/.test(name));
 }

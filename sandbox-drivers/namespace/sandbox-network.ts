@@ -1,9 +1,9 @@
 /**
- * A sandbox's network: namespace `sdk-<id>`, veth pair `sdkh-<n>`/`sdks-<n>` with a /30 from
+ * A sandbox's network: namespace `sdk-<instance>-<id>`, veth pair `sdkh<id>`/`sdks<id>` with a /30 from
  * 100.96.0.0/12 (part of the shared address space, RFC 6598), and two nftables tables:
- *   - in the sandbox namespace, with closed egress: sandbox code reaches only loopback; sandboxd (uid 0)
- *     and replies on accepted connections pass;
- *   - on the host, `sdk_host_<id>`: from the sandbox veth only replies to connections the host opened
+ *   - in the sandbox namespace, with closed egress: sandbox code reaches only loopback; sandboxd (the
+ *     host uid of the sandbox's root) and replies on accepted connections pass;
+ *   - on the host, `sdk_<instance>_<id>`: from the sandbox veth only replies to connections the host opened
  *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox;
  *     traffic to other networks is forwarded and masqueraded (never to another sandbox's veth).
  * Forwarding needs `net.ipv4.ip_forward = 1`, which the first launch sets (as container engines do).
@@ -25,14 +25,15 @@ const SANDBOX_RANGE = { base: 100 * 2 ** 24 + 96 * 2 ** 16, subnets: 2 ** 18, na
 
 /** The network resources of sandbox `id` (names only; nothing is created). */
 export function networkNames(
+  instance: string,
   id: string,
 ): Pick<SandboxNetwork, 'namespace' | 'hostVeth'> & { sandboxVeth: string; hostTable: string } {
-  // Interface names are at most 15 bytes: 'sdkh' + 11 characters of the id.
+  // Interface names are at most 15 bytes: 'sdkh' + 11 characters of the (random) id.
   return {
-    namespace: `sdk-${id}`,
+    namespace: `sdk-${instance}-${id}`,
     hostVeth: `sdkh${id.slice(0, 11)}`,
     sandboxVeth: `sdks${id.slice(0, 11)}`,
-    hostTable: `sdk_host_${id}`,
+    hostTable: `sdk_${instance}_${id}`,
   };
 }
 
@@ -43,10 +44,12 @@ async function freeSubnet(): Promise<[string, string]> {
 
 /** Creates the network of sandbox `id`; on failure removes what it made. */
 export async function createSandboxNetwork(
+  instance: string,
   id: string,
   allowInternetAccess: boolean,
+  daemonHostUid: number,
 ): Promise<SandboxNetwork> {
-  const names = networkNames(id);
+  const names = networkNames(instance, id);
   const [hostAddress, sandboxAddress] = await freeSubnet();
   await run('ip', ['netns', 'add', names.namespace]);
   try {
@@ -71,18 +74,18 @@ export async function createSandboxNetwork(
     await enableForwarding();
     await run('nft', ['-f', '-'], hostTable(names.hostTable, names.hostVeth, sandboxAddress));
     if (!allowInternetAccess) {
-      await run('ip', ['netns', 'exec', names.namespace, 'nft', '-f', '-'], CLOSED_EGRESS);
+      await run('ip', ['netns', 'exec', names.namespace, 'nft', '-f', '-'], closedEgress(daemonHostUid));
     }
   } catch (error) {
-    await removeSandboxNetwork(id);
+    await removeSandboxNetwork(instance, id);
     throw error;
   }
   return { namespace: names.namespace, hostVeth: names.hostVeth, hostAddress, sandboxAddress };
 }
 
 /** The sandbox-side address of an existing sandbox network, if it exists. */
-export async function sandboxAddressOf(id: string): Promise<string | undefined> {
-  const { namespace, sandboxVeth } = networkNames(id);
+export async function sandboxAddressOf(instance: string, id: string): Promise<string | undefined> {
+  const { namespace, sandboxVeth } = networkNames(instance, id);
   const out = await run('ip', ['-n', namespace, '-4', '-o', 'addr', 'show', 'dev', sandboxVeth]).catch(
     () => '',
   );
@@ -90,17 +93,23 @@ export async function sandboxAddressOf(id: string): Promise<string | undefined> 
 }
 
 /** Removes the namespace (the veth pair goes with it) and the host table; what is gone is skipped. */
-export async function removeSandboxNetwork(id: string): Promise<void> {
-  const names = networkNames(id);
+export async function removeSandboxNetwork(instance: string, id: string): Promise<void> {
+  const names = networkNames(instance, id);
   await runQuietly('nft', ['delete', 'table', 'inet', names.hostTable]);
   await runQuietly('ip', ['netns', 'del', names.namespace]);
   await runQuietly('ip', ['link', 'del', names.hostVeth]);
 }
 
-/** Sandbox ids that have a namespace on this host. */
-export async function listSandboxNamespaces(): Promise<string[]> {
+/** Sandbox ids of driver `instance` that have a namespace on this host. */
+export async function listSandboxNamespaces(instance: string): Promise<string[]> {
   const out = await run('ip', ['netns', 'list']);
-  return [...out.matchAll(/^sdk-([a-z0-9]{12})\b/gm)].map((m) => m[1] ?? '').filter((id) => id !== '');
+  const prefix = `sdk-${instance}-`;
+  return out
+    .split('\n')
+    .map((line) => line.split(' ')[0] ?? '')
+    .filter((name) => name.startsWith(prefix))
+    .map((name) => name.slice(prefix.length))
+    .filter((id) => /^[a-z0-9]{12}$/.test(id));
 }
 
 async function enableForwarding(): Promise<void> {
@@ -130,13 +139,16 @@ function hostTable(table: string, veth: string, address: string): string {
 `;
 }
 
-const CLOSED_EGRESS = `table inet sdk_sandbox {
+/** Closed egress: only loopback, replies, and sandboxd (its host uid: the sandbox's root). */
+function closedEgress(daemonHostUid: number): string {
+  return `table inet sdk_sandbox {
   chain output {
     type filter hook output priority 0; policy accept;
     oifname "lo" accept
     ct state established,related accept
-    meta skuid 0 accept
+    meta skuid ${daemonHostUid} accept
     reject with icmpx type admin-prohibited
   }
 }
 `;
+}

@@ -12,6 +12,7 @@ const step = fc.oneof(
     { type: 'sdk_call' },
     { type: 'traffic' },
     { type: 'kill' },
+    { type: 'daemon_exited' },
   ),
   fc.integer({ min: 0, max: 30_000 }).map((advance) => ({ type: 'advance' as const, advance })),
 );

@@ -28,11 +28,13 @@ const oracle: Oracle<Model, SandboxMachineEvent, SandboxCondition> = {
       to === 'running' && (e.type === 'sdk_call' || e.type === 'connect' || e.type === 'traffic');
     return { ...m, now, lastActivity: active ? now : m.lastActivity };
   },
-  check: (m, _e, _from, to, context) => {
+  check: (m, e, _from, to, context) => {
     const ctx = context as { endReason?: string; suspendReason?: string };
     if (to === 'suspended') expect(['paused', 'idle']).toContain(ctx.suspendReason);
     if (to === 'running') expect(ctx.suspendReason).toBeUndefined();
-    if (to === 'ended' && m.now >= m.deadline) expect(['timeout', 'killed']).toContain(ctx.endReason);
+    if (to === 'ended' && m.now >= m.deadline)
+      expect(['timeout', 'killed', 'failed']).toContain(ctx.endReason);
+    if (to === 'ended' && e.type === 'daemon_exited' && m.now < m.deadline) expect(ctx.endReason).toBe('failed');
   },
 };
 
@@ -49,6 +51,7 @@ const event = (input: { timeoutMs: number; maxIdleMs: number }) => {
       { type: 'sdk_call' },
       { type: 'traffic' },
       { type: 'kill' },
+      { type: 'daemon_exited' },
     ),
     { arbitrary: fc.record({ type: fc.constant('clock' as const), delta }), weight: 2 },
   );

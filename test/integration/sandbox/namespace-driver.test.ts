@@ -158,8 +158,8 @@ describe('namespace sandbox', () => {
   it('destroy leaves no process, namespace, veth, nftables table or cgroup', async () => {
     const doomed = await sandboxes.launch();
     await doomed.commands.run('sleep 300 >/dev/null 2>&1 & sleep 300 >/dev/null 2>&1 &');
-    const names = networkNames(doomed.id);
-    const cgroups = cgroupPaths(doomed.id);
+    const names = networkNames(sandboxes.driver.instance, doomed.id);
+    const cgroups = cgroupPaths(sandboxes.driver.instance, doomed.id);
     const members = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && cgroupOf(p).includes(doomed.id));
     expect(members.length).toBeGreaterThan(2);
     await sandboxes.driver.destroy(doomed.id);

@@ -25,7 +25,7 @@ export class TestSandboxes {
 
   /** Launches a sandbox. */
   async launch(
-    options: { allowInternetAccess?: boolean; memoryBytes?: number; maxPids?: number } = {},
+    options: { allowInternetAccess?: boolean; memoryBytes?: number; maxPids?: number; cpus?: number } = {},
   ): Promise<TestSandbox> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(24).toString('base64url');
@@ -37,6 +37,7 @@ export class TestSandboxes {
       allowInternetAccess: open,
       memoryBytes: options.memoryBytes ?? 512 * 2 ** 20,
       maxPids: options.maxPids ?? 256,
+      cpus: options.cpus ?? 1,
       accessToken,
     });
     return {
