@@ -42,6 +42,15 @@ const sandboxOptions = z
       .optional(),
     /** Deadline of one call to the control plane or the daemon. */
     requestTimeoutMs: z.number().int().min(1).optional(),
+    /** Memory of sandbox code, MiB (its tmpfs files included); sandboxd has a reserve of its own. */
+    memoryMb: z
+      .number()
+      .int('must be a whole number')
+      .min(32, 'must be at least 32')
+      .max(16_384, 'must be at most 16384')
+      .default(512),
+    /** CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). */
+    cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').default(1),
   })
   .superRefine((o, ctx) => {
     if (o.pool !== undefined && Object.keys(o.gateways).length > 0) {

@@ -138,6 +138,8 @@ export class Sandbox {
         allowInternetAccess: o.allowInternetAccess,
         timeoutMs: o.timeoutMs,
         idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
+        memoryMb: o.memoryMb,
+        cpus: o.cpus,
       },
     });
     const sbx = new Sandbox(

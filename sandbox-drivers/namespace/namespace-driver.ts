@@ -124,8 +124,9 @@ function bubblewrapArgs(
     '/proc',
     '--dev',
     '/dev',
-    ...tmpfs('/tmp', memoryBytes, '1777'),
-    ...tmpfs('/home', memoryBytes),
+    // Files in tmpfs are memory of sandbox code: together these leave it a quarter to run in.
+    ...tmpfs('/tmp', Math.floor(memoryBytes / 4), '1777'),
+    ...tmpfs('/home', Math.floor(memoryBytes / 2)),
     ...tmpfs('/run', SMALL_TMPFS_BYTES),
     '--bind',
     userMemoryCgroup,

@@ -18,7 +18,7 @@ const ROOT = '/sys/fs/cgroup';
 const V2 = join(ROOT, 'unified');
 
 /** Memory kept for sandboxd above the sandbox's own limit. */
-export const DAEMON_MEMORY_RESERVE = 64 * 2 ** 20;
+export const DAEMON_MEMORY_RESERVE = 128 * 2 ** 20;
 
 /** CFS period; the quota is `cpus` of it. */
 const CPU_PERIOD_US = 100_000;

@@ -3,6 +3,11 @@
  * (`unshare --user cat`) creates the namespace, the driver (host root) writes its uid and gid maps, the
  * sandbox's first process joins it with `nsenter --user=/proc/<holder>/ns/user`, and the holder then
  * ends; the namespace lives on with the sandbox's processes.
+ *
+ * The holder runs as the host uid of the sandbox's root, which makes that uid the namespace's owner.
+ * The kernel charges per-user counts (inotify instances and watches, processes, user namespaces) of
+ * everything inside to the owner as well, one level up: with host root as the owner, every sandbox
+ * would share root's budget, so one sandbox could exhaust it for all the others and for the host.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readlinkSync, writeFileSync } from 'node:fs';
@@ -21,9 +26,12 @@ const ownNamespace = (): string => readlinkSync('/proc/self/ns/user');
 
 /** Creates a user namespace mapping ids 0..65535 to `range`. */
 export async function holdUserNamespace(range: UidRange): Promise<HeldUserNamespace> {
-  const holder: ChildProcessWithoutNullStreams = spawn('unshare', ['--user', 'cat'], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const owner = String(range.hostBase);
+  const holder: ChildProcessWithoutNullStreams = spawn(
+    'setpriv',
+    [`--reuid=${owner}`, `--regid=${owner}`, '--clear-groups', 'unshare', '--user', 'cat'],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   const release = (): void => {
     holder.stdin.destroy();
     if (holder.exitCode === null) holder.kill('SIGKILL');

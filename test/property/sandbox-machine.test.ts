@@ -28,13 +28,14 @@ const oracle: Oracle<Model, SandboxMachineEvent, SandboxCondition> = {
       to === 'running' && (e.type === 'sdk_call' || e.type === 'connect' || e.type === 'traffic');
     return { ...m, now, lastActivity: active ? now : m.lastActivity };
   },
-  check: (m, e, _from, to, context) => {
+  check: (m, e, from, to, context) => {
     const ctx = context as { endReason?: string; suspendReason?: string };
     if (to === 'suspended') expect(['paused', 'idle']).toContain(ctx.suspendReason);
     if (to === 'running') expect(ctx.suspendReason).toBeUndefined();
     if (to === 'ended' && m.now >= m.deadline)
       expect(['timeout', 'killed', 'failed']).toContain(ctx.endReason);
-    if (to === 'ended' && e.type === 'daemon_exited' && m.now < m.deadline) expect(ctx.endReason).toBe('failed');
+    if (from !== 'ended' && to === 'ended' && e.type === 'daemon_exited' && m.now < m.deadline)
+      expect(ctx.endReason).toBe('failed');
   },
 };
 

@@ -1,0 +1,183 @@
+/**
+ * Issue 9 as an operator meets it: two control planes (and this test suite) on one host touch only their
+ * own sandboxes; an ended sandbox refuses every call before anything reaches its old address; a sandbox
+ * whose sandboxd dies ends as failed, promptly, and says so.
+ */
+import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { firstValueFrom, filter } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
+import { SandboxError } from '../../../spec/errors.js';
+import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import { sh } from '../support/test-network.js';
+
+const create = (cp: InProcessControlPlane, options: Parameters<typeof Sandbox.create>[0] = {}) =>
+  Sandbox.create({
+    template: 'sdk-base-caps',
+    allowInternetAccess: false,
+    controlPlaneUrl: cp.url,
+    ...options,
+  });
+
+/** Counts (and drops) packets this host sends to `address`: the proof that nothing went there. */
+function countPacketsTo(address: string): { count(): number; remove(): void } {
+  const table = `sdkt_to_${String(process.pid)}`;
+  sh(
+    'nft',
+    ['-f', '-'],
+    `table inet ${table} {\n  chain out {\n    type filter hook output priority 0; policy accept;\n    ip daddr ${address} counter drop\n  }\n}\n`,
+  );
+  return {
+    count: () => Number(/packets (\d+)/.exec(sh('nft', ['list', 'table', 'inet', table]))?.[1] ?? NaN),
+    remove: () => void sh('nft', ['delete', 'table', 'inet', table]),
+  };
+}
+
+const codeOf = (error: unknown): string | undefined =>
+  error instanceof SandboxError ? error.code : `not a SandboxError: ${String(error)}`;
+
+describe('ownership', () => {
+  it('lets two control planes share the host: each lists, adopts and destroys only its own sandboxes', async () => {
+    const first = await startControlPlane();
+    let second: InProcessControlPlane | undefined;
+    try {
+      const mine = await create(first);
+      // A second control plane on another state folder starts, reconciles and creates its own sandbox.
+      second = await startControlPlane();
+      const theirs = await create(second);
+      expect((await mine.commands.run('echo still here')).stdout).toBe('still here\n');
+      expect(await first.driver.list()).toEqual([mine.sandboxId]);
+      expect(await second.driver.list()).toEqual([theirs.sandboxId]);
+      // The second one stops and cleans up everything it has: the first one's sandbox lives on.
+      await second.stop();
+      second = undefined;
+      expect((await mine.commands.run('echo still here')).stdout).toBe('still here\n');
+      expect(first.plane.get(mine.sandboxId).state).toBe('running');
+    } finally {
+      await second?.stop();
+      await first.stop();
+    }
+  });
+});
+
+describe('ended means ended', () => {
+  it('fails every call on a killed handle in the SDK, before any traffic', async () => {
+    const cp = await startControlPlane();
+    const sbx = await create(cp);
+    await sbx.kill();
+    await cp.stop(); // nothing answers any more: a call that went out would fail differently
+    for (const call of [
+      () => sbx.commands.run('true'),
+      () => sbx.pause(),
+      () => sbx.connect(),
+      () => sbx.kill(),
+      () => sbx.gateways.readState(),
+    ]) {
+      expect(codeOf(await call().catch((e: unknown) => e))).toBe('sandbox_ended');
+    }
+  });
+
+  it('refuses calls for a sandbox that ended by itself: the control plane says so and nothing reaches its old address', async () => {
+    const cp = await startControlPlane();
+    try {
+      const sbx = await create(cp, { timeoutMs: 1_500 });
+      const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+      await expect
+        .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 10_000, interval: 100 })
+        .toBe('ended');
+      const res = await fetch(`${cp.url}/v1/sandboxes/${sbx.sandboxId}/activity`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sbx.accessToken}` },
+      });
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as { code: string }).code).toBe('sandbox_ended');
+      const counter = countPacketsTo(new URL(daemonUrl).hostname);
+      try {
+        // The creating handle never saw the end: the control plane refuses its activity call.
+        expect(codeOf(await sbx.commands.run('true').catch((e: unknown) => e))).toBe('sandbox_ended');
+        expect(
+          codeOf(
+            await Sandbox.connect(sbx.sandboxId, {
+              accessToken: sbx.accessToken,
+              controlPlaneUrl: cp.url,
+            }).catch((e: unknown) => e),
+          ),
+        ).toBe('sandbox_ended');
+        expect(counter.count()).toBe(0);
+      } finally {
+        counter.remove();
+      }
+    } finally {
+      await cp.stop();
+    }
+  });
+
+  it("has sandboxd refuse another sandbox's token before it reads a body", async () => {
+    const cp = await startControlPlane();
+    try {
+      const sbx = await create(cp);
+      const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+      const url = new URL(daemonUrl);
+      // Headers announce a large body that never comes: the answer must not wait for it.
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(url.port), url.hostname, () => {
+          socket.write(
+            'POST /v1/processes HTTP/1.1\r\nHost: sandboxd\r\nAuthorization: Bearer not-this-sandboxes-token-at-all\r\ncontent-type: application/json\r\nContent-Length: 100000000\r\n\r\n{"cmd":',
+          );
+        });
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\r\n\r\n')) {
+            socket.destroy();
+            resolve(text);
+          }
+        });
+        socket.on('error', reject);
+        setTimeout(() => {
+          socket.destroy();
+          reject(new Error('no answer before the body'));
+        }, 3_000).unref();
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+      await sbx.kill();
+    } finally {
+      await cp.stop();
+    }
+  });
+});
+
+describe('a sandbox whose sandboxd dies', () => {
+  it('ends promptly as failed, with the reason in its state and events, and leaves nothing behind', async () => {
+    const cp = await startControlPlane();
+    try {
+      const sbx = await create(cp);
+      const ended = firstValueFrom(
+        Sandbox.events({ controlPlaneUrl: cp.url }).pipe(
+          filter((event) => event.sandboxId === sbx.sandboxId && event.state === 'ended'),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the event stream is open
+      // The sandbox's own cgroup (not `user`) holds bwrap's init and sandboxd: end sandboxd by its pid.
+      const members = readFileSync(
+        join(cgroupPaths(cp.driver.instance, sbx.sandboxId).memory, 'cgroup.procs'),
+        'utf8',
+      )
+        .split('\n')
+        .filter((pid) => pid !== '');
+      const daemon = members.find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node');
+      expect(daemon).toBeDefined();
+      process.kill(Number(daemon), 'SIGKILL');
+      expect(await ended).toMatchObject({ state: 'ended', endReason: 'failed' });
+      expect(await sbx.getInfo()).toMatchObject({ state: 'ended', endReason: 'failed' });
+      await expect.poll(() => cp.driver.list()).toEqual([]);
+      expect(codeOf(await sbx.commands.run('true').catch((e: unknown) => e))).toBe('sandbox_ended');
+    } finally {
+      await cp.stop();
+    }
+  });
+});
