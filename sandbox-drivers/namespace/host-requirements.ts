@@ -11,6 +11,10 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   nft: 'nftables',
   ip: 'iproute2',
   openssl: 'openssl',
+  // User namespaces: the holder (unshare), joining it (nsenter), dropping to an id (setpriv).
+  unshare: 'util-linux',
+  nsenter: 'util-linux',
+  setpriv: 'util-linux',
 };
 
 /** True when `command` is on the PATH. */

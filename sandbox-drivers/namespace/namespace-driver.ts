@@ -37,8 +37,7 @@ import {
   removeSandboxNetwork,
   sandboxAddressOf,
 } from './sandbox-network.js';
-// TEMP-SECCOMP import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
-const sandboxSeccompProgram = (): Buffer => Buffer.from([6, 0, 0, 0, 0, 0, 0xff, 0x7f]);
+import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
 

@@ -159,7 +159,7 @@ describe('resources', () => {
   it('limits CPU time: busy loops get the quota, not the host', async () => {
     const half = await sandboxes.launch({ cpus: 0.5 });
     const { stdout } = await half.commands.run(
-      `${python('pids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n        end = time.time() + 2\n        while time.time() < end: pass\n        os._exit(0)\n    pids.append(pid)\nfor pid in pids: os.waitpid(pid, 0)\nt = os.times()\nprint(t.children_user + t.children_system)')}`,
+      python('pids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n        end = time.time() + 2\n        while time.time() < end: pass\n        os._exit(0)\n    pids.append(pid)\nfor pid in pids: os.waitpid(pid, 0)\nt = os.times()\nprint(t.children_user + t.children_system)'),
       { timeoutMs: 20_000 },
     );
     // Four loops for 2 s would use up to 4 CPU seconds on this host's 2 CPUs; half a CPU allows about 1.
