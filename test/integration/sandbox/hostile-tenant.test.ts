@@ -120,7 +120,10 @@ describe('resources', () => {
     );
     // Each write ended with ENOSPC at the mount's size, a share of the sandbox's 256 MiB.
     expect(filled.stderr).toMatch(/No space left on device/);
-    const sizes = filled.stdout.trim().split('\n').map((line) => Number(line.split(/\s+/)[1]));
+    const sizes = filled.stdout
+      .trim()
+      .split('\n')
+      .map((line) => Number(line.split(/\s+/)[1]));
     expect(sizes).toEqual([128 * 1024, 64 * 1024]);
     // Memory of sandbox code on top of the full tmpfs: the OOM killer takes sandbox code, never sandboxd.
     await a.commands.run('node -e "const a = []; for (;;) a.push(Buffer.alloc(2 ** 20, 1))"', {
@@ -159,7 +162,9 @@ describe('resources', () => {
   it('limits CPU time: busy loops get the quota, not the host', async () => {
     const half = await sandboxes.launch({ cpus: 0.5 });
     const { stdout } = await half.commands.run(
-      python('pids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n        end = time.time() + 2\n        while time.time() < end: pass\n        os._exit(0)\n    pids.append(pid)\nfor pid in pids: os.waitpid(pid, 0)\nt = os.times()\nprint(t.children_user + t.children_system)'),
+      python(
+        'pids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n        end = time.time() + 2\n        while time.time() < end: pass\n        os._exit(0)\n    pids.append(pid)\nfor pid in pids: os.waitpid(pid, 0)\nt = os.times()\nprint(t.children_user + t.children_system)',
+      ),
       { timeoutMs: 20_000 },
     );
     // Four loops for 2 s would use up to 4 CPU seconds on this host's 2 CPUs; half a CPU allows about 1.
