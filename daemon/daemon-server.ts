@@ -200,14 +200,16 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   };
 
   return createServer({ requestTimeout: 0 }, (req, res) => {
-    route(req, res).then(
-      (reply) => {
+    // A fault anywhere in one request, its reply included, answers that request (or cuts only its
+    // socket once the answer has started); it never reaches the rest of the daemon.
+    route(req, res)
+      .then((reply) => {
         if (reply !== 'streamed') sendJson(res, reply.status, reply.body);
-      },
-      (error: unknown) => {
+      })
+      .catch((error: unknown) => {
         if (error instanceof RequestError) sendError(res, error.code, error.message, error.failureClass);
         else sendError(res, 'sandbox_error', 'the daemon failed to handle the request');
-      },
-    );
+      })
+      .catch(() => res.destroy());
   });
 }

@@ -7,6 +7,8 @@ import { chownSync, mkdirSync } from 'node:fs';
 import { z } from 'zod';
 import { GatewayHost } from '../gateway/gateway-host.js';
 import { createDaemonServer } from './daemon-server.js';
+import { installLastResort } from './last-resort.js';
+import { ownAddresses } from './own-addresses.js';
 import { ProcessTable } from './process-table.js';
 import { TokenCheck } from './token.js';
 import { SANDBOXD_VERSION } from './version.js';
@@ -28,6 +30,8 @@ const settingsSchema = z.strictObject({
     .optional(),
   /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
   prepareHome: z.boolean().default(false),
+  /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
+  commandCgroup: z.string().optional(),
 });
 
 const chunks: Buffer[] = [];
@@ -38,8 +42,13 @@ if (settings.prepareHome) {
   chownSync(settings.user.home, settings.user.uid, settings.user.gid);
 }
 process.stdout.on('error', () => undefined); // the launcher stops reading after the ready line
-const processes = new ProcessTable(settings.user);
+const processes = new ProcessTable({
+  ...settings.user,
+  ...(settings.commandCgroup === undefined ? {} : { cgroupProcs: settings.commandCgroup }),
+});
 const gateways = new GatewayHost({
+  // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
+  metadataAddresses: ownAddresses(),
   ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
   ...(settings.gatewayTimeouts === undefined
     ? {}
@@ -55,6 +64,10 @@ const server = createDaemonServer({
   gateways,
 });
 server.listen(settings.port, settings.host, () => {
+  // From here a fault nothing else caught is logged (never its message) and the daemon keeps serving;
+  // before, a failed start still ends the process.
+  process.stderr.on('error', () => undefined); // a fault line must never become a fault itself
+  installLastResort(process, (line) => process.stderr.write(line));
   const address = server.address();
   process.stdout.write(
     `${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`,

@@ -59,7 +59,18 @@ export class ManagedProcess {
     const [args, ids] =
       user.cgroupProcs === undefined
         ? [['-c', spec.cmd], { uid: user.uid, gid: user.gid }]
-        : [['-c', JOIN_THEN_BECOME_USER, 'sh', user.cgroupProcs, String(user.uid), String(user.gid), spec.cmd], {}];
+        : [
+            [
+              '-c',
+              JOIN_THEN_BECOME_USER,
+              'sh',
+              user.cgroupProcs,
+              String(user.uid),
+              String(user.gid),
+              spec.cmd,
+            ],
+            {},
+          ];
     this.#child = spawn('/bin/sh', args, {
       ...ids,
       cwd: spec.cwd ?? user.home,

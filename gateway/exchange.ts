@@ -3,10 +3,11 @@
  * stream the request body up and the response down with backpressure both ways, map failures to 502/504,
  * and abort the upstream request when the client goes away.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { GatewayRejectionCode } from '../spec/error-codes.js';
 import type { CheckedRoute } from './configuration.js';
+import type { Inbound } from './inbound.js';
 import type { InjectedValues } from './injected-values.js';
 import { sendRejection } from './rejection.js';
 import { buildUpstreamHeaders } from './request-headers.js';
@@ -36,17 +37,18 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Forwards one admitted request to the route's upstream.
+ * Forwards one admitted request to the route's upstream. The request is undici's body stream, so after
+ * the body is sent its `socket` is null (see `Inbound`).
  *
  * @param pathAndQuery - the request target exactly as received
  */
 export function forward(
-  req: IncomingMessage,
-  res: ServerResponse,
+  inbound: Inbound,
   route: CheckedRoute,
   pathAndQuery: string,
   deps: ExchangeDeps,
 ): void {
+  const { req, res } = inbound;
   const values = route.headers.map((h) => h.value);
   deps.injected.hold(values);
   let controller: Dispatcher.DispatchController | undefined;
@@ -105,7 +107,12 @@ export function forward(
       },
       onResponseError(c, error) {
         if (clientGone) return;
-        sendRejection(req, res, upstreamFailureCode(error));
+        try {
+          sendRejection(inbound, upstreamFailureCode(error));
+        } catch {
+          // undici re-emits a throw from here as an 'error' no one listens to: cut this request only.
+          inbound.socket.destroy();
+        }
       },
     },
   );

@@ -3,8 +3,8 @@
  * (`GATEWAY_REJECTION_STATUS`). A request whose body is still arriving is drained for a bounded time
  * before the connection is cut, so the client reads the answer instead of a reset.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GATEWAY_REJECTION_STATUS, type GatewayRejectionCode } from '../spec/error-codes.js';
+import type { Inbound } from './inbound.js';
 
 /** How long an unwanted request body may keep draining after the answer. */
 const DRAIN_MS = 2_000;
@@ -20,8 +20,7 @@ const BODIES = Object.fromEntries(
  * @param retryAfterMs - for 429: when the next token is due
  */
 export function sendRejection(
-  req: IncomingMessage,
-  res: ServerResponse,
+  { req, res, socket }: Inbound,
   code: GatewayRejectionCode,
   retryAfterMs?: number,
 ): void {
@@ -43,7 +42,7 @@ export function sendRejection(
   if (!req.complete) {
     // Node drains the rest of the body after the response; bound that in time.
     const timer = setTimeout(() => {
-      if (!req.complete) req.socket.destroy();
+      if (!req.complete) socket.destroy();
     }, DRAIN_MS);
     timer.unref();
     req.once('end', () => clearTimeout(timer));

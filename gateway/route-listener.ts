@@ -3,7 +3,8 @@
  * last given, so a refresh reaches the next request on an open keep-alive connection; it handles one
  * request per connection at a time, so a pipelined request is never sent upstream while an earlier one
  * is in flight; and on close it stops accepting, drops idle connections at once, lets at most the
- * in-flight request finish and sends nothing later upstream.
+ * in-flight request finish and sends nothing later upstream. A fault while handling one request ends
+ * that request only (a 502, or its connection cut), never the process hosting the listener.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -11,14 +12,17 @@ import { checkRequestPath } from './request-path.js';
 import { isAllowed } from './allow-rule.js';
 import type { CheckedRoute } from './configuration.js';
 import { forward, type ExchangeDeps } from './exchange.js';
+import type { Inbound } from './inbound.js';
 import { sendRejection } from './rejection.js';
 import { TokenBucket, type Clock } from './token-bucket.js';
 
-/** Per-connection state: the request being handled and those pipelined behind it. */
+/** Per-connection state: its socket, the request being handled and those pipelined behind it. */
 interface Connection {
+  /** Kept from the connection's start: `req.socket` can be null by the time a response closes. */
+  readonly socket: Socket;
   busy: boolean;
   current: ServerResponse | undefined;
-  readonly queue: [IncomingMessage, ServerResponse][];
+  readonly queue: Inbound[];
 }
 
 /** What a listener needs from its host. */
@@ -49,7 +53,7 @@ export class RouteListener {
       (req, res) => this.#onRequest(req, res),
     );
     this.#server.on('connection', (socket: Socket) => {
-      this.#connections.set(socket, { busy: false, current: undefined, queue: [] });
+      this.#connections.set(socket, { socket, busy: false, current: undefined, queue: [] });
       socket.once('close', () => this.#connections.delete(socket));
     });
   }
@@ -99,58 +103,86 @@ export class RouteListener {
   }
 
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
-    const connection = this.#connections.get(req.socket);
+    // Read while the request is new: nothing has handed it to undici yet.
+    const socket = req.socket;
+    const connection = this.#connections.get(socket);
     if (this.#closing || connection === undefined) {
-      req.socket.destroy();
+      socket.destroy();
       return;
     }
-    if (connection.busy) connection.queue.push([req, res]);
-    else this.#start(connection, req, res);
+    const inbound: Inbound = { req, res, socket };
+    if (connection.busy) connection.queue.push(inbound);
+    else this.#start(connection, inbound);
   }
 
-  #start(connection: Connection, req: IncomingMessage, res: ServerResponse): void {
+  #start(connection: Connection, inbound: Inbound): void {
+    const { res } = inbound;
     connection.busy = true;
     connection.current = res;
     res.once('close', () => {
-      connection.busy = false;
-      connection.current = undefined;
-      // A closing route, or a response that ended its connection: nothing queued behind it is served.
-      if (this.#closing || !res.shouldKeepAlive) {
-        connection.queue.length = 0;
-        req.socket.end();
-        setTimeout(() => req.socket.destroy(), 1_000).unref();
-        return;
+      try {
+        this.#finish(connection, res);
+      } catch {
+        connection.socket.destroy(); // this connection only; the listener keeps serving
       }
-      const next = connection.queue.shift();
-      if (next !== undefined) this.#start(connection, ...next);
     });
-    this.#handle(req, res);
+    try {
+      this.#handle(inbound);
+    } catch {
+      failRequest(inbound);
+    }
   }
 
-  #handle(req: IncomingMessage, res: ServerResponse): void {
+  /** After a response: end the connection, or serve the next pipelined request. */
+  #finish(connection: Connection, res: ServerResponse): void {
+    connection.busy = false;
+    connection.current = undefined;
+    // A closing route, or a response that ended its connection: nothing queued behind it is served.
+    if (this.#closing || !res.shouldKeepAlive) {
+      connection.queue.length = 0;
+      const { socket } = connection;
+      socket.end();
+      setTimeout(() => socket.destroy(), 1_000).unref();
+      return;
+    }
+    const next = connection.queue.shift();
+    if (next !== undefined) this.#start(connection, next);
+  }
+
+  #handle(inbound: Inbound): void {
+    const { req } = inbound;
     this.#deps.onTraffic();
     const route = this.#route;
     const bucket = this.#bucket;
     const target = req.url ?? '';
     if (route === undefined || bucket === undefined) {
-      req.socket.destroy();
+      inbound.socket.destroy();
       return;
     }
     const encoding = req.headers['transfer-encoding'];
     if (target.charCodeAt(0) !== 47 || (encoding !== undefined && encoding.toLowerCase() !== 'chunked')) {
-      sendRejection(req, res, 'bad_request');
+      sendRejection(inbound, 'bad_request');
       return;
     }
     const query = target.indexOf('?');
     const path = query < 0 ? target : target.slice(0, query);
     if (!checkRequestPath(path).ok) {
-      sendRejection(req, res, 'path_forbidden');
+      sendRejection(inbound, 'path_forbidden');
     } else if (!isAllowed(route.allow, req.method ?? '', path)) {
-      sendRejection(req, res, 'not_allowed');
+      sendRejection(inbound, 'not_allowed');
     } else if (!bucket.take()) {
-      sendRejection(req, res, 'rate_limited', bucket.msUntilNextToken());
+      sendRejection(inbound, 'rate_limited', bucket.msUntilNextToken());
     } else {
-      forward(req, res, route, target, this.#deps);
+      forward(inbound, route, target, this.#deps);
     }
+  }
+}
+
+/** A request whose handling threw: 502 when nothing is out yet, else its connection is cut. */
+function failRequest(inbound: Inbound): void {
+  try {
+    sendRejection(inbound, 'upstream_error');
+  } catch {
+    inbound.socket.destroy();
   }
 }

@@ -105,7 +105,12 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 1000)); // let every sandboxd settle idle
     const memory = sandboxes.map(
       (sbx) =>
-        Number(readFileSync(join(cgroupPaths(driver.instance, sbx.sandboxId).memory, 'memory.usage_in_bytes'), 'utf8')) /
+        Number(
+          readFileSync(
+            join(cgroupPaths(driver.instance, sbx.sandboxId).memory, 'memory.usage_in_bytes'),
+            'utf8',
+          ),
+        ) /
         2 ** 20,
     );
     const meanMb = memory.reduce((a, b) => a + b, 0) / memory.length;

@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupPaths, tcpLimitOf } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, RANGE_SIZE, SLOTS } from '../../../sandbox-drivers/namespace/uid-ranges.js';
+import { gatewayStateSchema } from '../../../spec/gateway-wire.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const execFileAsync = promisify(execFile);
@@ -109,6 +110,29 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
     for (const hostPath of [sandboxes.stateDir, process.cwd(), '/work', '/root', '/tmp/sdk-']) {
       expect(stdout).not.toContain(hostPath);
     }
+  });
+});
+
+describe('the gateway and the sandbox itself', () => {
+  it("refuses an upstream at the sandbox's own address, where sandbox code can listen", async () => {
+    const own = new URL(a.daemonUrl).hostname;
+    // Sandbox code listens on every address and notes each connection.
+    await a.commands.run(
+      `node -e "require('net').createServer((s) => { require('fs').appendFileSync('/tmp/conns', 'x'); s.destroy(); }).listen(8443)" >/dev/null 2>&1 & sleep 0.5`,
+    );
+    const state = await a.client.call('POST', '/v1/gateways', gatewayStateSchema, {
+      routes: {
+        self: {
+          upstream: `https://${own}:8443`,
+          headers: { authorization: 'Bearer sk-self-0123456789' },
+          allow: [['GET', '/*']],
+        },
+      },
+    });
+    const { stdout } = await a.commands.run(
+      `node -e "fetch('${state.routes.self?.url ?? ''}/v1/x').then((r) => console.log(r.status))"; cat /tmp/conns 2>/dev/null | wc -c`,
+    );
+    expect(stdout).toBe('502\n0\n');
   });
 });
 

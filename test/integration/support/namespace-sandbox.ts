@@ -14,6 +14,8 @@ import { DaemonClient } from '../../../sdk/daemon-client.js';
 export interface TestSandbox {
   readonly id: string;
   readonly daemonUrl: string;
+  /** A client of its sandboxd, with its token. */
+  readonly client: DaemonClient;
   readonly commands: Commands;
 }
 
@@ -40,11 +42,8 @@ export class TestSandboxes {
       cpus: options.cpus ?? 1,
       accessToken,
     });
-    return {
-      id,
-      daemonUrl: launched.daemonUrl,
-      commands: new Commands(new DaemonClient({ url: launched.daemonUrl, accessToken })),
-    };
+    const client = new DaemonClient({ url: launched.daemonUrl, accessToken });
+    return { id, daemonUrl: launched.daemonUrl, client, commands: new Commands(client) };
   }
 
   /** Destroys every sandbox launched here and removes the state folder. */

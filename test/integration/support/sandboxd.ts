@@ -16,6 +16,10 @@ export interface LocalSandboxd {
   readonly url: string;
   readonly token: string;
   readonly pid: number;
+  /** Everything the daemon wrote to stderr so far (also passed on to this process's stderr). */
+  stderr(): string;
+  /** True until the daemon process has exited. */
+  running(): boolean;
   stop(): Promise<void>;
 }
 
@@ -27,8 +31,13 @@ export async function startSandboxd(
 ): Promise<LocalSandboxd> {
   const token = randomBytes(24).toString('base64url');
   const child: ChildProcess = spawn(process.execPath, [MAIN], {
-    stdio: ['pipe', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+    process.stderr.write(chunk);
   });
   child.stdin?.end(JSON.stringify({ token, user: { uid: 1000, gid: 1000, home }, ...settings }));
   const [line] = (await once(createInterface({ input: child.stdout ?? process.stdin }), 'line')) as [string];
@@ -37,6 +46,8 @@ export async function startSandboxd(
     url: `http://127.0.0.1:${String(port)}`,
     token,
     pid: child.pid ?? 0,
+    stderr: () => stderr,
+    running: () => child.exitCode === null && child.signalCode === null,
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
