@@ -36,6 +36,7 @@ import {
   networkNames,
   removeSandboxNetwork,
   sandboxAddressOf,
+  type SandboxNetwork,
 } from './sandbox-network.js';
 import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
 import { holdUserNamespace } from './user-namespace.js';
@@ -163,6 +164,7 @@ export class NamespaceDriver implements SandboxDriver {
   readonly instance: string;
   readonly #watches = new Map<string, () => void>();
   readonly #exitListeners = new Set<(id: string) => void>();
+  readonly #destroying = new Map<string, Promise<void>>();
 
   readonly #sdkImage: string;
   /** Template name → its /etc image, found once per template manifest. */
@@ -190,19 +192,28 @@ export class NamespaceDriver implements SandboxDriver {
     const { id } = request;
     try {
       const range = claimRange(this.instance, id);
-      const network = await createSandboxNetwork(
-        this.instance,
-        id,
-        request.allowInternetAccess,
-        range.hostBase,
-      );
-      await createSandboxCgroups(
-        this.instance,
-        id,
-        { memoryBytes: request.memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
-        range.hostBase,
-      );
-      const userns = await holdUserNamespace(range);
+      // The user namespace's holder starts while the network and cgroups are made (it needs neither).
+      const holding = holdUserNamespace(range);
+      let network: SandboxNetwork;
+      try {
+        network = await createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
+          hostUid: range.hostBase,
+          port: SANDBOXD_PORT,
+        });
+        await createSandboxCgroups(
+          this.instance,
+          id,
+          { memoryBytes: request.memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
+          range.hostBase,
+        );
+      } catch (error) {
+        void holding.then(
+          (held) => held.release(),
+          () => undefined,
+        );
+        throw error;
+      }
+      const userns = await holding;
       try {
         const child = spawn(
           'sh',
@@ -290,12 +301,19 @@ export class NamespaceDriver implements SandboxDriver {
     return thaw(this.instance, id);
   }
 
-  async destroy(id: string): Promise<void> {
-    this.#watches.get(id)?.();
-    this.#watches.delete(id);
-    await killAndRemoveCgroups(this.instance, id);
-    await removeSandboxNetwork(this.instance, id);
-    releaseRange(this.instance, id);
+  destroy(id: string): Promise<void> {
+    // One destroy per sandbox at a time: a second caller (a deadline and a shutdown, say) waits for it.
+    const running = this.#destroying.get(id);
+    if (running !== undefined) return running;
+    const destroying = (async () => {
+      this.#watches.get(id)?.();
+      this.#watches.delete(id);
+      await killAndRemoveCgroups(this.instance, id);
+      await removeSandboxNetwork(this.instance, id);
+      releaseRange(this.instance, id);
+    })().finally(() => this.#destroying.delete(id));
+    this.#destroying.set(id, destroying);
+    return destroying;
   }
 
   async list(): Promise<string[]> {

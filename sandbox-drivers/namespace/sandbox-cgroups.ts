@@ -171,9 +171,11 @@ async function removeDir(path: string): Promise<void> {
 /** Kills every process of the sandbox (also frozen ones) and removes its cgroups. */
 export async function killAndRemoveCgroups(instance: string, id: string): Promise<void> {
   const paths = cgroupPaths(instance, id);
-  if (existsSync(paths.unified)) {
+  try {
     await writeFile(join(paths.unified, 'cgroup.kill'), '1');
     await waitForEvent(instance, id, 'populated', '0', 5_000);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // already gone
   }
   for (const path of [paths.userMemory, paths.memory, paths.pids, paths.cpu, paths.unified]) {
     await removeDir(path);

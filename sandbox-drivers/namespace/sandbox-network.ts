@@ -1,8 +1,8 @@
 /**
  * A sandbox's network: namespace `sdk-<instance>-<id>`, veth pair `sdkh<id>`/`sdks<id>` with a /30 from
  * 100.96.0.0/12 (part of the shared address space, RFC 6598), and two nftables tables:
- *   - in the sandbox namespace, with closed egress: sandbox code reaches only loopback; sandboxd (the
- *     host uid of the sandbox's root) and replies on accepted connections pass;
+ *   - in the sandbox namespace: sandbox code never connects to sandboxd's API; with closed egress it
+ *     reaches only loopback, and sandboxd (the host uid of the sandbox's root) and replies pass;
  *   - on the host, `sdk_<instance>_<id>`: from the sandbox veth only replies to connections the host opened
  *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox;
  *     traffic to other networks is forwarded and masqueraded (never to another sandbox's veth).
@@ -47,7 +47,7 @@ export async function createSandboxNetwork(
   instance: string,
   id: string,
   allowInternetAccess: boolean,
-  daemonHostUid: number,
+  daemon: { readonly hostUid: number; readonly port: number },
 ): Promise<SandboxNetwork> {
   const names = networkNames(instance, id);
   const [hostAddress, sandboxAddress] = await freeSubnet();
@@ -73,9 +73,11 @@ export async function createSandboxNetwork(
     await run('ip', ['-n', names.namespace, 'route', 'add', 'default', 'via', hostAddress]);
     await enableForwarding();
     await run('nft', ['-f', '-'], hostTable(names.hostTable, names.hostVeth, sandboxAddress));
-    if (!allowInternetAccess) {
-      await run('ip', ['netns', 'exec', names.namespace, 'nft', '-f', '-'], closedEgress(daemonHostUid));
-    }
+    await run(
+      'ip',
+      ['netns', 'exec', names.namespace, 'nft', '-f', '-'],
+      sandboxTable(sandboxAddress, daemon, allowInternetAccess),
+    );
   } catch (error) {
     await removeSandboxNetwork(instance, id);
     throw error;
@@ -139,15 +141,26 @@ function hostTable(table: string, veth: string, address: string): string {
 `;
 }
 
-/** Closed egress: only loopback, replies, and sandboxd (its host uid: the sandbox's root). */
-function closedEgress(daemonHostUid: number): string {
+/**
+ * The sandbox namespace's own table. sandboxd's API belongs to the host (sandbox code never holds the
+ * token), so sandbox code may not even connect to it: no flood of idle connections can starve the
+ * control plane of the daemon. With closed egress, sandbox code reaches only loopback and replies;
+ * sandboxd (its host uid: the sandbox's root) reaches the upstreams.
+ */
+function sandboxTable(
+  address: string,
+  daemon: { readonly hostUid: number; readonly port: number },
+  allowInternetAccess: boolean,
+): string {
+  const closed = `
+    oifname "lo" accept
+    ct state established,related accept
+    meta skuid ${String(daemon.hostUid)} accept
+    reject with icmpx type admin-prohibited`;
   return `table inet sdk_sandbox {
   chain output {
     type filter hook output priority 0; policy accept;
-    oifname "lo" accept
-    ct state established,related accept
-    meta skuid ${daemonHostUid} accept
-    reject with icmpx type admin-prohibited
+    ip daddr ${address} tcp dport ${String(daemon.port)} meta skuid != ${String(daemon.hostUid)} reject with tcp reset${allowInternetAccess ? '' : closed}
   }
 }
 `;

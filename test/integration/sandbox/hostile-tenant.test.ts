@@ -114,6 +114,17 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
 });
 
 describe('the gateway and the sandbox itself', () => {
+  it("keeps sandbox code off sandboxd's API port, so it cannot flood it with connections", async () => {
+    const open = await sandboxes.launch({ allowInternetAccess: true });
+    for (const sbx of [a, open]) {
+      const own = new URL(sbx.daemonUrl);
+      const { stdout } = await sbx.commands.run(
+        `node -e "require('net').connect(${own.port}, '${own.hostname}').on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(0) })"`,
+      );
+      expect(stdout.trim()).toBe('ECONNREFUSED');
+    }
+  });
+
   it("refuses an upstream at the sandbox's own address, where sandbox code can listen", async () => {
     const own = new URL(a.daemonUrl).hostname;
     // Sandbox code listens on every address and notes each connection.
