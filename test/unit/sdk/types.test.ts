@@ -325,6 +325,11 @@ describe('sandbox-side types', () => {
     rejects(() => resolveSandboxOptions({ gateways: routes(9) }), 'gateways');
     rejects(() => resolveSandboxOptions({ gateways: { Bad_Name: gateway() } }), 'gateways.Bad_Name');
     rejects(() => resolveSandboxOptions({ timeoutMs: 8 * 3_600_000 + 1 }), 'timeoutMs');
+    expect([o.memoryMb, o.cpus]).toEqual([512, 1]);
+    rejects(() => resolveSandboxOptions({ memoryMb: 31 }), 'memoryMb');
+    rejects(() => resolveSandboxOptions({ memoryMb: 100.5 }), 'memoryMb');
+    rejects(() => resolveSandboxOptions({ cpus: 0 }), 'cpus');
+    rejects(() => resolveSandboxOptions({ cpus: 65 }), 'cpus');
     const persist = new S3Prefix({ bucket: 'homes', prefix: '', name: 'a' });
     rejects(() => resolveSandboxOptions({ persist }), 'executionRoleArn');
     expect(
