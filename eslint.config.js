@@ -1,6 +1,161 @@
 // Lint: typescript-eslint's type-aware rules over every TypeScript file; formatting is prettier's job.
+// Beside them, the folder import rules of DESIGN.md §2 and the folder READMEs (`folderImportRules`).
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** The pure rule files of `gateway/` (DESIGN.md §2 puts them in `rules/`): no listener, no I/O. */
+const GATEWAY_RULES = ['request-path', 'allow-rule', 'header-rules', 'address-rules', 'upstream'].map(
+  (name) => `gateway/${name}.js`,
+);
+
+/**
+ * Library folders: every other folder (`folder`) or single file (`folder/file.js`) they may import, and
+ * the packages (`node:*` for any built-in). A library folder never imports a process folder, except a
+ * file named here.
+ */
+const LIBRARY_FOLDERS = {
+  spec: { imports: [], packages: ['zod'] },
+  machines: { imports: ['spec'], packages: ['xstate', 'zod'] },
+  actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
+  gateway: { imports: ['spec', 'machines'], packages: ['node:*', 'undici', 'xstate', 'rxjs'] },
+  presets: { imports: ['spec', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
+  'runtime-drivers': { imports: ['machines', 'spec'], packages: [] },
+  'sandbox-drivers': { imports: ['spec', 'daemon/version.js'], packages: ['node:*'] },
+};
+
+/**
+ * Process folders may import any library folder and, of the other process folders, only what is named
+ * here. `sdk/` reads the control plane's wire schemas until they move to a `protocol/` library folder.
+ */
+const PROCESS_FOLDERS = {
+  daemon: [],
+  'control-plane': ['daemon/version.js'],
+  sdk: ['control-plane/api-schemas.js'],
+  cli: ['control-plane'],
+};
+
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Every top-level folder, so a new one is out of bounds for every folder above until it is listed.
+ * `test/` and `bench/` may import anything; `examples/` only the published package.
+ */
+const TOP_FOLDERS = readdirSync(import.meta.dirname, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'node_modules')
+  .map((entry) => entry.name);
+
+/**
+ * A specifier that leaves `folder` for a top-level folder it may not import. Specifiers are read as
+ * written, `(../)+name/…`, at any depth; `NOT_NORMALIZED` keeps them in that form.
+ */
+function outOfBounds(folder, allowed) {
+  const alternatives = TOP_FOLDERS.filter((other) => other !== folder && !allowed.includes(other)).map(
+    (other) => {
+      const files = allowed
+        .filter((entry) => entry.startsWith(`${other}/`))
+        .map((entry) => escape(entry.slice(other.length + 1)));
+      return files.length === 0
+        ? `${escape(other)}(?:/|$)`
+        : `${escape(other)}(?:$|/(?!(?:${files.join('|')})$))`;
+    },
+  );
+  return `^(?:\\.\\./)+(?:${alternatives.join('|')})`;
+}
+
+/** A package (bare specifier) not in `packages`. */
+function foreignPackage(packages) {
+  const allowed = packages.map((name) => (name === 'node:*' ? 'node:' : `${escape(name)}(?:/|$)`));
+  return allowed.length === 0 ? '^(?![./])' : `^(?![./])(?!${allowed.join('|')})`;
+}
+
+/** `./../x`, `a/../b`, `.././x`, `..//x`: specifiers the folder rules could misread. */
+const NOT_NORMALIZED =
+  '^\\./\\.\\.?(?:/|$)|^(?:\\.\\./)+\\.(?:/|$)|(?:^|/)(?=[^/]*[^/.])[^/]+/(?:[^/]+/)*\\.\\.?(?:/|$)|//';
+
+const readmes = (folder) => `${folder}/README.md and DESIGN.md §2`;
+const describe = (entries) =>
+  entries.length === 0
+    ? 'nothing'
+    : entries.map((entry) => (entry.endsWith('.js') ? entry : `${entry}/`)).join(', ');
+
+/** Restrictions as `{ regex, message }`: what `folder` must not import. */
+function restrictionsOf(folder) {
+  const normalized = {
+    regex: NOT_NORMALIZED,
+    message:
+      'Write the relative path without . or .. segments inside it: folder import rules read it as written.',
+  };
+  const selfReference = {
+    regex: '^sdk(?:/|$)',
+    message: 'Inside the repository, import the source file, not the package by its own name.',
+  };
+  const library = LIBRARY_FOLDERS[folder];
+  if (library !== undefined) {
+    return [
+      normalized,
+      selfReference,
+      {
+        regex: outOfBounds(folder, library.imports),
+        message: `${folder}/ is a library folder: it may import ${describe(library.imports)} (${readmes(folder)}).`,
+      },
+      {
+        regex: foreignPackage(library.packages),
+        message: `${folder}/ may import the packages ${describe(library.packages)} (${readmes(folder)}).`,
+      },
+    ];
+  }
+  const processImports = PROCESS_FOLDERS[folder];
+  if (processImports !== undefined) {
+    const imports = [...Object.keys(LIBRARY_FOLDERS), ...processImports];
+    return [
+      normalized,
+      selfReference,
+      {
+        regex: outOfBounds(folder, imports),
+        message: `${folder}/ is a process folder: it may import the library folders and, of the other process folders, ${describe(processImports)} (${readmes(folder)}).`,
+      },
+    ];
+  }
+  if (folder === 'examples') {
+    return [
+      {
+        regex: '^(?:\\./)?\\.\\.(?:/|$)',
+        message: "examples/ use the published package ('sdk', 'sdk/control-plane') as a caller would.",
+      },
+    ];
+  }
+  return [];
+}
+
+/** The same regex inside an esquery attribute selector. */
+const selectorRegex = (regex) => `/${regex.replaceAll('/', '\\/')}/`;
+
+/**
+ * One config per folder: static imports and re-exports (`no-restricted-imports`), `import()` and
+ * `typeof import()` (`no-restricted-syntax`). test/unit/folder-imports.test.ts checks they fire.
+ */
+const folderImportRules = [...Object.keys(LIBRARY_FOLDERS), ...Object.keys(PROCESS_FOLDERS), 'examples'].map(
+  (folder) => {
+    const restrictions = restrictionsOf(folder);
+    return {
+      files: [`${folder}/**/*.{ts,mts,cts,js,mjs,cjs}`],
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          { patterns: restrictions.map(({ regex, message }) => ({ regex, caseSensitive: true, message })) },
+        ],
+        'no-restricted-syntax': [
+          'error',
+          ...restrictions.map(({ regex, message }) => ({
+            selector: `:matches(ImportExpression, TSImportType)[source.value=${selectorRegex(regex)}]`,
+            message,
+          })),
+        ],
+      },
+    };
+  },
+);
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.bench-build/'] },
@@ -29,4 +184,5 @@ export default tseslint.config(
       },
     },
   },
+  ...folderImportRules,
 );

@@ -7,6 +7,8 @@
 import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
+import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
+import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 
 const USAGE = 'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--state-dir /var/lib/sdk] [--warm-pool 0]';
 
@@ -25,13 +27,23 @@ if (positionals[0] !== 'serve') {
   process.exit(2);
 }
 
+const stateDir = values['state-dir'];
+// The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
+const operator = loadOrCreateOperatorKey(stateDir);
 const plane = await ControlPlane.start({
-  stateDir: values['state-dir'],
+  stateDir,
+  operatorKey: operator.key,
+  driver: new NamespaceDriver({ stateDir }),
   warmPool: Number(values['warm-pool']),
 });
 const server = createControlPlaneServer(plane);
 server.listen(Number(values.port), values.host, () => {
   process.stdout.write(`control plane on http://${values.host}:${values.port}\n`);
+  if (operator.created) {
+    process.stdout.write(
+      `operator key (give it to the SDK as SDK_API_KEY; shown once, kept in ${operatorKeyFile(stateDir)}): ${operator.key}\n`,
+    );
+  }
 });
 const stop = (): void => {
   server.close();

@@ -39,6 +39,8 @@ export const sandboxInfoSchema = z.strictObject({
   endReason: z.enum(['killed', 'timeout', 'failed']).nullable(),
   suspendReason: z.enum(['paused', 'idle']).nullable(),
   deadlineAt: z.number(),
+  /** Sequence number of the sandbox's latest state event: a stream from `after=seq - 1` starts there. */
+  seq: z.number().int().nonnegative(),
 });
 
 /** One sandbox's public facts. */
@@ -55,6 +57,8 @@ export const connectedSandboxSchema = sandboxInfoSchema.extend({ daemonUrl: z.st
 
 /** One line of `GET /v1/events`. */
 export const sandboxEventSchema = z.strictObject({
+  /** Position in the control plane's event log: resume a stream after it with `?after=<seq>`. */
+  seq: z.number().int().positive(),
   sandboxId: z.string(),
   state: sandboxStateSchema,
   /** Why it ended, on the `ended` event. */

@@ -6,12 +6,10 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { Journal } from '../actors/journal.js';
 import { SandboxActor, type SandboxEffects } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
-import { readManifest } from '../sandbox-drivers/namespace/base-template.js';
-import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
 import { parseOptions } from '../spec/parse-options.js';
@@ -21,7 +19,19 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from './api-schemas.js';
+import { SequencedLog } from '../actors/sequenced-log.js';
+import {
+  controlTokenFor,
+  CredentialCheck,
+  loadOrCreateControlKey,
+  loadOrCreateOperatorKey,
+} from './operator-key.js';
+import { followDaemon } from './daemon-feed.js';
+import { TRAFFIC_EVENTS } from '../spec/daemon-events.js';
 import { WarmPool, type LaunchedSandboxd, type LaunchSpec } from './warm-pool.js';
+
+/** A state change as it is logged, before its sequence number. */
+type SandboxChange = Omit<SandboxEvent, 'seq'>;
 
 /** What the journal records. */
 type JournalRecord =
@@ -51,10 +61,13 @@ interface Entry {
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
-  /** Where the journal (and the driver's templates) live. */
+  /** Where the journal lives. */
   readonly stateDir: string;
-  /** The isolation engine; the namespace driver by default. */
-  readonly driver?: SandboxDriver;
+  /**
+   * The isolation engine, templates included. The entry points build it (`sdk serve` and the embedded
+   * default: the namespace driver); the control plane sees only the interface.
+   */
+  readonly driver: SandboxDriver;
   /** The clock, in milliseconds; `Date.now` by default. */
   readonly now?: () => number;
   /** Run real timers for deadlines (default true); with false, time moves only through `tick()`. */
@@ -68,6 +81,8 @@ export interface ControlPlaneOptions {
   readonly gatewayCa?: string;
   /** Gateway time-outs in every sandbox, milliseconds; the spec's (10 s, 600 s) by default. */
   readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
+  /** The operator key (create, list, the all-sandbox feed); the state folder's key file by default. */
+  readonly operatorKey?: string;
 }
 
 /** The launch specs the warm pool keeps ready. */
@@ -76,13 +91,15 @@ const WARM_SPECS: readonly LaunchSpec[] = [
   { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
 ];
 
+/** Traffic closer than this (or a quarter of the idle time) to the last activity is not journaled again. */
+const TRAFFIC_RESOLUTION_MS = 1_000;
+
 const hashToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** The control plane. */
 export class ControlPlane {
   readonly #journal: Journal<JournalRecord>;
   readonly #driver: SandboxDriver;
-  readonly #stateDir: string;
   readonly #now: () => number;
   readonly #timers: boolean;
   /** True when time is the wall clock (so daemon timestamps compare with the machines' time). */
@@ -90,20 +107,54 @@ export class ControlPlane {
   readonly #gatewayCa: string | undefined;
   readonly #gatewayTimeouts: ControlPlaneOptions['gatewayTimeouts'];
   readonly #entries = new Map<string, Entry>();
-  readonly #events = new Subject<SandboxEvent>();
+  /** Every state change, by sandbox; a sandbox's stream ends with its `ended` event. */
+  readonly #events = new SequencedLog<SandboxChange>(
+    (change) => change.sandboxId,
+    (change) => change.state === 'ended',
+  );
+  readonly #operator: CredentialCheck;
   readonly #effects: SandboxEffects;
   readonly #pool: WarmPool;
   readonly #stopExitWatch: () => void;
+  /** Derives each sandbox's read-only credential for its daemon's event stream. */
+  readonly #controlKey: string;
+  /** Sandbox id → stops following its daemon's event stream. */
+  readonly #feeds = new Map<string, () => void>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
-  /** State changes of every sandbox. */
-  readonly events$: Observable<SandboxEvent> = this.#events.asObservable();
+  /**
+   * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
+   * when given, else from each sandbox's current state; then live (see `EventLog.stream`).
+   */
+  events(
+    options: { readonly sandboxId?: string; readonly after?: number | undefined } = {},
+  ): Observable<SandboxEvent> {
+    if (options.sandboxId !== undefined) this.#entry(options.sandboxId);
+    return this.#events.stream({ key: options.sandboxId, after: options.after });
+  }
+
+  /** True when `bearer` is the operator key. */
+  isOperator(bearer: string | undefined): boolean {
+    return this.#operator.admits(bearer);
+  }
+
+  /**
+   * Refuses a caller who holds neither the sandbox's access token nor the operator key.
+   *
+   * @throws AuthenticationError
+   */
+  authorize(id: string, bearer: string | undefined): void {
+    this.#authorized(id, bearer);
+  }
 
   private constructor(options: ControlPlaneOptions) {
-    this.#stateDir = options.stateDir;
+    this.#operator = new CredentialCheck(
+      options.operatorKey ?? loadOrCreateOperatorKey(options.stateDir).key,
+    );
+    this.#controlKey = loadOrCreateControlKey(options.stateDir);
     this.#journal = Journal.open(join(options.stateDir, 'journal.jsonl'));
-    this.#driver = options.driver ?? new NamespaceDriver({ stateDir: options.stateDir });
+    this.#driver = options.driver;
     this.#now = options.now ?? Date.now;
     this.#timers = options.timers ?? true;
     this.#wallClock = options.now === undefined;
@@ -139,7 +190,7 @@ export class ControlPlane {
     request: CreateSandboxRequest,
   ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
-    const manifest = readManifest(this.#stateDir, parsed.template);
+    const manifest = await this.#driver.template(parsed.template);
     if (manifest === undefined) {
       throw new InvalidArgumentError(`template: no template named ${parsed.template}`, { field: 'template' });
     }
@@ -170,7 +221,7 @@ export class ControlPlane {
       tokenHash: hashToken(accessToken),
     };
     this.#journal.append({ kind: 'created', id, input, facts });
-    this.#adopt(id, input, facts);
+    this.#follow(this.#adopt(id, input, facts));
     this.#schedule();
     return { ...this.get(id), daemonUrl, accessToken };
   }
@@ -189,9 +240,12 @@ export class ControlPlane {
         maxPids: spec.maxPids,
         cpus: spec.cpus,
         accessToken,
+        controlToken: controlTokenFor(this.#controlKey, id),
         ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
         ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
       });
+      // Stopped meanwhile: the journal is closed, so the sandbox stays `launching` for the next start.
+      if (this.#closed) throw new Error('the control plane stopped during the launch');
       return { id, accessToken, daemonUrl };
     } catch {
       if (!this.#closed) this.#journal.append({ kind: 'launch_failed', id });
@@ -248,46 +302,57 @@ export class ControlPlane {
     for (const entry of this.#entries.values()) {
       const due = entry.actor.nextDueAt;
       if (due === undefined || due > now) continue;
-      if (entry.actor.state === 'running') await this.#noteGatewayTraffic(entry, due);
       await this.#send(entry, { type: 'clock', now });
     }
     this.#schedule();
   }
 
   /**
-   * Before an idle deadline is honoured: gateway requests count as traffic (SPEC idle policy). sandboxd
-   * reports the time of its last gateway request; a later one than the sandbox's last activity is
-   * journaled as `traffic` at that time. Only on the wall clock, where the two times compare.
+   * Follows a sandbox's daemon: what it saw (calls to its API, requests through its gateway routes) is
+   * traffic for the idle policy, journaled at the time the daemon saw it. At most one `traffic` a second
+   * (or per quarter of the idle time, when shorter) is journaled per sandbox. Only on the wall clock, where daemon times compare with the machines'.
    */
-  async #noteGatewayTraffic(entry: Entry, dueAt: number): Promise<void> {
-    if (!this.#wallClock) return;
-    const lastTrafficAt = await fetch(`${entry.facts.daemonUrl}/v1/health`, {
-      signal: AbortSignal.timeout(1_000),
-    })
-      .then(
-        async (res) => ((await res.json()) as { lastTrafficAt?: number | null }).lastTrafficAt ?? undefined,
-      )
-      .catch(() => undefined);
-    if (lastTrafficAt === undefined || lastTrafficAt <= entry.actor.snapshot.context.lastActivityAt) return;
+  #follow(entry: Entry): void {
+    if (
+      !this.#wallClock ||
+      this.#closed ||
+      entry.actor.state === 'ended' ||
+      this.#feeds.has(entry.actor.id)
+    ) {
+      return;
+    }
+    const stop = followDaemon({
+      url: entry.facts.daemonUrl,
+      token: controlTokenFor(this.#controlKey, entry.actor.id),
+      onEvent: (event) => {
+        if (TRAFFIC_EVENTS.has(event.type)) void this.#noteTraffic(entry, event.at);
+      },
+    });
+    this.#feeds.set(entry.actor.id, stop);
+  }
+
+  async #noteTraffic(entry: Entry, at: number): Promise<void> {
+    const { lastActivityAt, maxIdleMs } = entry.actor.snapshot.context;
+    const resolution = Math.min(TRAFFIC_RESOLUTION_MS, maxIdleMs / 4);
+    if (entry.actor.state !== 'running' || at < lastActivityAt + resolution) return;
     const journal = this.#journalFor(entry);
-    await entry.actor.send(
-      { type: 'clock', now: Math.min(lastTrafficAt, dueAt - 1) },
-      journal,
-      this.#effects,
-    );
+    await entry.actor.send({ type: 'clock', now: Math.min(at, this.#now()) }, journal, this.#effects);
     await entry.actor.send({ type: 'traffic' }, journal, this.#effects);
+    this.#schedule();
   }
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    for (const stop of this.#feeds.values()) stop();
+    this.#feeds.clear();
     this.#stopExitWatch();
     this.#driver.close();
     this.#pool.stop();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#journal.close();
-    this.#events.complete();
+    this.#events.close();
   }
 
   async #recover(): Promise<void> {
@@ -317,6 +382,7 @@ export class ControlPlane {
           () => undefined,
         );
         this.#driver.watch(id);
+        this.#follow(entry);
       }
     }
     // Resources nobody journaled as created: launches cut short by a crash.
@@ -325,18 +391,24 @@ export class ControlPlane {
     await this.tick();
   }
 
-  #adopt(id: string, input: SandboxMachineInput, facts: SandboxFacts): void {
+  #adopt(id: string, input: SandboxMachineInput, facts: SandboxFacts): Entry {
     const actor = new SandboxActor(id, input);
-    this.#entries.set(id, { actor, facts });
+    const entry = { actor, facts };
+    this.#entries.set(id, entry);
     actor.state$.subscribe((state) => {
+      if (state === 'ended') {
+        this.#feeds.get(id)?.();
+        this.#feeds.delete(id);
+      }
       if (this.#closed) return;
       const { endReason } = actor.snapshot.context;
-      this.#events.next({
+      this.#events.append({
         sandboxId: id,
         state,
         ...(state === 'ended' && endReason !== undefined ? { endReason } : {}),
       });
     });
+    return entry;
   }
 
   #entry(id: string): Entry {
@@ -352,9 +424,11 @@ export class ControlPlane {
     return entry;
   }
 
+  /** The sandbox's access token, or the operator key (the operator may act on any sandbox). */
   #tokenMatches(entry: Entry, token: string | undefined): boolean {
     const presented = Buffer.from(hashToken(token ?? ''), 'hex');
-    return timingSafeEqual(presented, Buffer.from(entry.facts.tokenHash, 'hex'));
+    const ownToken = timingSafeEqual(presented, Buffer.from(entry.facts.tokenHash, 'hex'));
+    return this.#operator.admits(token) || ownToken;
   }
 
   /**
@@ -410,6 +484,7 @@ export class ControlPlane {
       endReason: context.endReason ?? null,
       suspendReason: entry.actor.state === 'suspended' ? (context.suspendReason ?? null) : null,
       deadlineAt: context.deadlineAt,
+      seq: this.#events.latestSeq(entry.actor.id),
     };
   }
 }

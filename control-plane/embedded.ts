@@ -4,8 +4,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import { ensureHostPackages } from '../sandbox-drivers/namespace/host-requirements.js';
+import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import { ControlPlane } from './control-plane.js';
 import { createControlPlaneServer } from './http-api.js';
+import { loadOrCreateOperatorKey } from './operator-key.js';
 
 /** A running embedded control plane. */
 export interface EmbeddedControlPlane {
@@ -27,7 +29,8 @@ export interface EmbeddedOptions {
 }
 
 /**
- * Starts the embedded control plane (root; installs missing Debian packages on a fresh machine).
+ * Starts the embedded control plane (root; installs missing Debian packages on a fresh machine). It
+ * wires the operator key itself: `SDK_API_KEY` of this process is set to it, so `Sandbox.create` works.
  *
  * @example
  * ```ts
@@ -39,8 +42,15 @@ export async function startEmbeddedControlPlane(
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedControlPlane> {
   ensureHostPackages();
+  const stateDir = options.stateDir ?? '/var/lib/sdk';
+  // The SDK in this process presents the operator key from SDK_API_KEY: the embedded default takes the
+  // one already there, or its state folder's and puts it there.
+  const operatorKey = process.env.SDK_API_KEY || loadOrCreateOperatorKey(stateDir).key;
+  process.env.SDK_API_KEY = operatorKey;
   const plane = await ControlPlane.start({
-    stateDir: options.stateDir ?? '/var/lib/sdk',
+    stateDir,
+    operatorKey,
+    driver: new NamespaceDriver({ stateDir }),
     warmPool: options.warmPool ?? 0,
     ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
   });

@@ -4,9 +4,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { ERROR_HTTP_STATUS } from '../spec/error-codes.js';
-import { InvalidArgumentError, SdkError } from '../spec/errors.js';
+import type { Observable } from 'rxjs';
+import { AuthenticationError, InvalidArgumentError, SdkError } from '../spec/errors.js';
 import { SANDBOXD_VERSION } from '../daemon/version.js';
-import type { CreateSandboxRequest } from './api-schemas.js';
+import type { CreateSandboxRequest, SandboxEvent } from './api-schemas.js';
 import type { ControlPlane } from './control-plane.js';
 import { openApiDocument } from './openapi.js';
 
@@ -36,6 +37,25 @@ function bearer(req: IncomingMessage): string | undefined {
   return header?.startsWith('Bearer ') === true ? header.slice(7) : undefined;
 }
 
+/** `?after=<seq>`: the stream resumes after that event. */
+function cursor(req: IncomingMessage): number | undefined {
+  const after = new URL(req.url ?? '/', 'http://control-plane').searchParams.get('after');
+  if (after === null) return undefined;
+  if (!/^\d{1,15}$/.test(after)) throw new InvalidArgumentError('after: must be a sequence number');
+  return Number(after);
+}
+
+/** Writes events as NDJSON until the stream ends or the client goes away. */
+function streamEvents(res: ServerResponse, events: Observable<SandboxEvent>): void {
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  const subscription = events.subscribe({
+    next: (event) => res.write(`${JSON.stringify(event)}\n`),
+    complete: () => res.end(),
+    error: () => res.destroy(),
+  });
+  res.once('close', () => subscription.unsubscribe());
+}
+
 /** Creates the HTTP server of a control plane (not yet listening). */
 export function createControlPlaneServer(plane: ControlPlane): Server {
   const route = async (
@@ -45,32 +65,40 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
     const path = new URL(req.url ?? '/', 'http://control-plane').pathname;
     const [, v1, collection, id, verb] = path.split('/');
     const key = `${req.method ?? ''} /${[v1, collection, id === undefined ? undefined : ':id', verb].filter((p) => p !== undefined).join('/')}`;
+    const caller = bearer(req);
+    const operatorOnly = (): void => {
+      if (!plane.isOperator(caller)) throw new AuthenticationError('missing or invalid operator key');
+    };
     switch (key) {
       case 'GET /v1/openapi.json':
         return [200, openApiDocument(SANDBOXD_VERSION)];
       case 'POST /v1/sandboxes':
+        operatorOnly();
         return [201, await plane.create((await readJson(req)) as CreateSandboxRequest) /* checked inside */];
       case 'GET /v1/sandboxes':
+        operatorOnly();
         return [200, plane.list()];
       case 'GET /v1/sandboxes/:id':
+        plane.authorize(id ?? '', caller);
         return [200, plane.get(id ?? '')];
       case 'DELETE /v1/sandboxes/:id':
         return [200, await plane.kill(id ?? '', bearer(req))];
       case 'POST /v1/sandboxes/:id/pause':
         return [200, await plane.pause(id ?? '', bearer(req))];
       case 'POST /v1/sandboxes/:id/connect':
-        return [200, await plane.connect(id ?? '', bearer(req))];
+        // A wrong token does not fail connect (SPEC Authentication 1); no credential at all does.
+        if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
+        return [200, await plane.connect(id ?? '', caller)];
       case 'POST /v1/sandboxes/:id/activity':
         return [200, await plane.activity(id ?? '', bearer(req))];
-      case 'GET /v1/events': {
-        res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-        const subscription = plane.events$.subscribe({
-          next: (event) => res.write(`${JSON.stringify(event)}\n`),
-          complete: () => res.end(),
-        });
-        res.once('close', () => subscription.unsubscribe());
+      case 'GET /v1/events':
+        operatorOnly();
+        streamEvents(res, plane.events({ after: cursor(req) }));
         return 'streamed';
-      }
+      case 'GET /v1/sandboxes/:id/events':
+        plane.authorize(id ?? '', caller);
+        streamEvents(res, plane.events({ sandboxId: id ?? '', after: cursor(req) }));
+        return 'streamed';
       default:
         return [404, { code: 'invalid_argument', message: 'no such endpoint' }];
     }

@@ -1,8 +1,18 @@
 /**
  * `sdk/control-plane`: the control plane for single-machine use (`startEmbeddedControlPlane`) and for
- * hosting (`ControlPlane`, `createControlPlaneServer`).
+ * hosting (`ControlPlane` with a driver such as `NamespaceDriver`, `createControlPlaneServer`).
  */
 export { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
+export {
+  NamespaceDriver,
+  type NamespaceDriverOptions,
+} from '../sandbox-drivers/namespace/namespace-driver.js';
+export type {
+  LaunchedSandbox,
+  LaunchRequest,
+  SandboxDriver,
+  TemplateManifest,
+} from '../sandbox-drivers/sandbox-driver.js';
 export { startEmbeddedControlPlane, type EmbeddedControlPlane, type EmbeddedOptions } from './embedded.js';
 export { createControlPlaneServer } from './http-api.js';
 export { openApiDocument } from './openapi.js';

@@ -1,9 +1,14 @@
 /**
  * sandboxd's HTTP API (DESIGN.md §3): token-authenticated JSON, process events as NDJSON streams.
  *
- *   GET  /v1/health                     readiness, no token
+ *   GET  /v1/health                     readiness, no token: { ok }
  *   GET  /v1/version                    { version }
- *   POST /v1/processes                  start a command → { pid }
+ *   POST /v1/gateways                   { routes }: the whole configuration, values included → route state
+ *   GET  /v1/gateways                   route state: { routes: { name: { port, url, lastErrorClass } } }
+ *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests, commands,
+ *                                       routes), from ?after=<seq>; also admits the control plane's
+ *                                       read-only credential
+ *   POST /v1/processes                  start a command → { pid }; with ?stream=true its event stream
  *   GET  /v1/processes                  [{ pid, cmd, running }]
  *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
  *   POST /v1/processes/:pid/stdin       raw body appended to stdin
@@ -15,6 +20,8 @@ import { z } from 'zod';
 import { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../spec/process-events.js';
 import { configureSandboxSchema, type GatewayState } from '../spec/gateway-wire.js';
+import type { DaemonRecord } from '../spec/daemon-events.js';
+import type { SequencedLog } from '../actors/sequenced-log.js';
 import type { GatewayHost } from '../gateway/gateway-host.js';
 import type { ManagedProcess } from './managed-process.js';
 import type { ProcessTable } from './process-table.js';
@@ -29,6 +36,10 @@ export interface DaemonServerOptions {
   readonly gateways: GatewayHost;
   /** Interval of keepalive events on open event streams. */
   readonly keepaliveMs?: number;
+  /** What the daemon saw, streamed at `GET /v1/events`. */
+  readonly audit: SequencedLog<DaemonRecord>;
+  /** The control plane's read-only credential: admitted to `GET /v1/events` and nothing else. */
+  readonly controlToken?: TokenCheck;
 }
 
 /** Largest JSON request body. */
@@ -111,6 +122,20 @@ async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T): P
   return parsed.data;
 }
 
+/** Writes the daemon's events as NDJSON, after `?after=<seq>` when given, until the client goes away. */
+function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url: URL): void {
+  const after = url.searchParams.get('after');
+  if (after !== null && !/^\d{1,15}$/.test(after)) {
+    throw new RequestError('invalid_argument', 'after: must be a sequence number');
+  }
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  const subscription = audit.stream({ after: after === null ? undefined : Number(after) }).subscribe({
+    next: (event) => res.write(`${JSON.stringify(event)}\n`),
+    complete: () => res.end(),
+  });
+  res.once('close', () => subscription.unsubscribe());
+}
+
 /** Creates the daemon's HTTP server (not yet listening). */
 export function createDaemonServer(options: DaemonServerOptions): Server {
   const { processes } = options;
@@ -143,13 +168,22 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     const url = new URL(req.url ?? '/', 'http://sandboxd');
     const parts = url.pathname.split('/').filter((p) => p !== '');
     const key = `${req.method ?? ''} /${parts.map((p, i) => (i === 2 ? ':pid' : p)).join('/')}`;
-    // Readiness and the time of the last gateway request (the idle policy's traffic); nothing secret.
-    if (key === 'GET /v1/health')
-      return ok({ ok: true, lastTrafficAt: options.gateways.lastTrafficAt ?? null });
+    // Readiness; nothing secret.
+    if (key === 'GET /v1/health') return ok({ ok: true });
+    if (key === 'GET /v1/events' && options.controlToken?.admits(req) === true) {
+      streamAudit(res, options.audit, url);
+      return 'streamed';
+    }
     if (!options.token.admits(req)) {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }
+    if (key !== 'GET /v1/events') {
+      options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: key });
+    }
     switch (key) {
+      case 'GET /v1/events':
+        streamAudit(res, options.audit, url);
+        return 'streamed';
       case 'POST /v1/gateways': {
         // The body holds header values: it goes to the gateway host and nowhere else.
         const { routes } = await readJson(req, configureSandboxSchema);
@@ -173,6 +207,17 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
               error instanceof Error ? error.message : 'could not start',
             );
           });
+        proc.follow((event) => {
+          if (event.type === 'start' || event.type === 'end') {
+            options.audit.append({ at: Date.now(), type: 'process', pid: proc.pid, event: event.type });
+          }
+        });
+        // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
+        // running a command in the foreground is one call.
+        if (url.searchParams.get('stream') === 'true') {
+          streamEvents(res, proc);
+          return 'streamed';
+        }
         return ok({ pid: proc.pid });
       }
       case 'GET /v1/processes':

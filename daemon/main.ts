@@ -9,6 +9,8 @@ import { GatewayHost } from '../gateway/gateway-host.js';
 import { createDaemonServer } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
 import { ownAddresses } from './own-addresses.js';
+import { SequencedLog } from '../actors/sequenced-log.js';
+import type { DaemonRecord } from '../spec/daemon-events.js';
 import { ProcessTable } from './process-table.js';
 import { TokenCheck } from './token.js';
 import { SANDBOXD_VERSION } from './version.js';
@@ -32,6 +34,8 @@ const settingsSchema = z.strictObject({
   prepareHome: z.boolean().default(false),
   /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
   commandCgroup: z.string().optional(),
+  /** The control plane's read-only credential for this daemon's event stream. */
+  controlToken: z.string().min(16).optional(),
 });
 
 const chunks: Buffer[] = [];
@@ -57,7 +61,23 @@ const gateways = new GatewayHost({
         headersTimeoutMs: settings.gatewayTimeouts.headersMs,
       }),
 });
+// What this daemon sees, for the control plane: calls (recorded by the server), gateway requests and
+// route changes (from the gateway host), commands started and ended.
+const audit = new SequencedLog<DaemonRecord>((record) => record.type);
+gateways.events$.subscribe((event) => {
+  const at = Date.now();
+  if (event.type === 'request') {
+    audit.append({ at, type: 'gateway_request', route: event.route, method: event.method });
+  } else {
+    const change = ({ route_opened: 'opened', route_closed: 'closed', route_failed: 'failed' } as const)[
+      event.type
+    ];
+    audit.append({ at, type: 'route', route: event.route, event: change });
+  }
+});
 const server = createDaemonServer({
+  audit,
+  ...(settings.controlToken === undefined ? {} : { controlToken: new TokenCheck(settings.controlToken) }),
   token: new TokenCheck(settings.token),
   version: settings.version,
   processes,

@@ -42,8 +42,12 @@ export type ApplyOutcome =
   | { readonly ok: true; readonly status: ReadonlyMap<string, GatewayRouteStatus> }
   | { readonly ok: false; readonly failure: ConfigurationFailure };
 
-/** Route lifecycle events, for the daemon's event stream. */
+/**
+ * Route lifecycle events and one audit record per request a route received (its method only: never a
+ * header, a body, a path or a query), for the daemon's event stream.
+ */
 export type GatewayHostEvent =
+  | { readonly type: 'request'; readonly route: string; readonly method: string }
   | { readonly type: 'route_opened'; readonly route: string; readonly port: number }
   | { readonly type: 'route_closed'; readonly route: string }
   | { readonly type: 'route_failed'; readonly route: string; readonly errorClass: string };
@@ -76,7 +80,6 @@ export class GatewayHost {
   readonly #now: Clock;
   readonly #events = new Subject<GatewayHostEvent>();
   #version = 0;
-  #lastTrafficAt: number | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
@@ -102,11 +105,6 @@ export class GatewayHost {
     const run = this.#queue.then(() => this.#apply(configuration));
     this.#queue = run.catch(() => undefined);
     return run;
-  }
-
-  /** Wall-clock time (ms) of the last request any route received, or undefined. */
-  get lastTrafficAt(): number | undefined {
-    return this.#lastTrafficAt;
   }
 
   /** Per open route: port, url and the class of the last refused configuration. */
@@ -140,7 +138,7 @@ export class GatewayHost {
     const verdict = checkConfiguration(configuration);
     if (!verdict.ok) return this.#refuse(verdict.failure);
     const added = [...verdict.routes.keys()].filter((name) => !this.#routes.has(name));
-    const bound = await Promise.allSettled(added.map(() => this.#bind()));
+    const bound = await Promise.allSettled(added.map((name) => this.#bind(name)));
     const listeners = bound.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     if (listeners.length < added.length) {
       await Promise.all(listeners.map((listener) => listener.close()));
@@ -171,12 +169,12 @@ export class GatewayHost {
     return { ok: true, status: this.status() };
   }
 
-  #bind(): Promise<RouteListener> {
+  #bind(route: string): Promise<RouteListener> {
     return RouteListener.bind({
       dispatcher: this.#dispatcher,
       injected: this.#injected,
       now: this.#now,
-      onTraffic: () => (this.#lastTrafficAt = Date.now()),
+      onTraffic: (method) => this.#events.next({ type: 'request', route, method }),
     });
   }
 

@@ -96,3 +96,20 @@ export function checkRequestPath(path: string): PathVerdict {
   }
   return ACCEPTED;
 }
+
+/**
+ * Why `basePath` cannot be a base path, or undefined: empty, or `/segment[/segment…]` with no trailing
+ * slash, following the request-path rules (an `AgentModel`'s and a preset's base path).
+ *
+ * @example
+ * ```ts
+ * basePathProblem('/v1');   // undefined
+ * basePathProblem('/v1/');  // 'must not end with /'
+ * ```
+ */
+export function basePathProblem(basePath: string): string | undefined {
+  if (basePath === '') return undefined;
+  if (basePath.endsWith('/')) return 'must not end with /';
+  const verdict = checkRequestPath(basePath);
+  return verdict.ok ? undefined : verdict.reason;
+}

@@ -29,7 +29,7 @@ interface Connection {
 export interface RouteListenerDeps extends ExchangeDeps {
   readonly now: Clock;
   /** Called for every request the listener receives (sandbox activity for the idle policy). */
-  readonly onTraffic: () => void;
+  readonly onTraffic: (method: string) => void;
 }
 
 /** A route's listener on `127.0.0.1` with an OS-chosen port. */
@@ -151,7 +151,7 @@ export class RouteListener {
 
   #handle(inbound: Inbound): void {
     const { req } = inbound;
-    this.#deps.onTraffic();
+    this.#deps.onTraffic(req.method ?? '');
     const route = this.#route;
     const bucket = this.#bucket;
     const target = req.url ?? '';

@@ -1,21 +1,51 @@
 /**
- * Preset builders (SPEC "Provider preset catalogue" and preset rules 1-6): each returns a
- * `SecretGateway` restricted to its vendor's upstream, header and POST paths, from the catalogue row.
- * Building one makes no network call and loads no optional dependency.
+ * Preset routes (SPEC "Provider preset catalogue" and preset rules 1-6): each preset checks its options
+ * and returns its vendor's upstream, header name and POST paths from the catalogue row, and what it
+ * implies for an `AgentModel`. The SDK adds the secret and makes the `SecretGateway`
+ * (`sdk/preset-gateways.ts`). Building one makes no network call and loads no optional dependency.
  */
 import { z } from 'zod';
+import { basePathProblem } from '../gateway/request-path.js';
 import { parseUpstream } from '../gateway/upstream.js';
-import { basePathProblem } from '../sdk/agent-model.js';
-import { REGION } from '../sdk/secret-ref.js';
-import {
-  SecretGateway,
-  ratePerMinuteSchema,
-  secretSourceSchema,
-  type SecretSource,
-} from '../sdk/secret-gateway.js';
 import { LIMITS } from '../spec/limits.js';
+import { REGION } from '../spec/names.js';
 import { parseOptions } from '../spec/parse-options.js';
+import { ratePerMinuteSchema } from '../spec/rate-per-minute.js';
 import { loadCatalogue, type PresetKey } from './catalogue.js';
+
+/** What a preset builder records about the gateway it made (used to check an `AgentModel` against it). */
+export interface PresetBinding {
+  /** Preset key in the catalogue, such as `vendor_d`. */
+  readonly preset: string;
+  /** The `AgentModel.provider` this gateway serves. */
+  readonly provider: string;
+  /** The `AgentModel.basePath` the preset implies (`compatible` only; empty otherwise). */
+  readonly basePath: string;
+  /** Model ids the gateway restricts to, for presets with the model in the path. */
+  readonly models: readonly string[] | undefined;
+}
+
+/** One preset's route: a `SecretGateway`'s options but the secret, which the SDK adds. */
+export interface PresetRoute {
+  /** The upstream, as the catalogue row fills it in (checked again by `SecretGateway`). */
+  readonly upstream: string;
+  /** Name of the one header the gateway injects. */
+  readonly header: string;
+  /** The allowed (METHOD, path) pairs. */
+  readonly allow: readonly (readonly [method: string, path: string])[];
+  /** As given: 0 means the default. */
+  readonly ratePerMinute: number;
+  /** What the preset implies for an `AgentModel`. */
+  readonly binding: PresetBinding;
+}
+
+/** A preset: the name of its public builder and its route from the builder's options. */
+export interface Preset<Options extends unknown[]> {
+  /** The builder's name in the SDK, first word of its error messages (`vendorAGateway`). */
+  readonly name: string;
+  /** Checks the options (`InvalidArgumentError` naming the field) and returns the route. */
+  readonly route: (...options: Options) => PresetRoute;
+}
 
 interface PresetParams {
   readonly region?: string;
@@ -33,8 +63,8 @@ function fill(template: string, params: PresetParams, model?: string): string {
   });
 }
 
-/** Builds the gateway of one catalogue row; options were checked by the caller. */
-function buildPreset(key: PresetKey, secret: SecretSource, params: PresetParams): SecretGateway {
+/** The route of one catalogue row; options were checked by the caller. */
+function presetRoute(key: PresetKey, params: PresetParams): PresetRoute {
   const catalogue = loadCatalogue();
   const entry = catalogue.presets[key];
   const withDefaults: PresetParams = { basePath: entry.defaults?.basePath ?? '', ...params };
@@ -48,20 +78,18 @@ function buildPreset(key: PresetKey, secret: SecretSource, params: PresetParams)
       ]),
     ]);
   });
-  return new SecretGateway(
-    {
-      upstream: fill(entry.upstream, withDefaults),
-      headers: { [entry.header.name]: secret },
-      allow: paths.map((path) => [catalogue.method, path] as [string, string]),
-      ratePerMinute: withDefaults.ratePerMinute,
-    },
-    {
+  return {
+    upstream: fill(entry.upstream, withDefaults),
+    header: entry.header.name,
+    allow: paths.map((path) => [catalogue.method, path] as const),
+    ratePerMinute: withDefaults.ratePerMinute,
+    binding: {
       preset: key,
       provider: entry.agentModel.provider,
       basePath: fill(entry.agentModel.basePath, withDefaults),
       models: withDefaults.models === undefined ? undefined : [...withDefaults.models],
     },
-  );
+  };
 }
 
 const rate = z.strictObject({ ratePerMinute: ratePerMinuteSchema });
@@ -106,8 +134,6 @@ function modelList(key: PresetKey, problem: (id: string) => string | undefined) 
     });
 }
 
-const secret = secretSourceSchema;
-
 /** The options argument: optional exactly when every option is. */
 type OptionsArg<T> = Partial<T> extends T ? [options?: T] : [options: T];
 
@@ -115,11 +141,10 @@ function preset<S extends z.ZodType<PresetParams>>(
   key: PresetKey,
   name: string,
   schema: S,
-): (secretSource: SecretSource, ...options: OptionsArg<z.input<S>>) => SecretGateway {
-  return (secretSource, ...[options]) => {
-    const source = parseOptions(secret, secretSource, name, ['secret']);
-    const params = parseOptions(schema, options ?? {}, name);
-    return buildPreset(key, source, params);
+): Preset<OptionsArg<z.input<S>>> {
+  return {
+    name,
+    route: (...[options]) => presetRoute(key, parseOptions(schema, options ?? {}, name)),
   };
 }
 
@@ -152,36 +177,24 @@ const compatibleOptions = rate.extend({ upstream: secureUpstream, basePath: base
 const rateOnly = rate.partial().transform((o) => ({ ratePerMinute: o.ratePerMinute ?? 0 }));
 
 /**
- * vendor_a: region-dependent host, model id in the path; only the given models' converse paths.
+ * Every preset by catalogue key, each named after its builder (`sdk/preset-gateways.ts` documents them).
  *
  * @example
  * ```ts
- * vendorAGateway('vendor-a-key', { region: 'us-east-1', models: ['vendor.model-v1:0'] });
+ * PRESETS.vendor_b.route({ ratePerMinute: 120 }).allow; // [['POST', '/v1/messages']]
  * ```
  */
-export const vendorAGateway = preset('vendor_a', 'vendorAGateway', vendorAOptions);
-/** vendor_b: messages API, bare key in `x-api-key`. */
-export const vendorBGateway = preset('vendor_b', 'vendorBGateway', rateOnly);
-/** Any chat-completions server the sandbox can reach over https (never localhost, loopback or link-local). */
-export const compatibleGateway = preset('compatible', 'compatibleGateway', compatibleOptions);
-/** vendor_c: responses and chat-completions, Bearer key. */
-export const vendorCGateway = preset('vendor_c', 'vendorCGateway', rateOnly);
-/** vendor_d: model id in the path; only the given models (which must include the agent's small model). */
-export const vendorDGateway = preset('vendor_d', 'vendorDGateway', vendorDOptions);
-/** vendor_e: per-resource subdomain, bare key in `api-key`; the model id is the deployment name. */
-export const vendorEGateway = preset('vendor_e', 'vendorEGateway', vendorEOptions);
-/** vendor_f: multi-model router (provider `compatible`, base path `/api/v1`). */
-export const vendorFGateway = preset('vendor_f', 'vendorFGateway', rateOnly);
-/** vendor_g: fast inference (provider `compatible`, base path `/vendor_c/v1`). */
-export const vendorGGateway = preset('vendor_g', 'vendorGGateway', rateOnly);
-/** vendor_h: chat completions (provider `compatible`, base path `/v1`). */
-export const vendorHGateway = preset('vendor_h', 'vendorHGateway', rateOnly);
-/** vendor_i: chat completions at the host root (provider `compatible`, no base path). */
-export const vendorIGateway = preset('vendor_i', 'vendorIGateway', rateOnly);
-/** vendor_j: responses API in vendor_c's wire style (provider `vendor_c`). */
-export const vendorJGateway = preset('vendor_j', 'vendorJGateway', rateOnly);
-/**
- * vendor_k: a customer-owned model proxy at an https upstream with no path. Give its virtual key a
- * budget and a model list: the gateway cannot see the model.
- */
-export const vendorKGateway = preset('vendor_k', 'vendorKGateway', vendorKOptions);
+export const PRESETS = {
+  vendor_a: preset('vendor_a', 'vendorAGateway', vendorAOptions),
+  vendor_b: preset('vendor_b', 'vendorBGateway', rateOnly),
+  compatible: preset('compatible', 'compatibleGateway', compatibleOptions),
+  vendor_c: preset('vendor_c', 'vendorCGateway', rateOnly),
+  vendor_d: preset('vendor_d', 'vendorDGateway', vendorDOptions),
+  vendor_e: preset('vendor_e', 'vendorEGateway', vendorEOptions),
+  vendor_f: preset('vendor_f', 'vendorFGateway', rateOnly),
+  vendor_g: preset('vendor_g', 'vendorGGateway', rateOnly),
+  vendor_h: preset('vendor_h', 'vendorHGateway', rateOnly),
+  vendor_i: preset('vendor_i', 'vendorIGateway', rateOnly),
+  vendor_j: preset('vendor_j', 'vendorJGateway', rateOnly),
+  vendor_k: preset('vendor_k', 'vendorKGateway', vendorKOptions),
+} as const satisfies Record<PresetKey, { readonly name: string }>;

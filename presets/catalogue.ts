@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { AGENT_PROVIDERS } from '../sdk/agent-model.js';
+import { AGENT_PROVIDERS } from '../spec/agent-providers.js';
 import { InvalidArgumentError } from '../spec/errors.js';
 import bundled from './catalogue.json' with { type: 'json' };
 

@@ -16,6 +16,8 @@ export interface LaunchRequest {
   readonly cpus: number;
   /** The sandbox access token sandboxd checks; handed over on its stdin only. */
   readonly accessToken: string;
+  /** The control plane's read-only credential for sandboxd's event stream; on stdin only, too. */
+  readonly controlToken?: string;
   /** Trust roots for gateway upstreams, PEM (a private CA); the defaults when absent. */
   readonly gatewayCa?: string;
   /** Gateway time-outs in milliseconds; the spec's by default. */
@@ -29,8 +31,19 @@ export interface LaunchedSandbox {
   readonly daemonUrl: string;
 }
 
-/** An isolation engine. */
+/** A template's manifest: what the control plane checks before it asks for a launch. */
+export interface TemplateManifest {
+  readonly name: string;
+  /** The sandboxd version the template was built with. */
+  readonly sandboxdVersion: string;
+  /** Whether a sandbox of this template can have closed egress. */
+  readonly canCloseEgress: boolean;
+}
+
+/** An isolation engine, templates included: the control plane reaches a driver only through this. */
 export interface SandboxDriver {
+  /** The manifest of the template named `name`, or undefined when this driver has none by that name. */
+  template(name: string): Promise<TemplateManifest | undefined>;
   /** Starts a sandbox and waits until its sandboxd answers. Leaves nothing behind on failure. */
   launch(request: LaunchRequest): Promise<LaunchedSandbox>;
   /** Freezes every process of the sandbox, memory kept. */

@@ -1,30 +1,9 @@
 /** `AgentModel`: which model an agent uses, through which gateway route (SPEC "AgentModel"). */
 import { z } from 'zod';
-import { checkRequestPath } from '../gateway/request-path.js';
-import { NAME_RULES, ROUTE_NAME, printableText } from '../spec/names.js';
+import { basePathProblem } from '../gateway/request-path.js';
+import { AGENT_PROVIDERS, type AgentProvider } from '../spec/agent-providers.js';
+import { NAME_RULES, REGION, ROUTE_NAME, printableText } from '../spec/names.js';
 import { parseOptions } from '../spec/parse-options.js';
-import { REGION } from './secret-ref.js';
-
-/** Providers an `AgentModel` may name (`vendor_c` also serves vendor_j). */
-export const AGENT_PROVIDERS = [
-  'vendor_a',
-  'vendor_b',
-  'vendor_c',
-  'vendor_d',
-  'vendor_e',
-  'compatible',
-] as const;
-
-/** One agent model provider. */
-export type AgentProvider = (typeof AGENT_PROVIDERS)[number];
-
-/** A base path: empty, or `/segment[/segment…]` with no trailing slash, following the path rules. */
-export function basePathProblem(basePath: string): string | undefined {
-  if (basePath === '') return undefined;
-  if (basePath.endsWith('/')) return 'must not end with /';
-  const verdict = checkRequestPath(basePath);
-  return verdict.ok ? undefined : verdict.reason;
-}
 
 const agentModelOptions = z
   .strictObject({

@@ -135,23 +135,25 @@ export class Commands {
   async run(cmd: string, options: CommandRunOptions = {}): Promise<CommandResult | CommandHandle> {
     const command = parseOptions(z.string().min(1, 'must not be empty'), cmd, 'commands.run', ['cmd']);
     const parsed = parseOptions(runOptions, options, 'commands.run');
-    const { pid } = await this.#client.call('POST', '/v1/processes', pidSchema, {
+    const start = {
       cmd: command,
       envs: parsed.envs ?? {},
       killTree: parsed.killTree,
       ...(parsed.cwd === undefined ? {} : { cwd: parsed.cwd }),
       ...(parsed.timeoutMs === undefined ? {} : { timeoutMs: parsed.timeoutMs }),
-    });
+    };
     const callbacks = {
       ...(parsed.onStdout === undefined ? {} : { onStdout: parsed.onStdout }),
       ...(parsed.onStderr === undefined ? {} : { onStderr: parsed.onStderr }),
     };
-    const handle = new CommandHandle(this.#client, pid, callbacks);
-    if (parsed.background) {
-      await firstValueFrom(handle.events$); // the start event: the command is running
-      return handle;
+    if (!parsed.background) {
+      // Started and followed in one call: the answer is the command's event stream.
+      return collect(this.#client.events('/v1/processes?stream=true', start), callbacks);
     }
-    return handle.wait();
+    const { pid } = await this.#client.call('POST', '/v1/processes', pidSchema, start);
+    const handle = new CommandHandle(this.#client, pid, callbacks);
+    await firstValueFrom(handle.events$); // the start event: the command is running
+    return handle;
   }
 
   /** Re-attaches to a command by pid: its output so far, then the rest. */

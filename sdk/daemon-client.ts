@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
 import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonValues } from './ndjson.js';
+import { ndjsonValues } from '../spec/ndjson.js';
 
 /** A daemon address and the token to present. */
 export interface DaemonEndpoint {
@@ -53,8 +53,11 @@ export class DaemonClient {
     await readAnswer(await this.#send('POST', path, data), z.unknown(), `the daemon to POST ${path}`);
   }
 
-  /** The NDJSON events at `path`, until the stream ends; errors become SDK exceptions. */
-  events(path: string): Observable<ProcessEvent> {
+  /**
+   * The NDJSON events at `path`, until the stream ends; errors become SDK exceptions. With `body`, the
+   * stream is the answer to a POST of it (a command started and followed in one call).
+   */
+  events(path: string, body?: unknown): Observable<ProcessEvent> {
     return new Observable<ProcessEvent>((subscriber) => {
       const abort = new AbortController();
       const run = async (): Promise<void> => {
@@ -62,7 +65,13 @@ export class DaemonClient {
         const res = await request(`${this.url}${path}`, {
           dispatcher,
           signal: abort.signal,
-          headers: { authorization: `Bearer ${this.#token}` },
+          ...(body === undefined
+            ? { headers: { authorization: `Bearer ${this.#token}` } }
+            : {
+                method: 'POST' as const,
+                body: JSON.stringify(body),
+                headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/json' },
+              }),
         });
         if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
         for await (const value of ndjsonValues(res.body)) {

@@ -9,7 +9,7 @@
  * ```
  */
 export { AgentLimits, type AgentLimitsOptions } from './agent-limits.js';
-export { AGENT_PROVIDERS, AgentModel, type AgentModelOptions, type AgentProvider } from './agent-model.js';
+export { AgentModel, type AgentModelOptions } from './agent-model.js';
 export {
   AgentPermissions,
   DENIED_BY_DEFAULT,
@@ -81,7 +81,8 @@ export {
   vendorIGateway,
   vendorJGateway,
   vendorKGateway,
-} from '../presets/builders.js';
+} from './preset-gateways.js';
+export { AGENT_PROVIDERS, type AgentProvider } from '../spec/agent-providers.js';
 export { AGENT_FAILURE_REASONS, type AgentFailureReason } from '../spec/agent-reasons.js';
 export { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
 export {

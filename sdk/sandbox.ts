@@ -2,7 +2,7 @@
  * `Sandbox`: the handle on one isolated sandbox. It talks to the control plane for lifecycle (create,
  * connect, pause, resume, kill) and to the sandbox's daemon for commands, with the sandbox access token.
  */
-import { concat, filter, map, takeWhile, type Observable, defer } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { z } from 'zod';
 import {
   connectedSandboxSchema,
@@ -14,7 +14,7 @@ import {
 import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
 import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
 import { Commands } from './commands.js';
-import { ControlPlaneClient, controlPlaneUrl } from './control-plane-client.js';
+import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
 import { SandboxAgent } from './sandbox-agent.js';
 import { SandboxGateways } from './sandbox-gateways.js';
@@ -69,6 +69,8 @@ export class Sandbox {
   #agent: SandboxAgent | undefined;
   /** Why the sandbox ended, once this handle has learnt it: every later call fails before any traffic. */
   #endReason: string | undefined;
+  /** The sequence number of the first state this handle saw: `state$` starts there. */
+  #firstSeq = 0;
 
   private constructor(
     sandboxId: string,
@@ -133,6 +135,7 @@ export class Sandbox {
     }
     const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
     const created = await plane.call('POST', '/v1/sandboxes', createdSandboxSchema, {
+      token: operatorKey(),
       body: {
         template: o.template,
         allowInternetAccess: o.allowInternetAccess,
@@ -151,6 +154,7 @@ export class Sandbox {
       o.secretCache ?? new SecretCache(),
       options,
     );
+    sbx.#firstSeq = created.seq;
     if (Object.keys(o.gateways).length === 0) return sbx;
     try {
       await sbx.gateways.configure();
@@ -181,6 +185,7 @@ export class Sandbox {
       token,
     });
     const sbx = new Sandbox(id, token, connected.daemonUrl, plane);
+    sbx.#firstSeq = connected.seq;
     // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
     await sbx.gateways.readState().catch((error: unknown) => {
       if (!(error instanceof AuthenticationError)) throw error;
@@ -189,7 +194,8 @@ export class Sandbox {
   }
 
   /**
-   * State changes of every sandbox of a control plane, as they happen.
+   * State changes of every sandbox of a control plane, each with its sequence number: the current state
+   * of every sandbox first, then every change. Needs the operator key (`SDK_API_KEY`).
    *
    * @example
    * ```ts
@@ -198,7 +204,7 @@ export class Sandbox {
    */
   static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
     const o = parseOptions(eventsOptions, options, 'Sandbox.events');
-    return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events();
+    return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events({ token: operatorKey() });
   }
 
   /**
@@ -226,7 +232,11 @@ export class Sandbox {
 
   /** The sandbox's facts now (also once it has ended: they come from the control plane's record). */
   async getInfo(): Promise<SandboxInfo> {
-    return this.#learn(await this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema));
+    return this.#learn(
+      await this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
+        token: this.accessToken,
+      }),
+    );
   }
 
   /** Suspends the sandbox with its memory kept. */
@@ -253,14 +263,14 @@ export class Sandbox {
     );
   }
 
-  /** The sandbox's state now and at every change, until it ends. */
+  /**
+   * The sandbox's state now and at every change, until it ends: one stream that starts with the current
+   * state and goes on in sequence, so no transition falls between a read and a subscription.
+   */
   get state$(): Observable<SandboxState> {
-    const current = defer(() => this.getInfo()).pipe(map((info) => info.state));
-    const changes = this.#plane.events().pipe(
-      filter((event) => event.sandboxId === this.sandboxId),
-      map((event) => event.state),
-    );
-    return concat(current, changes).pipe(takeWhile((state) => state !== 'ended', true));
+    return this.#plane
+      .events({ sandboxId: this.sandboxId, token: this.accessToken, after: Math.max(0, this.#firstSeq - 1) })
+      .pipe(map((event) => event.state));
   }
 
   #action(verb: 'pause' | 'connect' | 'activity'): Promise<SandboxInfo> {

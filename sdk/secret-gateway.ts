@@ -6,25 +6,17 @@ import { z } from 'zod';
 import { parseAllowRule, type AllowMethod } from '../gateway/allow-rule.js';
 import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
 import { parseUpstream } from '../gateway/upstream.js';
+import type { PresetBinding } from '../presets/builders.js';
 import { LIMITS } from '../spec/limits.js';
 import { NAME_RULES, ROUTE_NAME } from '../spec/names.js';
 import { ALLOW_PATH_ISSUE, parseOptions } from '../spec/parse-options.js';
+import { ratePerMinuteSchema } from '../spec/rate-per-minute.js';
 import { SECRET_NAME, SECRET_NAME_RULE, SecretRef } from './secret-ref.js';
+
+export type { PresetBinding };
 
 /** A header's secret: a secret name or a `SecretRef`. */
 export type SecretSource = string | SecretRef;
-
-/** What a preset builder records about the gateway it made (used to check an `AgentModel` against it). */
-export interface PresetBinding {
-  /** Preset key in the catalogue, such as `vendor_d`. */
-  readonly preset: string;
-  /** The `AgentModel.provider` this gateway serves. */
-  readonly provider: string;
-  /** The `AgentModel.basePath` the preset implies (`compatible` only; empty otherwise). */
-  readonly basePath: string;
-  /** Model ids the gateway restricts to, for presets with the model in the path. */
-  readonly models: readonly string[] | undefined;
-}
 
 /** Schema of a header's secret: a secret name or a `SecretRef`. */
 export const secretSourceSchema = z.union([
@@ -56,16 +48,6 @@ const allowRule = z.tuple([z.string(), z.string()]).superRefine(([method, path],
   if (!verdict.ok)
     ctx.addIssue({ code: 'custom', message: verdict.reason, params: { code: ALLOW_PATH_ISSUE } });
 });
-
-const RATE_RULE = `must be 0 (= ${LIMITS.defaultRatePerMinute}) or 1..${LIMITS.maxRatePerMinute}`;
-
-/** Schema of `ratePerMinute`: 0 (the default 600) or 1..6000. */
-export const ratePerMinuteSchema = z
-  .number()
-  .int(RATE_RULE)
-  .min(0, RATE_RULE)
-  .max(LIMITS.maxRatePerMinute, RATE_RULE)
-  .default(0);
 
 const secretGatewayOptions = z.strictObject({
   upstream: z.string().superRefine((text, ctx) => {

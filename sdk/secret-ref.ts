@@ -1,5 +1,6 @@
 /** `SecretRef`: a reference to a secret in the secret store, an alternative to a bare secret name. */
 import { z } from 'zod';
+import { REGION } from '../spec/names.js';
 import { parseOptions } from '../spec/parse-options.js';
 
 /** A secret name or ARN as the secret store accepts it. Never a secret value. */
@@ -8,9 +9,6 @@ export const SECRET_NAME = /^[A-Za-z0-9/_+=.@:-]{1,2048}$/;
 /** The wording of the secret-name rule in error messages. */
 export const SECRET_NAME_RULE =
   'must name a secret (1-2048 characters A-Z a-z 0-9 / _ + = . @ : -), never hold its value';
-
-/** A cloud region such as `us-east-1`. */
-export const REGION = /^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/;
 
 const secretRefOptions = z.strictObject({
   name: z.string().regex(SECRET_NAME, SECRET_NAME_RULE),

@@ -1,4 +1,4 @@
-/** Naming rules of SPEC "Limits" and "Resources": route names, agent and MCP names. */
+/** Naming rules of SPEC "Limits" and "Resources": route names, agent and MCP names, regions. */
 
 /** A gateway route name: 1-64 characters `[a-z0-9-]`; the public key of `sbx.gateways`. */
 export const ROUTE_NAME = /^[a-z0-9-]{1,64}$/;
@@ -21,6 +21,9 @@ export const TEMPLATE_NAME =
 
 /** A role ARN, such as `arn:aws:iam::123456789012:role/sandbox`. */
 export const ROLE_ARN = /^arn:[a-z0-9-]+:iam::[0-9]{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
+
+/** A cloud region such as `us-east-1`. */
+export const REGION = /^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/;
 
 /** Printable text without control characters, 1-n characters long. */
 export function printableText(max: number): RegExp {

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { makeTestPki } from '../../test/integration/support/test-ca.js';
+import { ensureBenchPackages } from '../support/host-packages.js';
 import { freePort } from '../../test/support/loopback.js';
 import { createTestNetwork } from '../../test/integration/support/test-network.js';
 import { openLoopLatency, type LatencySummary } from '../support/latency.js';
@@ -21,6 +22,8 @@ import { streamThrough, type StreamResult } from '../support/streaming.js';
 import { wrkThroughput } from '../support/throughput.js';
 import { proxyConfig, startNginx, upstreamConfig } from './nginx.js';
 
+/** Command → Debian package: nginx is the TLS upstream and the anchor, wrk measures throughput. */
+const PACKAGES = { nginx: 'nginx-light', wrk: 'wrk' };
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '20');
 const GiB = 1024 ** 3;
 const UPSTREAM_PORT = 8443;
@@ -58,6 +61,12 @@ const ms = (value: number): string => `${value.toFixed(3)} ms`;
 const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}x`;
 
 async function main(): Promise<void> {
+  const problem = ensureBenchPackages(PACKAGES);
+  if (problem !== undefined) {
+    console.error(`bench:gateway: ${problem}`);
+    process.exitCode = 1;
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'sdk-bench-gw-'));
   const network = createTestNetwork(40);
   const stops: (() => Promise<void>)[] = [];

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ControlPlane } from '../../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../../control-plane/http-api.js';
+import { loadOrCreateOperatorKey } from '../../control-plane/operator-key.js';
 import { ensureHostPackages } from '../../sandbox-drivers/namespace/host-requirements.js';
 import { NamespaceDriver } from '../../sandbox-drivers/namespace/namespace-driver.js';
 import { cgroupPaths } from '../../sandbox-drivers/namespace/sandbox-cgroups.js';
@@ -39,7 +40,10 @@ async function main(): Promise<void> {
   const driver = new NamespaceDriver({ stateDir });
   // Cold creates run on a control plane without a warm pool; then a second one with a pool adopts the
   // sandboxes from the journal (as after a restart) and serves the warm creates.
-  let plane = await ControlPlane.start({ stateDir, driver });
+  // The SDK below presents the operator key from SDK_API_KEY, as a caller's process does.
+  const operatorKey = loadOrCreateOperatorKey(stateDir).key;
+  process.env.SDK_API_KEY = operatorKey;
+  let plane = await ControlPlane.start({ stateDir, driver, operatorKey });
   let server = createControlPlaneServer(plane);
   const listen = async (): Promise<string> => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
     server.closeAllConnections();
     server.close();
     plane.close();
-    plane = await ControlPlane.start({ stateDir, driver, warmPool: 2 });
+    plane = await ControlPlane.start({ stateDir, driver, operatorKey, warmPool: 2 });
     server = createControlPlaneServer(plane);
     url = await listen();
     const adopted = await Promise.all(

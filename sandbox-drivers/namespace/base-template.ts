@@ -8,14 +8,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SANDBOXD_VERSION } from '../../daemon/version.js';
-
-/** A template's manifest. */
-export interface TemplateManifest {
-  readonly name: string;
-  readonly sandboxdVersion: string;
-  /** Whether a sandbox of this template can have closed egress. */
-  readonly canCloseEgress: boolean;
-}
+import type { TemplateManifest } from '../sandbox-driver.js';
 
 /** The base templates: `sdk-base` (egress always open) and `sdk-base-caps` (can close egress). */
 export const BASE_TEMPLATES: readonly TemplateManifest[] = [
@@ -69,8 +62,9 @@ export function ensureBaseTemplates(stateDir: string): void {
   }
 }
 
-/** The manifest of a template, if it exists. */
+/** The manifest of a template, if it exists; a name that would leave `templates/` names none. */
 export function readManifest(stateDir: string, name: string): TemplateManifest | undefined {
+  if (name.includes('/') || name === '.' || name === '..') return undefined;
   try {
     return JSON.parse(
       readFileSync(join(templateDir(stateDir, name), 'manifest.json'), 'utf8'),

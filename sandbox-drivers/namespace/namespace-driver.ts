@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { LaunchedSandbox, LaunchRequest, SandboxDriver } from '../sandbox-driver.js';
+import type { LaunchedSandbox, LaunchRequest, SandboxDriver, TemplateManifest } from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
 import { ensureEtcImage, ensureSdkImage } from './runtime-image.js';
 import { instanceIdOf } from './instance.js';
@@ -186,6 +186,11 @@ export class NamespaceDriver implements SandboxDriver {
     return dir;
   }
 
+  /** The manifest of a template built under the state folder (the base templates are built at construction). */
+  template(name: string): Promise<TemplateManifest | undefined> {
+    return Promise.resolve(readManifest(this.#options.stateDir, name));
+  }
+
   async launch(request: LaunchRequest): Promise<LaunchedSandbox> {
     const manifest = readManifest(this.#options.stateDir, request.template);
     if (manifest === undefined) throw new Error(`no template named ${request.template}`);
@@ -259,6 +264,7 @@ export class NamespaceDriver implements SandboxDriver {
         stdin.end(
           JSON.stringify({
             token: request.accessToken,
+            ...(request.controlToken === undefined ? {} : { controlToken: request.controlToken }),
             host: network.sandboxAddress,
             port: SANDBOXD_PORT,
             user: { uid: 1000, gid: 1000, home: '/home/user' },

@@ -4,7 +4,12 @@ import { ControlPlane } from '../../../control-plane/control-plane.js';
 import { LIMITS } from '../../../spec/limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { freePort } from '../../support/loopback.js';
-import { serveControlPlane, startControlPlane, stateFolder } from '../support/control-plane.js';
+import {
+  serveControlPlane,
+  startControlPlane,
+  stateFolder,
+  TEST_OPERATOR_KEY,
+} from '../support/control-plane.js';
 
 describe('the 8 h cap', () => {
   it('ends a sandbox when running plus suspended time reaches the timeout, on a simulated clock, and replays to the same end', async () => {
@@ -73,7 +78,9 @@ describe('a control plane killed with SIGKILL during creates', () => {
       // it was journaled is tracked too: it ends at its timeout or on kill), and every created one lives.
       const live = (await state.driver.list()).sort();
       const tracked = (
-        (await (await fetch(`${url}/v1/sandboxes`)).json()) as { sandboxId: string; state: string }[]
+        (await (
+          await fetch(`${url}/v1/sandboxes`, { headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` } })
+        ).json()) as { sandboxId: string; state: string }[]
       )
         .filter((s) => s.state !== 'ended')
         .map((s) => s.sandboxId)

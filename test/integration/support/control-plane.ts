@@ -5,7 +5,8 @@
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +14,17 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ControlPlane, type ControlPlaneOptions } from '../../../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../../../control-plane/http-api.js';
+import { operatorKeyFile } from '../../../control-plane/operator-key.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 
 const CLI = fileURLToPath(new URL('../../../dist/cli/sdk.js', import.meta.url));
+
+/**
+ * One operator key for every control plane this test process starts; the SDK presents it from
+ * `SDK_API_KEY`, as a caller's process would.
+ */
+export const TEST_OPERATOR_KEY = randomBytes(32).toString('base64url');
+process.env.SDK_API_KEY = TEST_OPERATOR_KEY;
 
 /** A control plane in this process, served on loopback. */
 export interface InProcessControlPlane {
@@ -33,7 +42,7 @@ export async function startControlPlane(
 ): Promise<InProcessControlPlane> {
   const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
   const driver = new NamespaceDriver({ stateDir });
-  const plane = await ControlPlane.start({ stateDir, driver, ...options });
+  const plane = await ControlPlane.start({ stateDir, driver, operatorKey: TEST_OPERATOR_KEY, ...options });
   const server = createControlPlaneServer(plane);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -54,6 +63,8 @@ export async function startControlPlane(
 
 /** `sdk serve` as a child process on `port` with journal and templates in `stateDir`. */
 export async function serveControlPlane(stateDir: string, port: number): Promise<ChildProcess> {
+  // `sdk serve` keeps the operator key it finds in its state folder: the test's own.
+  writeFileSync(operatorKeyFile(stateDir), `${TEST_OPERATOR_KEY}\n`, { mode: 0o600 });
   const child: ChildProcessByStdio<null, Readable, null> = spawn(
     process.execPath,
     [CLI, 'serve', '--port', String(port), '--state-dir', stateDir],

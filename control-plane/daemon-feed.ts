@@ -1,0 +1,59 @@
+/**
+ * Follows one sandboxd's event stream (`GET /v1/events`) with the control plane's read-only credential
+ * for that sandbox, from a cursor, and opens it again after a break, so the control plane sees what the
+ * daemon saw and nothing has to poll. A frozen sandbox's stream simply goes quiet until it is thawed.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { daemonEventSchema, type DaemonEvent } from '../spec/daemon-events.js';
+import { ndjsonValues } from '../spec/ndjson.js';
+
+/** Where and how to follow one daemon. */
+export interface DaemonFeedTarget {
+  /** `http://host:port` of sandboxd. */
+  readonly url: string;
+  /** The read-only credential sandboxd admits for its stream. */
+  readonly token: string;
+  /** Called with each event, in order. */
+  readonly onEvent: (event: DaemonEvent) => void;
+}
+
+/** Longest wait between two attempts to open the stream again. */
+const MAX_BACKOFF_MS = 2_000;
+
+/** Follows the daemon until the returned stop function is called. */
+export function followDaemon(target: DaemonFeedTarget): () => void {
+  const abort = new AbortController();
+  const run = async (): Promise<void> => {
+    let after: number | undefined;
+    for (let attempt = 0; !abort.signal.aborted; attempt++) {
+      try {
+        const query = after === undefined ? '' : `?after=${String(after)}`;
+        const res = await request(`${target.url}/v1/events${query}`, {
+          signal: abort.signal,
+          bodyTimeout: 0,
+          headersTimeout: 0, // a frozen sandbox answers after its thaw
+          headers: { authorization: `Bearer ${target.token}` },
+        });
+        if (res.statusCode !== 200) {
+          await res.body.dump();
+          throw new Error(`sandboxd refused its event stream (${String(res.statusCode)})`);
+        }
+        for await (const value of ndjsonValues(res.body)) {
+          const parsed = daemonEventSchema.safeParse(value);
+          if (!parsed.success) continue;
+          after = parsed.data.seq;
+          attempt = 0;
+          target.onEvent(parsed.data);
+        }
+      } catch {
+        // broken, refused or stopped: try again unless stopped
+      }
+      await sleep(Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt), undefined, { signal: abort.signal }).catch(
+        () => undefined,
+      );
+    }
+  };
+  void run();
+  return () => abort.abort();
+}

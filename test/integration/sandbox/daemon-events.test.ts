@@ -1,0 +1,80 @@
+/**
+ * Issue 10, "Events flow up from sandboxd": sandboxd streams what it saw, the control plane follows that
+ * stream, and the idle policy counts it; nothing polls and no client has to claim activity.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { DaemonClient } from '../../../sdk/daemon-client.js';
+import { IdlePolicy } from '../../../sdk/idle-policy.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
+import { ndjsonValues } from '../../../spec/ndjson.js';
+import { daemonEventSchema, type DaemonEvent } from '../../../spec/daemon-events.js';
+import { z } from 'zod';
+import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+
+let cp: InProcessControlPlane;
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+});
+
+afterAll(async () => {
+  await cp.stop();
+});
+
+const create = (options: Parameters<typeof Sandbox.create>[0] = {}) =>
+  Sandbox.create({
+    template: 'sdk-base-caps',
+    allowInternetAccess: false,
+    controlPlaneUrl: cp.url,
+    ...options,
+  });
+
+/** The first `count` events of sandboxd's stream, read with `token`. */
+async function daemonEvents(url: string, token: string, count: number): Promise<DaemonEvent[]> {
+  const res = await request(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.statusCode).toBe(200);
+  const events: DaemonEvent[] = [];
+  for await (const value of ndjsonValues(res.body)) {
+    events.push(daemonEventSchema.parse(value));
+    if (events.length === count) break;
+  }
+  res.body.on('error', () => undefined).destroy();
+  return events;
+}
+
+describe("sandboxd's event stream", () => {
+  it('records calls and commands, without arguments or output, and refuses a caller without the token', async () => {
+    const sbx = await create();
+    const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+    await sbx.commands.run('echo secret-output-0123456789');
+    const unauthorized = await request(`${daemonUrl}/v1/events`);
+    await unauthorized.body.dump();
+    expect(unauthorized.statusCode).toBe(401);
+    const events = await daemonEvents(daemonUrl, sbx.accessToken, 3);
+    expect(events.map((e) => e.type)).toEqual(['call', 'process', 'process']);
+    expect(events[0]).toMatchObject({ method: 'POST', endpoint: 'POST /v1/processes' });
+    expect(events.slice(1).map((e) => (e.type === 'process' ? e.event : ''))).toEqual(['start', 'end']);
+    expect(events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(JSON.stringify(events)).not.toContain('secret-output');
+    await sbx.kill();
+  });
+
+  it('keeps a sandbox running while something calls sandboxd directly, with no SDK activity call', async () => {
+    const sbx = await create({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }) });
+    const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+    // A client of sandboxd alone: it never tells the control plane anything.
+    const direct = new DaemonClient({ url: daemonUrl, accessToken: sbx.accessToken });
+    const end = Date.now() + 2_500;
+    while (Date.now() < end) {
+      await direct.call('GET', '/v1/processes', z.array(z.unknown()));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(cp.plane.get(sbx.sandboxId).state).toBe('running');
+    // Once nothing reaches sandboxd, the idle policy suspends it.
+    await expect
+      .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 5_000, interval: 100 })
+      .toBe('suspended');
+    await sbx.kill();
+  });
+});
