@@ -48,7 +48,7 @@ server.listen(Number(values.port), values.host, () => {
 const stop = (): void => {
   server.close();
   server.closeAllConnections();
-  plane.close();
+  void plane.close();
 };
 process.once('SIGINT', stop);
 process.once('SIGTERM', stop);

@@ -68,6 +68,17 @@ export const sandboxEventSchema = z.strictObject({
 /** One state change. */
 export type SandboxEvent = z.infer<typeof sandboxEventSchema>;
 
+/** One line of `GET /v1/inspect`: one transition of one actor. */
+export const inspectionRecordSchema = z.strictObject({
+  actorId: z.string(),
+  kind: z.enum(['sandbox', 'gateway_route', 'agent_execution']),
+  seq: z.number().int().nonnegative(),
+  event: z.looseObject({ type: z.string() }),
+  state: z.string(),
+  at: z.number(),
+  replayed: z.boolean(),
+});
+
 /** The error envelope. */
 export const errorEnvelopeSchema = z.strictObject({
   code: z.string(),

@@ -8,7 +8,13 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import type { Observable } from 'rxjs';
 import { Journal } from '../actors/journal.js';
-import { SandboxActor, type SandboxEffects } from '../actors/sandbox-actor.js';
+import { ActorSystem, type InspectionRecord } from '../actors/actor-system.js';
+import {
+  EffectFailedError,
+  SandboxActor,
+  type JournalWriter,
+  type SandboxEffects,
+} from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
@@ -43,7 +49,24 @@ type JournalRecord =
       readonly input: SandboxMachineInput;
       readonly facts: SandboxFacts;
     }
-  | { readonly kind: 'event'; readonly id: string; readonly event: SandboxMachineEvent };
+  | {
+      readonly kind: 'event';
+      readonly id: string;
+      /** The actor's sequence number of the event (absent in journals written before 0.10 actors). */
+      readonly seq?: number;
+      readonly event: SandboxMachineEvent;
+    }
+  /** Written by compaction: a live sandbox as its persisted snapshot, instead of its events so far. */
+  | {
+      readonly kind: 'snapshot';
+      readonly id: string;
+      readonly input: SandboxMachineInput;
+      readonly facts: SandboxFacts;
+      readonly seq: number;
+      readonly snapshot: unknown;
+    }
+  /** Written by compaction: an ended sandbox, its facts only. */
+  | { readonly kind: 'ended'; readonly id: string; readonly info: SandboxInfo; readonly facts: SandboxFacts };
 
 /** What the control plane keeps about a sandbox beside its machine. */
 interface SandboxFacts {
@@ -56,6 +79,8 @@ interface SandboxFacts {
 
 interface Entry {
   readonly actor: SandboxActor;
+  /** What its machine started from (kept for compaction). */
+  readonly input: SandboxMachineInput;
   readonly facts: SandboxFacts;
 }
 
@@ -83,6 +108,8 @@ export interface ControlPlaneOptions {
   readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
   /** The operator key (create, list, the all-sandbox feed); the state folder's key file by default. */
   readonly operatorKey?: string;
+  /** Records past the journal's start after which it is compacted (10 000 by default). */
+  readonly compactAfter?: number;
 }
 
 /** The launch specs the warm pool keeps ready. */
@@ -106,7 +133,13 @@ export class ControlPlane {
   readonly #wallClock: boolean;
   readonly #gatewayCa: string | undefined;
   readonly #gatewayTimeouts: ControlPlaneOptions['gatewayTimeouts'];
+  /** Live sandboxes. */
   readonly #entries = new Map<string, Entry>();
+  /** Launches journaled and not yet created or failed. */
+  readonly #launching = new Set<string>();
+  readonly #compactAfter: number;
+  /** Ended sandboxes, released from memory but for their facts (the journal keeps their history). */
+  readonly #ended = new Map<string, { readonly info: SandboxInfo; readonly facts: SandboxFacts }>();
   /** Every state change, by sandbox; a sandbox's stream ends with its `ended` event. */
   readonly #events = new SequencedLog<SandboxChange>(
     (change) => change.sandboxId,
@@ -116,6 +149,7 @@ export class ControlPlane {
   readonly #effects: SandboxEffects;
   readonly #pool: WarmPool;
   readonly #stopExitWatch: () => void;
+  readonly #system = new ActorSystem();
   /** Derives each sandbox's read-only credential for its daemon's event stream. */
   readonly #controlKey: string;
   /** Sandbox id → stops following its daemon's event stream. */
@@ -130,8 +164,13 @@ export class ControlPlane {
   events(
     options: { readonly sandboxId?: string; readonly after?: number | undefined } = {},
   ): Observable<SandboxEvent> {
-    if (options.sandboxId !== undefined) this.#entry(options.sandboxId);
+    if (options.sandboxId !== undefined) this.#factsOf(options.sandboxId);
     return this.#events.stream({ key: options.sandboxId, after: options.after });
+  }
+
+  /** Every transition of every sandbox actor (replayed ones included): the inspection feed. */
+  get inspect$(): Observable<InspectionRecord> {
+    return this.#system.inspect$;
   }
 
   /** True when `bearer` is the operator key. */
@@ -145,7 +184,7 @@ export class ControlPlane {
    * @throws AuthenticationError
    */
   authorize(id: string, bearer: string | undefined): void {
-    this.#authorized(id, bearer);
+    this.#checkToken(id, bearer);
   }
 
   private constructor(options: ControlPlaneOptions) {
@@ -153,6 +192,7 @@ export class ControlPlane {
       options.operatorKey ?? loadOrCreateOperatorKey(options.stateDir).key,
     );
     this.#controlKey = loadOrCreateControlKey(options.stateDir);
+    this.#compactAfter = options.compactAfter ?? 10_000;
     this.#journal = Journal.open(join(options.stateDir, 'journal.jsonl'));
     this.#driver = options.driver;
     this.#now = options.now ?? Date.now;
@@ -220,7 +260,8 @@ export class ControlPlane {
       daemonUrl,
       tokenHash: hashToken(accessToken),
     };
-    this.#journal.append({ kind: 'created', id, input, facts });
+    await this.#journal.append({ kind: 'created', id, input, facts });
+    this.#launching.delete(id);
     this.#follow(this.#adopt(id, input, facts));
     this.#schedule();
     return { ...this.get(id), daemonUrl, accessToken };
@@ -230,7 +271,8 @@ export class ControlPlane {
   async #launch(spec: LaunchSpec): Promise<LaunchedSandboxd> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(32).toString('base64url');
-    this.#journal.append({ kind: 'launching', id });
+    await this.#journal.append({ kind: 'launching', id });
+    this.#launching.add(id);
     try {
       const { daemonUrl } = await this.#driver.launch({
         id,
@@ -248,7 +290,10 @@ export class ControlPlane {
       if (this.#closed) throw new Error('the control plane stopped during the launch');
       return { id, accessToken, daemonUrl };
     } catch {
-      if (!this.#closed) this.#journal.append({ kind: 'launch_failed', id });
+      if (!this.#closed) {
+        await this.#journal.append({ kind: 'launch_failed', id }).catch(() => undefined);
+        this.#launching.delete(id);
+      }
       throw new SandboxError('the sandbox could not be launched', { code: 'sandbox_error' });
     }
   }
@@ -260,12 +305,16 @@ export class ControlPlane {
 
   /** A sandbox's public facts. */
   get(id: string): SandboxInfo {
-    return this.#info(this.#entry(id));
+    const ended = this.#ended.get(id);
+    return ended?.info ?? this.#info(this.#entry(id));
   }
 
   /** Every sandbox this control plane knows, ended ones included. */
   list(): SandboxInfo[] {
-    return [...this.#entries.values()].map((entry) => this.#info(entry));
+    return [
+      ...[...this.#entries.values()].map((entry) => this.#info(entry)),
+      ...[...this.#ended.values()].map((ended) => ended.info),
+    ];
   }
 
   /** Suspends a running sandbox, memory kept. */
@@ -279,7 +328,7 @@ export class ControlPlane {
     const entry = this.#entry(id);
     // SPEC Authentication 1: a token the sandbox refuses does not fail connect; it resumes nothing, and
     // the error surfaces at the first authenticated call. An ended sandbox has no daemon to point at.
-    if (this.#tokenMatches(entry, token)) await this.#call(entry, { type: 'connect' });
+    if (this.#tokenMatches(entry.facts, token)) await this.#call(entry, { type: 'connect' });
     else await this.#call(entry, undefined);
     return { ...this.get(id), daemonUrl: entry.facts.daemonUrl };
   }
@@ -304,7 +353,29 @@ export class ControlPlane {
       if (due === undefined || due > now) continue;
       await this.#send(entry, { type: 'clock', now });
     }
+    await this.#compactIfDue();
     this.#schedule();
+  }
+
+  /**
+   * Once the journal holds `compactAfter` records beyond its start, it is rewritten as one record per
+   * sandbox (a live one's persisted snapshot, an ended one's facts) and the launches in flight, so replay
+   * time stays bounded as history grows. Runs from the timer, where every resolved append is applied.
+   */
+  async #compactIfDue(): Promise<void> {
+    if (this.#closed || this.#journal.appendedSinceOpenOrCompaction < this.#compactAfter) return;
+    const records: JournalRecord[] = [
+      ...[...this.#ended].map(([id, ended]): JournalRecord => ({ kind: 'ended', id, ...ended })),
+      ...[...this.#entries.values()].map((entry): JournalRecord => ({
+        kind: 'snapshot',
+        id: entry.actor.id,
+        input: entry.input,
+        facts: entry.facts,
+        ...entry.actor.persisted(),
+      })),
+      ...[...this.#launching].map((id): JournalRecord => ({ kind: 'launching', id })),
+    ];
+    await this.#journal.compact(records);
   }
 
   /**
@@ -326,6 +397,18 @@ export class ControlPlane {
       token: controlTokenFor(this.#controlKey, entry.actor.id),
       onEvent: (event) => {
         if (TRAFFIC_EVENTS.has(event.type)) void this.#noteTraffic(entry, event.at);
+        // Gateway routes live in sandboxd; their transitions join the inspection feed from its stream.
+        if (event.type === 'route') {
+          this.#system.record({
+            actorId: `${entry.actor.id}/${event.route}`,
+            kind: 'gateway_route',
+            seq: event.seq,
+            event: { type: event.event },
+            state: event.event === 'opened' ? 'open' : event.event,
+            at: event.at,
+            replayed: false,
+          });
+        }
       },
     });
     this.#feeds.set(entry.actor.id, stop);
@@ -342,7 +425,7 @@ export class ControlPlane {
   }
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */
-  close(): void {
+  async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     for (const stop of this.#feeds.values()) stop();
@@ -351,20 +434,26 @@ export class ControlPlane {
     this.#driver.close();
     this.#pool.stop();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#journal.close();
     this.#events.close();
+    this.#system.close();
+    await this.#journal.close(); // the records appended before are durable when this resolves
   }
 
   async #recover(): Promise<void> {
-    const launching = new Set<string>();
+    const launching = this.#launching;
     for (const record of this.#journal.records) {
       if (record.kind === 'launching') launching.add(record.id);
       else if (record.kind === 'launch_failed') launching.delete(record.id);
       else if (record.kind === 'created') {
         launching.delete(record.id);
         this.#adopt(record.id, record.input, record.facts);
+      } else if (record.kind === 'snapshot') {
+        launching.delete(record.id);
+        this.#adopt(record.id, record.input, record.facts, { snapshot: record.snapshot, seq: record.seq });
+      } else if (record.kind === 'ended') {
+        this.#ended.set(record.id, { info: record.info, facts: record.facts });
       } else {
-        this.#entries.get(record.id)?.actor.replay(record.event);
+        this.#entries.get(record.id)?.actor.replay(record.event, record.seq);
       }
     }
     const existing = new Set(await this.#driver.list());
@@ -373,6 +462,7 @@ export class ControlPlane {
       existing.delete(id);
       if (entry.actor.state === 'ended') {
         if (alive) await this.#driver.destroy(id); // a crash between journaling the end and destroying
+        this.#release(entry);
       } else if (!alive) {
         await this.#send(entry, { type: 'kill' }); // gone while we were down
       } else {
@@ -388,12 +478,21 @@ export class ControlPlane {
     // Resources nobody journaled as created: launches cut short by a crash.
     for (const id of existing) await this.#driver.destroy(id);
     for (const id of launching) await this.#driver.destroy(id);
+    launching.clear();
     await this.tick();
   }
 
-  #adopt(id: string, input: SandboxMachineInput, facts: SandboxFacts): Entry {
-    const actor = new SandboxActor(id, input);
-    const entry = { actor, facts };
+  #adopt(
+    id: string,
+    input: SandboxMachineInput,
+    facts: SandboxFacts,
+    restore?: { readonly snapshot: unknown; readonly seq: number },
+  ): Entry {
+    const actor = new SandboxActor(id, input, {
+      system: this.#system,
+      ...(restore === undefined ? {} : { restore }),
+    });
+    const entry = { actor, input, facts };
     this.#entries.set(id, entry);
     actor.state$.subscribe((state) => {
       if (state === 'ended') {
@@ -411,24 +510,48 @@ export class ControlPlane {
     return entry;
   }
 
+  /** A live sandbox; an ended one is refused with `sandbox_ended`. */
   #entry(id: string): Entry {
     const entry = this.#entries.get(id);
-    if (entry === undefined) throw new SandboxError('no such sandbox', { code: 'sandbox_not_found' });
-    return entry;
+    if (entry !== undefined) return entry;
+    const ended = this.#ended.get(id);
+    if (ended === undefined) throw new SandboxError('no such sandbox', { code: 'sandbox_not_found' });
+    throw new SandboxError(`sandbox ${id} has ended (${ended.info.endReason ?? 'killed'})`, {
+      code: 'sandbox_ended',
+    });
   }
 
-  #authorized(id: string, token: string | undefined): Entry {
-    const entry = this.#entry(id);
-    if (!this.#tokenMatches(entry, token))
+  /** The facts of a sandbox, live or ended. */
+  #factsOf(id: string): SandboxFacts {
+    const facts = this.#entries.get(id)?.facts ?? this.#ended.get(id)?.facts;
+    if (facts === undefined) throw new SandboxError('no such sandbox', { code: 'sandbox_not_found' });
+    return facts;
+  }
+
+  /** Refuses a caller without the sandbox's token or the operator key (the sandbox may have ended). */
+  #checkToken(id: string, token: string | undefined): void {
+    if (!this.#tokenMatches(this.#factsOf(id), token))
       throw new AuthenticationError('missing or invalid sandbox access token');
-    return entry;
+  }
+
+  /** A live sandbox for a caller holding its token or the operator key. */
+  #authorized(id: string, token: string | undefined): Entry {
+    this.#checkToken(id, token);
+    return this.#entry(id);
   }
 
   /** The sandbox's access token, or the operator key (the operator may act on any sandbox). */
-  #tokenMatches(entry: Entry, token: string | undefined): boolean {
+  #tokenMatches(facts: SandboxFacts, token: string | undefined): boolean {
     const presented = Buffer.from(hashToken(token ?? ''), 'hex');
-    const ownToken = timingSafeEqual(presented, Buffer.from(entry.facts.tokenHash, 'hex'));
+    const ownToken = timingSafeEqual(presented, Buffer.from(facts.tokenHash, 'hex'));
     return this.#operator.admits(token) || ownToken;
+  }
+
+  /** An ended sandbox leaves memory; its facts stay for reads, its history in the journal. */
+  #release(entry: Entry): void {
+    if (entry.actor.state !== 'ended' || this.#entries.get(entry.actor.id) !== entry) return;
+    this.#ended.set(entry.actor.id, { info: this.#info(entry), facts: entry.facts });
+    this.#entries.delete(entry.actor.id);
   }
 
   /**
@@ -437,15 +560,8 @@ export class ControlPlane {
    * or acts through, the address of a sandbox that is gone.
    */
   async #call(entry: Entry, event: SandboxMachineEvent | undefined): Promise<void> {
-    if (entry.actor.state !== 'ended') {
-      await entry.actor.send({ type: 'clock', now: this.#now() }, this.#journalFor(entry), this.#effects);
-    }
-    const { endReason } = entry.actor.snapshot.context;
-    if (entry.actor.state === 'ended') {
-      throw new SandboxError(`sandbox ${entry.actor.id} has ended (${endReason ?? 'killed'})`, {
-        code: 'sandbox_ended',
-      });
-    }
+    await this.#send(entry, { type: 'clock', now: this.#now() });
+    this.#entry(entry.actor.id); // ended (by that clock, or before): `sandbox_ended`
     if (event !== undefined) await this.#send(entry, event);
   }
 
@@ -454,12 +570,22 @@ export class ControlPlane {
       // Time first, so a deadline that has passed is honoured before anything else.
       await entry.actor.send({ type: 'clock', now: this.#now() }, this.#journalFor(entry), this.#effects);
     }
-    await entry.actor.send(event, this.#journalFor(entry), this.#effects);
-    this.#schedule();
+    try {
+      await entry.actor.send(event, this.#journalFor(entry), this.#effects);
+    } catch (error) {
+      // The failure is journaled and applied already (the state says what is true); the caller hears it.
+      if (error instanceof EffectFailedError) {
+        throw new SandboxError(`the sandbox could not ${error.effect === 'freeze' ? 'pause' : 'resume'}`);
+      }
+      throw error;
+    } finally {
+      this.#release(entry);
+      this.#schedule();
+    }
   }
 
-  #journalFor(entry: Entry): (event: SandboxMachineEvent) => void {
-    return (event) => this.#journal.append({ kind: 'event', id: entry.actor.id, event });
+  #journalFor(entry: Entry): JournalWriter {
+    return (event, seq) => this.#journal.append({ kind: 'event', id: entry.actor.id, seq, event });
   }
 
   #schedule(): void {

@@ -60,11 +60,10 @@ export async function startEmbeddedControlPlane(
   return {
     url: `http://127.0.0.1:${String(port)}`,
     plane,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        plane.close();
-      }),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await plane.close();
+    },
   };
 }

@@ -7,7 +7,7 @@ import { ERROR_HTTP_STATUS } from '../spec/error-codes.js';
 import type { Observable } from 'rxjs';
 import { AuthenticationError, InvalidArgumentError, SdkError } from '../spec/errors.js';
 import { SANDBOXD_VERSION } from '../daemon/version.js';
-import type { CreateSandboxRequest, SandboxEvent } from './api-schemas.js';
+import type { CreateSandboxRequest } from './api-schemas.js';
 import type { ControlPlane } from './control-plane.js';
 import { openApiDocument } from './openapi.js';
 
@@ -45,9 +45,10 @@ function cursor(req: IncomingMessage): number | undefined {
   return Number(after);
 }
 
-/** Writes events as NDJSON until the stream ends or the client goes away. */
-function streamEvents(res: ServerResponse, events: Observable<SandboxEvent>): void {
+/** Writes records as NDJSON until the stream ends or the client goes away. */
+function streamNdjson(res: ServerResponse, events: Observable<unknown>): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  res.flushHeaders(); // a live-only feed may have nothing to write for a while
   const subscription = events.subscribe({
     next: (event) => res.write(`${JSON.stringify(event)}\n`),
     complete: () => res.end(),
@@ -93,11 +94,15 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
         return [200, await plane.activity(id ?? '', bearer(req))];
       case 'GET /v1/events':
         operatorOnly();
-        streamEvents(res, plane.events({ after: cursor(req) }));
+        streamNdjson(res, plane.events({ after: cursor(req) }));
+        return 'streamed';
+      case 'GET /v1/inspect':
+        operatorOnly();
+        streamNdjson(res, plane.inspect$);
         return 'streamed';
       case 'GET /v1/sandboxes/:id/events':
         plane.authorize(id ?? '', caller);
-        streamEvents(res, plane.events({ sandboxId: id ?? '', after: cursor(req) }));
+        streamNdjson(res, plane.events({ sandboxId: id ?? '', after: cursor(req) }));
         return 'streamed';
       default:
         return [404, { code: 'invalid_argument', message: 'no such endpoint' }];

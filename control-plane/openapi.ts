@@ -6,6 +6,7 @@ import {
   createSandboxRequestSchema,
   errorEnvelopeSchema,
   sandboxEventSchema,
+  inspectionRecordSchema,
   sandboxInfoSchema,
 } from './api-schemas.js';
 
@@ -13,8 +14,32 @@ const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
   'application/json': { schema: z.toJSONSchema(schema, { io }) },
 });
 const errors = { default: { description: 'error envelope', content: json(errorEnvelopeSchema) } };
-const bearer = [{ sandboxToken: [] }];
+/** A sandbox's own calls: its access token, or the operator key. */
+const bearer = [{ sandboxToken: [] }, { operatorKey: [] }];
+/** Create, list, the all-sandbox feed and the inspection feed: the operator key only. */
+const operator = [{ operatorKey: [] }];
 const idParameter = [{ name: 'sandboxId', in: 'path', required: true, schema: { type: 'string' } }];
+const afterParameter = {
+  name: 'after',
+  in: 'query',
+  required: false,
+  description: 'resume after this sequence number',
+  schema: { type: 'integer', minimum: 0 },
+};
+const ndjson = (summary: string, schema: z.ZodType, security: unknown, parameters: unknown[]) => ({
+  get: {
+    summary,
+    security,
+    parameters,
+    responses: {
+      '200': {
+        description: 'NDJSON',
+        content: { 'application/x-ndjson': { schema: z.toJSONSchema(schema) } },
+      },
+      ...errors,
+    },
+  },
+});
 const action = (summary: string, schema: z.ZodType) => ({
   post: {
     summary,
@@ -32,17 +57,20 @@ export function openApiDocument(version: string): Record<string, unknown> {
     components: {
       securitySchemes: {
         sandboxToken: { type: 'http', scheme: 'bearer', description: 'the sandbox access token' },
+        operatorKey: { type: 'http', scheme: 'bearer', description: 'the operator key (SDK_API_KEY)' },
       },
     },
     paths: {
       '/v1/sandboxes': {
         post: {
           summary: 'Create a sandbox',
+          security: operator,
           requestBody: { required: true, content: json(createSandboxRequestSchema, 'input') },
           responses: { '201': { description: 'created', content: json(createdSandboxSchema) }, ...errors },
         },
         get: {
           summary: 'List sandboxes',
+          security: operator,
           responses: {
             '200': { description: 'sandboxes', content: json(z.array(sandboxInfoSchema)) },
             ...errors,
@@ -52,6 +80,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/sandboxes/{sandboxId}': {
         get: {
           summary: 'Read a sandbox',
+          security: bearer,
           parameters: idParameter,
           responses: { '200': { description: 'the sandbox', content: json(sandboxInfoSchema) }, ...errors },
         },
@@ -68,17 +97,24 @@ export function openApiDocument(version: string): Record<string, unknown> {
         connectedSandboxSchema,
       ),
       '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
-      '/v1/events': {
-        get: {
-          summary: 'State changes, one JSON object per line',
-          responses: {
-            '200': {
-              description: 'NDJSON',
-              content: { 'application/x-ndjson': { schema: z.toJSONSchema(sandboxEventSchema) } },
-            },
-          },
-        },
-      },
+      '/v1/sandboxes/{sandboxId}/events': ndjson(
+        "One sandbox's state changes with sequence numbers; ends after ended",
+        sandboxEventSchema,
+        bearer,
+        [...idParameter, afterParameter],
+      ),
+      '/v1/events': ndjson(
+        "Every sandbox's state changes with sequence numbers",
+        sandboxEventSchema,
+        operator,
+        [afterParameter],
+      ),
+      '/v1/inspect': ndjson(
+        'Every actor transition (the inspection feed), live',
+        inspectionRecordSchema,
+        operator,
+        [],
+      ),
     },
   };
 }

@@ -129,6 +129,7 @@ function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url
     throw new RequestError('invalid_argument', 'after: must be a sequence number');
   }
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  res.flushHeaders(); // the follower learns at once that it is connected
   const subscription = audit.stream({ after: after === null ? undefined : Number(after) }).subscribe({
     next: (event) => res.write(`${JSON.stringify(event)}\n`),
     complete: () => res.end(),

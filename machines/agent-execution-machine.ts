@@ -28,8 +28,10 @@ export interface AgentExecutionContext {
   readonly limits: ExecutionLimits;
   readonly steps: number;
   readonly totalTokens: number;
-  readonly deadlineAt: number;
-  readonly graceUntil: number;
+  /** When the run times out; null while none runs (contexts stay JSON: no Infinity). */
+  readonly deadlineAt: number | null;
+  /** When the grace after SIGTERM ends; null outside it. */
+  readonly graceUntil: number | null;
   readonly stopReason: StopReason | undefined;
   readonly outcome: ExecutionOutcome | undefined;
 }
@@ -84,7 +86,7 @@ export const agentExecutionMachine = setup({
         steps: 0,
         totalTokens: 0,
         deadlineAt: context.now + limits.timeoutMs,
-        graceUntil: Number.POSITIVE_INFINITY,
+        graceUntil: null,
         stopReason: undefined,
         outcome: undefined,
       };
@@ -113,8 +115,10 @@ export const agentExecutionMachine = setup({
       event.type === 'step_finished' &&
       context.limits.maxTotalTokens !== null &&
       context.totalTokens + event.totalTokens > context.limits.maxTotalTokens,
-    timeoutElapsed: ({ context, event }) => timeAfter(context.now, event) >= context.deadlineAt,
-    graceElapsed: ({ context, event }) => timeAfter(context.now, event) >= context.graceUntil,
+    timeoutElapsed: ({ context, event }) =>
+      context.deadlineAt !== null && timeAfter(context.now, event) >= context.deadlineAt,
+    graceElapsed: ({ context, event }) =>
+      context.graceUntil !== null && timeAfter(context.now, event) >= context.graceUntil,
   },
 }).createMachine({
   id: 'agentExecution',
@@ -127,8 +131,8 @@ export const agentExecutionMachine = setup({
     },
     steps: 0,
     totalTokens: 0,
-    deadlineAt: Number.POSITIVE_INFINITY,
-    graceUntil: Number.POSITIVE_INFINITY,
+    deadlineAt: null,
+    graceUntil: null,
     stopReason: undefined,
     outcome: undefined,
   },
@@ -200,7 +204,7 @@ export function agentNextDueAt(snapshot: {
   readonly context: AgentExecutionContext;
   matches(state: 'running.active' | 'running.terminating'): boolean;
 }): number | undefined {
-  if (snapshot.matches('running.active')) return snapshot.context.deadlineAt;
-  if (snapshot.matches('running.terminating')) return snapshot.context.graceUntil;
+  if (snapshot.matches('running.active')) return snapshot.context.deadlineAt ?? undefined;
+  if (snapshot.matches('running.terminating')) return snapshot.context.graceUntil ?? undefined;
   return undefined;
 }

@@ -42,7 +42,10 @@ export type SandboxMachineEvent =
   | { readonly type: 'sdk_call' }
   | { readonly type: 'traffic' }
   | { readonly type: 'kill' }
-  | { readonly type: 'daemon_exited' };
+  | { readonly type: 'daemon_exited' }
+  /** Outcomes of effects that failed, fed back so the state never claims what did not happen. */
+  | { readonly type: 'freeze_failed' }
+  | { readonly type: 'thaw_failed' };
 
 const deadline = {
   guard: 'deadlineReached',
@@ -116,21 +119,27 @@ export const sandboxMachine = setup({
           {
             guard: 'idleElapsed',
             target: 'suspended',
-            actions: ['advance', { type: 'suspend', params: { reason: 'idle' } }],
+            actions: ['advance', { type: 'suspend', params: { reason: 'idle' } }, 'freeze'],
           },
           { actions: 'advance' },
         ],
-        pause: { target: 'suspended', actions: { type: 'suspend', params: { reason: 'paused' } } },
+        pause: {
+          target: 'suspended',
+          actions: [{ type: 'suspend', params: { reason: 'paused' } }, 'freeze'],
+        },
+        // A resume whose thaw failed: the tree is still frozen.
+        thaw_failed: { target: 'suspended', actions: { type: 'suspend', params: { reason: 'paused' } } },
         connect: { actions: 'touch' },
         sdk_call: { actions: 'touch' },
         traffic: { actions: 'touch' },
       },
     },
     suspended: {
-      entry: 'freeze',
       on: {
         kill: killed,
         daemon_exited: failed,
+        // A suspend whose freeze failed: the tree still runs.
+        freeze_failed: { target: 'running', actions: 'resumed' },
         clock: [deadline, { actions: 'advance' }],
         connect: resume,
         sdk_call: { ...resume, guard: 'autoResume' },

@@ -10,7 +10,7 @@ export type SandboxCondition = 'deadline_reached' | 'idle_elapsed' | 'auto_resum
 /** The sandbox table. */
 export const SANDBOX_TABLE: TransitionTable<
   SandboxState,
-  'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill' | 'daemon_exited',
+  'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill' | 'daemon_exited' | 'freeze_failed' | 'thaw_failed',
   SandboxCondition
 > = {
   states: ['running', 'suspended', 'ended'],
@@ -64,6 +64,20 @@ export const SANDBOX_TABLE: TransitionTable<
     },
     { from: 'running', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
     { from: 'suspended', trigger: 'kill', to: 'ended', effects: ['destroy'], spec: 'kill()' },
+    {
+      from: 'suspended',
+      trigger: 'freeze_failed',
+      to: 'running',
+      effects: [],
+      spec: 'issue 10: a failed effect comes back as an event; a suspend whose freeze failed is running',
+    },
+    {
+      from: 'running',
+      trigger: 'thaw_failed',
+      to: 'suspended',
+      effects: [],
+      spec: 'issue 10: a resume whose thaw failed is still suspended',
+    },
     {
       from: 'running',
       trigger: 'daemon_exited',

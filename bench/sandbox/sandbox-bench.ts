@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     }
     server.closeAllConnections();
     server.close();
-    plane.close();
+    await plane.close();
     plane = await ControlPlane.start({ stateDir, driver, operatorKey, warmPool: 2 });
     server = createControlPlaneServer(plane);
     url = await listen();
@@ -136,7 +136,7 @@ async function main(): Promise<void> {
     for (const sbx of sandboxes) await sbx.kill().catch(() => undefined);
     server.closeAllConnections();
     server.close();
-    plane.close();
+    await plane.close();
     for (const id of await driver.list()) await driver.destroy(id);
     rmSync(stateDir, { recursive: true, force: true });
   }

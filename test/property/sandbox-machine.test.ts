@@ -53,6 +53,8 @@ const event = (input: { timeoutMs: number; maxIdleMs: number }) => {
       { type: 'traffic' },
       { type: 'kill' },
       { type: 'daemon_exited' },
+      { type: 'freeze_failed' },
+      { type: 'thaw_failed' },
     ),
     { arbitrary: fc.record({ type: fc.constant('clock' as const), delta }), weight: 2 },
   );

@@ -43,14 +43,14 @@ export class MemoryPlaneWorld {
    * The process of `plane` ends: the plane stops (its sandboxes keep running, as after a crash) and the
    * driver becomes the next process's (same host and instance, nothing watched). `start` follows.
    */
-  crash(plane: ControlPlane): void {
-    plane.close();
+  async crash(plane: ControlPlane): Promise<void> {
+    await plane.close();
     this.driver = this.driver.restarted();
   }
 
   /** `crash(plane)`, then a new control plane on the same folder. */
   async restart(plane: ControlPlane, options: MemoryPlaneOptions = {}): Promise<ControlPlane> {
-    this.crash(plane);
+    await this.crash(plane);
     return this.start(options);
   }
 
@@ -63,8 +63,8 @@ export class MemoryPlaneWorld {
   }
 
   /** Closes every plane and removes the folder. */
-  dispose(): void {
-    for (const plane of this.#planes) plane.close();
+  async dispose(): Promise<void> {
+    for (const plane of this.#planes) await plane.close();
     rmSync(this.stateDir, { recursive: true, force: true });
   }
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ndjsonValues } from '../../../spec/ndjson.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { AuthenticationError } from '../../../spec/errors.js';
+import type { InspectionRecord } from '../../../actors/actor-system.js';
 import {
   startControlPlane,
   TEST_OPERATOR_KEY,
@@ -139,13 +140,40 @@ describe('streams with sequence numbers', () => {
   });
 });
 
+describe('the inspection feed', () => {
+  it('shows every transition of a sandbox actor in sequence, and only to the operator', async () => {
+    expect(await statusOf('GET', '/v1/inspect')).toBe(401);
+    expect(await statusOf('GET', '/v1/inspect', mine.accessToken)).toBe(401);
+    expect(await statusOf('GET', '/v1/inspect', TEST_OPERATOR_KEY)).toBe(200);
+    const records: InspectionRecord[] = [];
+    const subscription = cp.plane.inspect$.subscribe((record) => records.push(record));
+    try {
+      const sbx = await create();
+      await sbx.pause();
+      await sbx.connect();
+      await sbx.kill();
+      const own = records.filter((r) => r.actorId === sbx.sandboxId && r.event.type !== 'clock');
+      expect(own.map((r) => [r.kind, r.event.type, r.state])).toEqual([
+        ['sandbox', 'pause', 'suspended'],
+        ['sandbox', 'connect', 'running'],
+        ['sandbox', 'kill', 'ended'],
+      ]);
+      const seqs = records.filter((r) => r.actorId === sbx.sandboxId).map((r) => r.seq);
+      expect(seqs).toEqual(seqs.map((_, i) => (seqs[0] ?? 0) + i)); // one per journaled event, no gap
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+});
+
 describe('calls a command costs', () => {
   it('runs a foreground command in two HTTP calls: the SDK call to the control plane, then one to sandboxd', async () => {
     const sbx = await create();
     const seen: string[] = [];
     const count = (message: unknown): void => {
       const { method, path } = (message as { request: { method: string; path: string } }).request;
-      seen.push(`${method} ${path}`);
+      // The control plane runs in this process too: its follower of sandboxd's stream is not the SDK's.
+      if (!(method === 'GET' && path.startsWith('/v1/events'))) seen.push(`${method} ${path}`);
     };
     subscribe('undici:request:create', count);
     try {

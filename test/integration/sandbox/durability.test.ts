@@ -33,7 +33,7 @@ describe('the 8 h cap', () => {
       expect(await cp.driver.list()).not.toContain(sbx.sandboxId);
 
       // The journal carries time itself: a replay on a clock set far in the past reaches the same end.
-      cp.plane.close();
+      await cp.plane.close();
       const replayed = await ControlPlane.start({
         stateDir: cp.stateDir,
         driver: cp.driver,
@@ -41,7 +41,7 @@ describe('the 8 h cap', () => {
         timers: false,
       });
       expect(replayed.get(sbx.sandboxId)).toMatchObject({ state: 'ended', endReason: 'timeout' });
-      replayed.close();
+      await replayed.close();
     } finally {
       await cp.stop();
     }
@@ -112,11 +112,11 @@ describe('the warm pool', () => {
       expect((await sbx.commands.run('id -u')).stdout).toBe('1000\n');
       await expect.poll(() => cp.plane.warmReady, { timeout: 20_000, interval: 50 }).toBe(2); // refilled
 
-      cp.plane.close();
+      await cp.plane.close();
       const restarted = await ControlPlane.start({ stateDir: cp.stateDir, driver: cp.driver, timers: false });
       expect(await cp.driver.list()).toEqual([sbx.sandboxId]);
       expect(restarted.get(sbx.sandboxId).state).toBe('running');
-      restarted.close();
+      await restarted.close();
     } finally {
       await cp.stop();
     }

@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InspectionRecord } from '../../../actors/actor-system.js';
 import { SecretGateway } from '../../../sdk/secret-gateway.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
@@ -207,6 +208,24 @@ describe('a gateway inside a sandbox with closed egress', () => {
     expect(next.gateways.get('llm')?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await sbx.kill();
     await next.kill();
+  });
+});
+
+describe('gateway routes in the inspection feed', () => {
+  it("shows a route's transitions, read from sandboxd's event stream", async () => {
+    const records: InspectionRecord[] = [];
+    const subscription = cp.plane.inspect$.subscribe((record) => records.push(record));
+    try {
+      const sbx = await create('llm-key');
+      const route = `${sbx.sandboxId}/llm`;
+      await expect
+        .poll(() => records.filter((r) => r.actorId === route).map((r) => [r.kind, r.state]))
+        .toEqual([['gateway_route', 'open']]);
+      expect(JSON.stringify(records)).not.toContain(VALUE);
+      await sbx.kill();
+    } finally {
+      subscription.unsubscribe();
+    }
   });
 });
 

@@ -54,7 +54,7 @@ export async function startControlPlane(
     stop: async () => {
       server.closeAllConnections();
       server.close();
-      plane.close();
+      await plane.close();
       for (const id of await driver.list()) await driver.destroy(id);
       rmSync(stateDir, { recursive: true, force: true });
     },

@@ -2,8 +2,8 @@
  * Drives a pure XState machine with an event sequence and checks every step against its spec table:
  * the first row whose `from`, `trigger` and condition (judged by an independent oracle model) match
  * decides the next state and the effects it must request; with no row, the state stays. Terminal states
- * absorb everything. Halfway, the snapshot is persisted as JSON, restored, and both runs must continue
- * identically.
+ * absorb everything. Every reachable context must survive a JSON round trip. Halfway, the snapshot is
+ * persisted as JSON, restored, and both runs must continue identically.
  */
 import { expect } from 'vitest';
 import {
@@ -86,6 +86,8 @@ export function checkAgainstTable<Model, Event extends { readonly type: string }
       }
       model = oracle.update(model, event, from, to);
       oracle.check?.(model, event, from, to, next.context);
+      // Every reachable context is JSON: it is journaled and persisted as JSON (no Infinity, NaN, Map…).
+      expect(JSON.parse(JSON.stringify(next.context)), 'context survives JSON').toEqual(next.context);
       trace.push({ state: to, actions });
       snapshot = next;
     }

@@ -11,8 +11,8 @@ beforeEach(() => {
   world = new MemoryPlaneWorld();
   worlds = [world];
 });
-afterEach(() => {
-  for (const w of worlds) w.dispose();
+afterEach(async () => {
+  for (const w of worlds) await w.dispose();
 });
 
 describe('recovery after a restart on the same state folder', () => {
@@ -39,7 +39,7 @@ describe('recovery after a restart on the same state folder', () => {
     expect(world.driver.sandbox(cutId)?.ready).toBe(false);
 
     const crashed = world.driver;
-    world.crash(first);
+    await world.crash(first);
     // While no control plane runs: resources vanish, a sandboxd dies unseen, the boxes' freezing drifts.
     crashed.vanish(vanished.sandboxId);
     crashed.exit(died.sandboxId);
@@ -110,7 +110,7 @@ describe('recovery after a restart on the same state folder', () => {
     await vi.waitFor(() => expect(world.driver.idsCalled('launch')).toHaveLength(1));
     const id = world.driver.idsCalled('launch')[0] ?? '';
     const crashed = world.driver;
-    world.crash(first);
+    await world.crash(first);
     release(); // sandboxd answers after the stop: the launch has nobody to hand it to
     await expect(creating).rejects.toBeInstanceOf(SandboxError);
     expect(crashed.sandbox(id)?.ready).toBe(true);
@@ -149,7 +149,7 @@ describe('reconciliation', () => {
     const kept = await first.create(closedEgress);
     const gone = await first.create(closedEgress);
     const crashed = world.driver;
-    world.crash(first);
+    await world.crash(first);
     crashed.vanish(gone.sandboxId);
     const listedBefore = await crashed.list();
     const second = await world.start();
