@@ -15,23 +15,24 @@ const GATEWAY_RULES = ['request-path', 'allow-rule', 'header-rules', 'address-ru
  * file named here.
  */
 const LIBRARY_FOLDERS = {
-  spec: { imports: [], packages: ['zod'] },
-  machines: { imports: ['spec'], packages: ['xstate', 'zod'] },
+  rules: { imports: [], packages: ['zod'] },
+  protocol: { imports: ['rules'], packages: ['zod'] },
+  machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
   actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
-  gateway: { imports: ['spec', 'machines'], packages: ['node:*', 'undici', 'xstate', 'rxjs'] },
-  presets: { imports: ['spec', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
-  'runtime-drivers': { imports: ['machines', 'spec'], packages: [] },
-  'sandbox-drivers': { imports: ['spec', 'daemon/version.js'], packages: ['node:*'] },
+  gateway: { imports: ['rules', 'protocol', 'machines'], packages: ['node:*', 'undici', 'xstate', 'rxjs'] },
+  presets: { imports: ['rules', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
+  'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: [] },
+  'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },
 };
 
 /**
  * Process folders may import any library folder and, of the other process folders, only what is named
- * here. `sdk/` reads the control plane's wire schemas until they move to a `protocol/` library folder.
+ * here. What crosses a process (wire schemas, the error envelope, versions) lives in `protocol/`.
  */
 const PROCESS_FOLDERS = {
   daemon: [],
-  'control-plane': ['daemon/version.js'],
-  sdk: ['control-plane/api-schemas.js'],
+  'control-plane': [],
+  sdk: [],
   cli: ['control-plane'],
 };
 

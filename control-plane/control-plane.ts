@@ -17,14 +17,14 @@ import {
 } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
-import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { parseOptions } from '../rules/parse-options.js';
 import {
   createSandboxRequestSchema,
   type CreateSandboxRequest,
   type SandboxEvent,
   type SandboxInfo,
-} from './api-schemas.js';
+} from '../protocol/control-plane-api.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
 import {
   controlTokenFor,
@@ -33,7 +33,7 @@ import {
   loadOrCreateOperatorKey,
 } from './operator-key.js';
 import { followDaemon } from './daemon-feed.js';
-import { TRAFFIC_EVENTS } from '../spec/daemon-events.js';
+import { TRAFFIC_EVENTS } from '../protocol/daemon-events.js';
 import { WarmPool, type LaunchedSandboxd, type LaunchSpec } from './warm-pool.js';
 
 /** A state change as it is logged, before its sequence number. */

@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { daemonEventSchema, type DaemonEvent } from '../spec/daemon-events.js';
-import { ndjsonValues } from '../spec/ndjson.js';
+import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
+import { ndjsonValues } from '../protocol/ndjson.js';
 
 /** Where and how to follow one daemon. */
 export interface DaemonFeedTarget {

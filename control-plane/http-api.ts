@@ -3,19 +3,45 @@
  * status, the sandbox access token as a bearer token where a call acts on a sandbox.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ERROR_HTTP_STATUS } from '../spec/error-codes.js';
 import type { Observable } from 'rxjs';
-import { AuthenticationError, InvalidArgumentError, SdkError } from '../spec/errors.js';
-import { SANDBOXD_VERSION } from '../daemon/version.js';
-import type { CreateSandboxRequest } from './api-schemas.js';
+import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
+import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
+import { Router } from '../protocol/router.js';
+import { SANDBOXD_VERSION } from '../protocol/versions.js';
+import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
 import type { ControlPlane } from './control-plane.js';
 import { openApiDocument } from './openapi.js';
 
 const MAX_BODY = 64 * 1024;
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+/** A JSON answer, or `'streamed'` when the handler answered itself. */
+type Reply =
+  | { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | 'streamed';
+
+/** One call as a handler sees it. */
+interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly params: Readonly<Record<string, string>>;
+  /** The bearer credential: a sandbox access token or the operator key. */
+  readonly caller: string | undefined;
+}
+
+type Handler = (call: Call) => Reply | Promise<Reply>;
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -59,75 +85,78 @@ function streamNdjson(res: ServerResponse, events: Observable<unknown>): void {
 
 /** Creates the HTTP server of a control plane (not yet listening). */
 export function createControlPlaneServer(plane: ControlPlane): Server {
-  const route = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<[number, unknown] | 'streamed'> => {
-    const path = new URL(req.url ?? '/', 'http://control-plane').pathname;
-    const [, v1, collection, id, verb] = path.split('/');
-    const key = `${req.method ?? ''} /${[v1, collection, id === undefined ? undefined : ':id', verb].filter((p) => p !== undefined).join('/')}`;
-    const caller = bearer(req);
-    const operatorOnly = (): void => {
-      if (!plane.isOperator(caller)) throw new AuthenticationError('missing or invalid operator key');
-    };
-    switch (key) {
-      case 'GET /v1/openapi.json':
-        return [200, openApiDocument(SANDBOXD_VERSION)];
-      case 'POST /v1/sandboxes':
-        operatorOnly();
-        return [201, await plane.create((await readJson(req)) as CreateSandboxRequest) /* checked inside */];
-      case 'GET /v1/sandboxes':
-        operatorOnly();
-        return [200, plane.list()];
-      case 'GET /v1/sandboxes/:id':
-        plane.authorize(id ?? '', caller);
-        return [200, plane.get(id ?? '')];
-      case 'DELETE /v1/sandboxes/:id':
-        return [200, await plane.kill(id ?? '', bearer(req))];
-      case 'POST /v1/sandboxes/:id/pause':
-        return [200, await plane.pause(id ?? '', bearer(req))];
-      case 'POST /v1/sandboxes/:id/connect':
-        // A wrong token does not fail connect (SPEC Authentication 1); no credential at all does.
-        if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
-        return [200, await plane.connect(id ?? '', caller)];
-      case 'POST /v1/sandboxes/:id/activity':
-        return [200, await plane.activity(id ?? '', bearer(req))];
-      case 'GET /v1/events':
-        operatorOnly();
-        streamNdjson(res, plane.events({ after: cursor(req) }));
-        return 'streamed';
-      case 'GET /v1/inspect':
-        operatorOnly();
-        streamNdjson(res, plane.inspect$);
-        return 'streamed';
-      case 'GET /v1/sandboxes/:id/events':
-        plane.authorize(id ?? '', caller);
-        streamNdjson(res, plane.events({ sandboxId: id ?? '', after: cursor(req) }));
-        return 'streamed';
-      default:
-        return [404, { code: 'invalid_argument', message: 'no such endpoint' }];
-    }
+  const operatorOnly = (caller: string | undefined): void => {
+    if (!plane.isOperator(caller)) throw new AuthenticationError('missing or invalid operator key');
   };
+  const id = (params: Readonly<Record<string, string>>): string => params['id'] ?? '';
+  const json = (status: number, body: unknown): Reply => ({ status, body });
+
+  const router = new Router<Handler>({
+    'GET /v1/openapi.json': () => json(200, openApiDocument(SANDBOXD_VERSION)),
+    'POST /v1/sandboxes': async ({ req, caller }) => {
+      operatorOnly(caller);
+      return json(
+        201,
+        await plane.create((await readJson(req)) as CreateSandboxRequest) /* checked inside */,
+      );
+    },
+    'GET /v1/sandboxes': ({ caller }) => {
+      operatorOnly(caller);
+      return json(200, plane.list());
+    },
+    'GET /v1/sandboxes/:id': ({ params, caller }) => {
+      plane.authorize(id(params), caller);
+      return json(200, plane.get(id(params)));
+    },
+    'DELETE /v1/sandboxes/:id': async ({ params, caller }) => json(200, await plane.kill(id(params), caller)),
+    'POST /v1/sandboxes/:id/pause': async ({ params, caller }) =>
+      json(200, await plane.pause(id(params), caller)),
+    'POST /v1/sandboxes/:id/connect': async ({ params, caller }) => {
+      // A wrong token does not fail connect (SPEC Authentication 1); no credential at all does.
+      if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
+      return json(200, await plane.connect(id(params), caller));
+    },
+    'POST /v1/sandboxes/:id/activity': async ({ params, caller }) =>
+      json(200, await plane.activity(id(params), caller)),
+    'GET /v1/events': ({ req, res, caller }) => {
+      operatorOnly(caller);
+      streamNdjson(res, plane.events({ after: cursor(req) }));
+      return 'streamed';
+    },
+    'GET /v1/inspect': ({ res, caller }) => {
+      operatorOnly(caller);
+      streamNdjson(res, plane.inspect$);
+      return 'streamed';
+    },
+    'GET /v1/sandboxes/:id/events': ({ req, res, params, caller }) => {
+      plane.authorize(id(params), caller);
+      streamNdjson(res, plane.events({ sandboxId: id(params), after: cursor(req) }));
+      return 'streamed';
+    },
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
+    const path = new URL(req.url ?? '/', 'http://control-plane').pathname;
+    const match = router.match(req.method ?? '', path);
+    if (!match.matched) {
+      const { status, envelope, headers } = match.refusal;
+      return { status, body: envelope, headers };
+    }
+    return match.handler({ req, res, params: match.params, caller: bearer(req) });
+  };
+
   return createServer((req, res) => {
     route(req, res).then(
       (reply) => {
-        if (reply !== 'streamed') send(res, ...reply);
+        if (reply !== 'streamed') send(res, reply.status, reply.body, reply.headers);
       },
       (error: unknown) => {
         if (res.headersSent) {
           res.destroy();
-        } else if (error instanceof SdkError) {
-          send(res, ERROR_HTTP_STATUS[error.code], {
-            code: error.code,
-            message: error.message,
-            ...(error.context === undefined ? {} : { context: error.context }),
-          });
-        } else {
-          send(res, 500, {
-            code: 'sandbox_error',
-            message: 'the control plane failed to handle the request',
-          });
+          return;
         }
+        const envelope = envelopeOf(error, 'the control plane failed to handle the request');
+        send(res, httpStatusOf(envelope), envelope);
       },
     );
   });

@@ -4,11 +4,11 @@ import {
   connectedSandboxSchema,
   createdSandboxSchema,
   createSandboxRequestSchema,
-  errorEnvelopeSchema,
   sandboxEventSchema,
   inspectionRecordSchema,
   sandboxInfoSchema,
-} from './api-schemas.js';
+} from '../protocol/control-plane-api.js';
+import { errorEnvelopeSchema } from '../protocol/error-envelope.js';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
   'application/json': { schema: z.toJSONSchema(schema, { io }) },

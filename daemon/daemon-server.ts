@@ -17,10 +17,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
-import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../spec/process-events.js';
-import { configureSandboxSchema, type GatewayState } from '../spec/gateway-wire.js';
-import type { DaemonRecord } from '../spec/daemon-events.js';
+import type { DaemonRecord } from '../protocol/daemon-events.js';
+import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
+import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
+import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
+import { Router } from '../protocol/router.js';
+import type { ErrorCode } from '../rules/error-codes.js';
+import { SdkError } from '../rules/errors.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
 import type { GatewayHost } from '../gateway/gateway-host.js';
 import type { ManagedProcess } from './managed-process.js';
@@ -45,20 +48,32 @@ export interface DaemonServerOptions {
 /** Largest JSON request body. */
 const MAX_JSON_BYTES = 1024 * 1024;
 
-/** A JSON answer. */
-interface Reply {
-  readonly status: number;
-  readonly body: unknown;
+/** A JSON answer, or `'streamed'` when the handler answered itself. */
+type Reply =
+  | { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | 'streamed';
+
+/** One call as a handler sees it (the token already checked). */
+interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly url: URL;
+  readonly params: Readonly<Record<string, string>>;
 }
 
-class RequestError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    /** The failure class a refused configuration reports (SPEC: in the SandboxError message). */
-    readonly failureClass?: string,
-  ) {
-    super(message);
+type Handler = (call: Call) => Reply | Promise<Reply>;
+
+/**
+ * A refusal of this daemon, answered with exactly its code; a refused configuration's failure class
+ * goes in the message and the context (SPEC: "with the failure class in the message").
+ */
+class RequestError extends SdkError {
+  constructor(code: ErrorCode, message: string, failureClass?: string) {
+    super(
+      code,
+      failureClass === undefined ? message : `${failureClass}: ${message}`,
+      failureClass === undefined ? undefined : { failureClass },
+    );
   }
 }
 
@@ -74,22 +89,27 @@ function gatewayState(host: GatewayHost): GatewayState {
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
-function sendError(res: ServerResponse, code: ErrorCode, message: string, failureClass?: string): void {
+function sendError(res: ServerResponse, envelope: ErrorEnvelope): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, ERROR_HTTP_STATUS[code], {
-    code,
-    message: failureClass === undefined ? message : `${failureClass}: ${message}`,
-    ...(failureClass === undefined ? {} : { context: { failureClass } }),
-  });
+  sendJson(res, httpStatusOf(envelope), envelope);
 }
 
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -165,84 +185,92 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
 
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply | 'streamed'> => {
+  const router = new Router<Handler>({
+    // Readiness; nothing secret (answered before the token check).
+    'GET /v1/health': () => ok({ ok: true }),
+    'GET /v1/events': ({ res, url }) => {
+      streamAudit(res, options.audit, url);
+      return 'streamed';
+    },
+    'POST /v1/gateways': async ({ req }) => {
+      // The body holds header values: it goes to the gateway host and nowhere else.
+      const { routes } = await readJson(req, configureSandboxSchema);
+      const outcome = await options.gateways.apply(routes);
+      if (!outcome.ok) {
+        throw new RequestError(outcome.failure.code, outcome.failure.message, outcome.failure.errorClass);
+      }
+      return ok(gatewayState(options.gateways));
+    },
+    'GET /v1/gateways': () => ok(gatewayState(options.gateways)),
+    'GET /v1/version': () => ok({ version: options.version }),
+    'POST /v1/processes': async ({ req, res, url }) => {
+      const spec = await readJson(req, startCommandSchema);
+      const proc = await processes
+        .start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs })
+        .catch((error: unknown) => {
+          throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
+        });
+      proc.follow((event) => {
+        if (event.type === 'start' || event.type === 'end') {
+          options.audit.append({ at: Date.now(), type: 'process', pid: proc.pid, event: event.type });
+        }
+      });
+      // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
+      // running a command in the foreground is one call.
+      if (url.searchParams.get('stream') === 'true') {
+        streamEvents(res, proc);
+        return 'streamed';
+      }
+      return ok({ pid: proc.pid });
+    },
+    'GET /v1/processes': () =>
+      ok(processes.list().map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running }))),
+    'GET /v1/processes/:pid/events': ({ res, params }) => {
+      streamEvents(res, find(params['pid']));
+      return 'streamed';
+    },
+    'POST /v1/processes/:pid/stdin': async ({ req, params }) => {
+      const proc = find(params['pid']);
+      for await (const chunk of req) proc.writeStdin(chunk as Buffer);
+      return ok();
+    },
+    'POST /v1/processes/:pid/stdin/close': ({ params }) => {
+      find(params['pid']).closeStdin();
+      return ok();
+    },
+    'POST /v1/processes/:pid/signal': async ({ req, params }) => {
+      const proc = find(params['pid']);
+      const { signal, tree } = await readJson(req, signalCommandSchema);
+      await proc.kill(signal, tree);
+      return ok();
+    },
+  });
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
     const url = new URL(req.url ?? '/', 'http://sandboxd');
-    const parts = url.pathname.split('/').filter((p) => p !== '');
-    const key = `${req.method ?? ''} /${parts.map((p, i) => (i === 2 ? ':pid' : p)).join('/')}`;
-    // Readiness; nothing secret.
-    if (key === 'GET /v1/health') return ok({ ok: true });
-    if (key === 'GET /v1/events' && options.controlToken?.admits(req) === true) {
+    const match = router.match(req.method ?? '', url.pathname);
+    const endpoint = match.matched ? match.endpoint : undefined;
+    // Readiness needs no token; the control plane's credential reads the event stream and nothing else.
+    if (match.matched && endpoint === 'GET /v1/health') {
+      return match.handler({ req, res, url, params: match.params });
+    }
+    if (endpoint === 'GET /v1/events' && options.controlToken?.admits(req) === true) {
       streamAudit(res, options.audit, url);
       return 'streamed';
     }
     if (!options.token.admits(req)) {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }
-    if (key !== 'GET /v1/events') {
-      options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: key });
+    if (endpoint !== 'GET /v1/events') {
+      // The endpoint's pattern, never the path as sent.
+      const called = endpoint ?? 'no such endpoint';
+      options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: called });
     }
-    switch (key) {
-      case 'GET /v1/events':
-        streamAudit(res, options.audit, url);
-        return 'streamed';
-      case 'POST /v1/gateways': {
-        // The body holds header values: it goes to the gateway host and nowhere else.
-        const { routes } = await readJson(req, configureSandboxSchema);
-        const outcome = await options.gateways.apply(routes);
-        if (!outcome.ok) {
-          throw new RequestError(outcome.failure.code, outcome.failure.message, outcome.failure.errorClass);
-        }
-        return ok(gatewayState(options.gateways));
-      }
-      case 'GET /v1/gateways':
-        return ok(gatewayState(options.gateways));
-      case 'GET /v1/version':
-        return ok({ version: options.version });
-      case 'POST /v1/processes': {
-        const spec = await readJson(req, startCommandSchema);
-        const proc = await processes
-          .start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs })
-          .catch((error: unknown) => {
-            throw new RequestError(
-              'sandbox_error',
-              error instanceof Error ? error.message : 'could not start',
-            );
-          });
-        proc.follow((event) => {
-          if (event.type === 'start' || event.type === 'end') {
-            options.audit.append({ at: Date.now(), type: 'process', pid: proc.pid, event: event.type });
-          }
-        });
-        // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
-        // running a command in the foreground is one call.
-        if (url.searchParams.get('stream') === 'true') {
-          streamEvents(res, proc);
-          return 'streamed';
-        }
-        return ok({ pid: proc.pid });
-      }
-      case 'GET /v1/processes':
-        return ok(processes.list().map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running })));
-      case 'GET /v1/processes/:pid/events':
-        streamEvents(res, find(parts[2]));
-        return 'streamed';
-      case 'POST /v1/processes/:pid/stdin': {
-        const proc = find(parts[2]);
-        for await (const chunk of req) proc.writeStdin(chunk as Buffer);
-        return ok();
-      }
-      case 'POST /v1/processes/:pid/stdin/close':
-        find(parts[2]).closeStdin();
-        return ok();
-      case 'POST /v1/processes/:pid/signal': {
-        const proc = find(parts[2]);
-        const { signal, tree } = await readJson(req, signalCommandSchema);
-        await proc.kill(signal, tree);
-        return ok();
-      }
-      default:
-        throw new RequestError('invalid_argument', 'no such endpoint');
+    if (!match.matched) {
+      const { status, envelope, headers } = match.refusal;
+      return { status, body: envelope, headers };
     }
+    return match.handler({ req, res, url, params: match.params });
   };
 
   return createServer({ requestTimeout: 0 }, (req, res) => {
@@ -250,11 +278,10 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     // socket once the answer has started); it never reaches the rest of the daemon.
     route(req, res)
       .then((reply) => {
-        if (reply !== 'streamed') sendJson(res, reply.status, reply.body);
+        if (reply !== 'streamed') sendJson(res, reply.status, reply.body, reply.headers);
       })
       .catch((error: unknown) => {
-        if (error instanceof RequestError) sendError(res, error.code, error.message, error.failureClass);
-        else sendError(res, 'sandbox_error', 'the daemon failed to handle the request');
+        sendError(res, envelopeOf(error, 'the daemon failed to handle the request'));
       })
       .catch(() => res.destroy());
   });

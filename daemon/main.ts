@@ -10,10 +10,10 @@ import { createDaemonServer } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
 import { ownAddresses } from './own-addresses.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
-import type { DaemonRecord } from '../spec/daemon-events.js';
+import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { ProcessTable } from './process-table.js';
 import { TokenCheck } from './token.js';
-import { SANDBOXD_VERSION } from './version.js';
+import { SANDBOXD_VERSION } from '../protocol/versions.js';
 
 const settingsSchema = z.strictObject({
   token: z.string().min(16),

@@ -3,7 +3,7 @@
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { ProcessEvent } from '../spec/process-events.js';
+import type { ProcessEvent } from '../protocol/process-events.js';
 import { killTree } from './process-tree.js';
 
 /** The account commands run as, and where they run. */

@@ -3,7 +3,7 @@
  * `SandboxError` message (SPEC "Errors": "with the failure class in the message"); a failure names the
  * route and header, never a value.
  */
-import type { ErrorCode } from '../spec/error-codes.js';
+import type { ErrorCode } from '../rules/error-codes.js';
 
 /** Failure classes a gateway host reports for a refused configuration. */
 export type ConfigurationFailureClass =

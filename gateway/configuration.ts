@@ -3,8 +3,8 @@
  * (SPEC "SecretGateway": "the daemon checks again") plus the resolved values, and turns each route
  * into the form the listener serves. Values become `SecretValue`s at once.
  */
-import { LIMITS } from '../spec/limits.js';
-import { ROUTE_NAME } from '../spec/names.js';
+import { LIMITS } from '../rules/limits.js';
+import { ROUTE_NAME } from '../rules/names.js';
 import { parseAllowRule, type AllowRule } from './allow-rule.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
 import { duplicateHeaderNames, headerKey, headerNameProblem, isSafeHeaderValue } from './header-rules.js';

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { GatewayRejectionCode } from '../spec/error-codes.js';
+import type { GatewayRejectionCode } from '../rules/error-codes.js';
 import type { CheckedRoute } from './configuration.js';
 import type { Inbound } from './inbound.js';
 import type { InjectedValues } from './injected-values.js';

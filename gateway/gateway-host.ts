@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { Subject, type Observable } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
-import { LIMITS } from '../spec/limits.js';
+import { LIMITS } from '../rules/limits.js';
 import { gatewayRouteMachine } from '../machines/gateway-route-machine.js';
 import { checkConfiguration, type CheckedRoute } from './configuration.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';

@@ -3,7 +3,7 @@
  * 8 characters or more and every value injected by a request still in flight, so both the old and the
  * new value are covered around a refresh.
  */
-import { LIMITS } from '../spec/limits.js';
+import { LIMITS } from '../rules/limits.js';
 import type { SecretValue } from './secret-value.js';
 
 /** A reference-counted set of values, held by configured routes and by requests in flight. */

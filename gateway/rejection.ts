@@ -3,7 +3,7 @@
  * (`GATEWAY_REJECTION_STATUS`). A request whose body is still arriving is drained for a bounded time
  * before the connection is cut, so the client reads the answer instead of a reset.
  */
-import { GATEWAY_REJECTION_STATUS, type GatewayRejectionCode } from '../spec/error-codes.js';
+import { GATEWAY_REJECTION_STATUS, type GatewayRejectionCode } from '../rules/error-codes.js';
 import type { Inbound } from './inbound.js';
 
 /** How long an unwanted request body may keep draining after the answer. */

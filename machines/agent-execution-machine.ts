@@ -4,8 +4,8 @@
  * and killed, waiting for it to be empty). Effects are named actions the agent runner provides.
  */
 import { assign, setup } from 'xstate';
-import type { AgentFailureReason } from '../spec/agent-reasons.js';
-import { LIMITS } from '../spec/limits.js';
+import type { AgentFailureReason } from '../rules/agent-reasons.js';
+import { LIMITS } from '../rules/limits.js';
 import { timeAfter, type ClockEvent } from './clock.js';
 
 /** The limits one execution runs under. */

@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { basePathProblem } from '../gateway/request-path.js';
 import { parseUpstream } from '../gateway/upstream.js';
-import { LIMITS } from '../spec/limits.js';
-import { REGION } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
-import { ratePerMinuteSchema } from '../spec/rate-per-minute.js';
+import { LIMITS } from '../rules/limits.js';
+import { REGION } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
+import { ratePerMinuteSchema } from '../rules/rate-per-minute.js';
 import { loadCatalogue, type PresetKey } from './catalogue.js';
 
 /** What a preset builder records about the gateway it made (used to check an `AgentModel` against it). */

@@ -4,8 +4,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { AGENT_PROVIDERS } from '../spec/agent-providers.js';
-import { InvalidArgumentError } from '../spec/errors.js';
+import { AGENT_PROVIDERS } from '../rules/agent-providers.js';
+import { InvalidArgumentError } from '../rules/errors.js';
 import bundled from './catalogue.json' with { type: 'json' };
 
 /** Every preset, by its catalogue key. */

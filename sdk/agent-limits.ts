@@ -1,7 +1,7 @@
 /** `AgentLimits`: the bounds of one agent execution (SPEC "AgentLimits"). */
 import { z } from 'zod';
-import { LIMITS } from '../spec/limits.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { LIMITS } from '../rules/limits.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 const positiveInt = (max: number, what: string) =>
   z

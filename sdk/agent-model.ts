@@ -1,9 +1,9 @@
 /** `AgentModel`: which model an agent uses, through which gateway route (SPEC "AgentModel"). */
 import { z } from 'zod';
 import { basePathProblem } from '../gateway/request-path.js';
-import { AGENT_PROVIDERS, type AgentProvider } from '../spec/agent-providers.js';
-import { NAME_RULES, REGION, ROUTE_NAME, printableText } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { AGENT_PROVIDERS, type AgentProvider } from '../rules/agent-providers.js';
+import { NAME_RULES, REGION, ROUTE_NAME, printableText } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 const agentModelOptions = z
   .strictObject({

@@ -1,7 +1,7 @@
 /** `AgentPermissions`: what the agent's tools may do (SPEC "AgentPermissions"). Not a security boundary. */
 import { z } from 'zod';
-import { printableText } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { printableText } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 /** A permission action; `ask` is not supported (no one is there to answer). */
 export type PermissionAction = 'allow' | 'deny';

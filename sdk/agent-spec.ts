@@ -1,7 +1,7 @@
 /** `AgentSpec`: everything an agent execution needs but the prompt (SPEC "AgentSpec"). */
 import { z } from 'zod';
-import { AGENT_NAME, NAME_RULES, RESERVED_SUBAGENT_NAME, printableText } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { AGENT_NAME, NAME_RULES, RESERVED_SUBAGENT_NAME, printableText } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 import { AgentModel } from './agent-model.js';
 import { AgentPermissions } from './agent-permissions.js';
 import { McpLocal, McpRemote, type McpServer } from './mcp-servers.js';

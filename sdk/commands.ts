@@ -4,8 +4,8 @@
  */
 import { firstValueFrom, lastValueFrom, type Observable, share, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { processInfoSchema, type ProcessEvent, type ProcessInfo } from '../spec/process-events.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { processInfoSchema, type ProcessEvent, type ProcessInfo } from '../protocol/process-events.js';
+import { parseOptions } from '../rules/parse-options.js';
 import type { DaemonClient } from './daemon-client.js';
 
 const outputCallback = z.custom<(data: string) => void>((value) => typeof value === 'function', {

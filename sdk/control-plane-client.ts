@@ -3,10 +3,11 @@ import { Observable } from 'rxjs';
 import { request } from 'undici';
 import type { z } from 'zod';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
-import { sandboxEventSchema, type SandboxEvent } from '../control-plane/api-schemas.js';
+import { errorFromEnvelope } from '../protocol/error-envelope.js';
+import { SandboxError, SdkError } from '../rules/errors.js';
+import { sandboxEventSchema, type SandboxEvent } from '../protocol/control-plane-api.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonValues } from '../spec/ndjson.js';
+import { ndjsonValues } from '../protocol/ndjson.js';
 
 /** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
 export function controlPlaneUrl(explicit?: string): string {

@@ -5,10 +5,11 @@
 import { Observable } from 'rxjs';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
-import { errorFromEnvelope, SandboxError, SdkError } from '../spec/errors.js';
-import { processEventSchema, type ProcessEvent } from '../spec/process-events.js';
+import { errorFromEnvelope } from '../protocol/error-envelope.js';
+import { SandboxError, SdkError } from '../rules/errors.js';
+import { processEventSchema, type ProcessEvent } from '../protocol/process-events.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonValues } from '../spec/ndjson.js';
+import { ndjsonValues } from '../protocol/ndjson.js';
 
 /** A daemon address and the token to present. */
 export interface DaemonEndpoint {

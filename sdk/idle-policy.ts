@@ -1,7 +1,7 @@
 /** `IdlePolicy`: when a sandbox suspends itself and whether calls resume it (SPEC "States"). */
 import { z } from 'zod';
-import { LIMITS } from '../spec/limits.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { LIMITS } from '../rules/limits.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 const maxIdle = LIMITS.sandboxMaxTimeoutMs / 1000;
 

@@ -52,7 +52,7 @@ export {
 } from './sandbox.js';
 export { SandboxAgent } from './sandbox-agent.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
-export { GATEWAY_MIN_VERSION, SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
+export { SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
 export {
   resolveSandboxOptions,
   type ResolvedSandboxOptions,
@@ -82,9 +82,9 @@ export {
   vendorJGateway,
   vendorKGateway,
 } from './preset-gateways.js';
-export { AGENT_PROVIDERS, type AgentProvider } from '../spec/agent-providers.js';
-export { AGENT_FAILURE_REASONS, type AgentFailureReason } from '../spec/agent-reasons.js';
-export { ERROR_HTTP_STATUS, type ErrorCode } from '../spec/error-codes.js';
+export { AGENT_PROVIDERS, type AgentProvider } from '../rules/agent-providers.js';
+export { AGENT_FAILURE_REASONS, type AgentFailureReason } from '../rules/agent-reasons.js';
+export { ERROR_HTTP_STATUS, type ErrorCode } from '../rules/error-codes.js';
 export {
   AgentError,
   AuthenticationError,
@@ -92,9 +92,8 @@ export {
   SandboxError,
   SdkError,
   SecretNotFoundError,
-  errorFromEnvelope,
-  type ErrorContext,
-  type ErrorEnvelope,
   type SandboxErrorCode,
-} from '../spec/errors.js';
-export { LIMITS } from '../spec/limits.js';
+} from '../rules/errors.js';
+export { LIMITS } from '../rules/limits.js';
+export { errorFromEnvelope, type ErrorContext, type ErrorEnvelope } from '../protocol/error-envelope.js';
+export { GATEWAY_MIN_VERSION } from '../protocol/versions.js';

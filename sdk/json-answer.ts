@@ -1,7 +1,8 @@
 /** Reads a JSON answer of the daemon or the control plane: an error envelope becomes its SDK exception. */
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import { errorFromEnvelope, SandboxError } from '../spec/errors.js';
+import { errorFromEnvelope } from '../protocol/error-envelope.js';
+import { SandboxError } from '../rules/errors.js';
 
 /**
  * The answer parsed with `schema`.

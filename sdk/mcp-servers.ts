@@ -4,8 +4,8 @@
  */
 import { z } from 'zod';
 import { checkRequestPath } from '../gateway/request-path.js';
-import { NAME_RULES, ROUTE_NAME } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { NAME_RULES, ROUTE_NAME } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 const noNul = z.string().refine((s) => !s.includes('\0'), 'must not contain NUL');
 

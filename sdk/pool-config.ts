@@ -1,7 +1,7 @@
 /** `PoolConfig` and `agentPoolWarmup`: warm sandbox pools (SPEC "Persistence and pools"). */
 import { z } from 'zod';
-import { TEMPLATE_NAME } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { TEMPLATE_NAME } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 import type { RuntimeName } from './runtimes.js';
 
 /** A warm-up step run in each pooled sandbox before it is handed out. */

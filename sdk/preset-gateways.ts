@@ -5,7 +5,7 @@
  * one makes no network call and loads no optional dependency.
  */
 import { PRESETS, type Preset } from '../presets/builders.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { parseOptions } from '../rules/parse-options.js';
 import { SecretGateway, secretSourceSchema, type SecretSource } from './secret-gateway.js';
 
 /** The builder of `preset`: the secret is checked first, then the options, each naming the builder. */

@@ -3,8 +3,8 @@
  * built by a user `entrypoint`), and the spec rules that depend on which one runs.
  */
 import { z } from 'zod';
-import { InvalidArgumentError } from '../spec/errors.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { InvalidArgumentError } from '../rules/errors.js';
+import { parseOptions } from '../rules/parse-options.js';
 import type { AgentPermissions } from './agent-permissions.js';
 import type { AgentSpec } from './agent-spec.js';
 

@@ -1,6 +1,6 @@
 /** `S3Prefix`: where a sandbox's home directory is saved (SPEC "Persistence and pools"). */
 import { z } from 'zod';
-import { parseOptions } from '../spec/parse-options.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 const s3PrefixOptions = z.strictObject({
   bucket: z

@@ -3,7 +3,7 @@
  * with the agent runtimes in a later release of this series; until then `run()` rejects with a
  * `SandboxError` of code `unimplemented`.
  */
-import { SandboxError } from '../spec/errors.js';
+import { SandboxError } from '../rules/errors.js';
 
 /** The agent of one sandbox. */
 export class SandboxAgent {

@@ -6,8 +6,9 @@
  * recovered from the sandbox.
  */
 import { z } from 'zod';
-import { SandboxError } from '../spec/errors.js';
-import { gatewayStateSchema, type GatewayState } from '../spec/gateway-wire.js';
+import { SandboxError } from '../rules/errors.js';
+import { gatewayStateSchema, type GatewayState } from '../protocol/gateway-wire.js';
+import { GATEWAY_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
 import type { DaemonClient } from './daemon-client.js';
 import type { SecretGateway } from './secret-gateway.js';
 import type { SecretCache } from './secret-store/secret-cache.js';
@@ -23,16 +24,6 @@ export interface GatewayStatus {
 }
 
 const versionSchema = z.object({ version: z.string() });
-
-/** The first daemon version with gateways (SPEC "Versioning"). */
-export const GATEWAY_MIN_VERSION = '0.6.0';
-
-function versionAtLeast(version: string, minimum: string): boolean {
-  const parts = (v: string): number[] => v.split('.').map((p) => Number.parseInt(p, 10) || 0);
-  const [a, b] = [parts(version), parts(minimum)];
-  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
-  return true;
-}
 
 /** The gateway routes of one sandbox handle. */
 export class SandboxGateways {
@@ -105,7 +96,7 @@ export class SandboxGateways {
     const cache = this.#cache;
     if (cache === undefined) throw new SandboxError('this handle holds no gateway definitions');
     const { version } = await this.#client.call('GET', '/v1/version', versionSchema);
-    if (!versionAtLeast(version, GATEWAY_MIN_VERSION)) {
+    if (!meetsVersion(version, GATEWAY_MIN_VERSION)) {
       throw new SandboxError(
         `UnimplementedError: sandbox image ${version} predates gateways (${GATEWAY_MIN_VERSION})`,
         {

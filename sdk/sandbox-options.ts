@@ -1,8 +1,8 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
-import { LIMITS } from '../spec/limits.js';
-import { ROLE_ARN, TEMPLATE_NAME } from '../spec/names.js';
-import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
+import { LIMITS } from '../rules/limits.js';
+import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
+import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
 import { gatewayMapSchema } from './secret-gateway.js';

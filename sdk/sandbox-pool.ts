@@ -3,7 +3,7 @@
  * hands one over and opens its gateways then, so a slot never carries secrets before it is taken.
  */
 import { z } from 'zod';
-import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
+import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { PoolConfig } from './pool-config.js';
 import { Sandbox } from './sandbox.js';
 import { gatewayMapSchema } from './secret-gateway.js';

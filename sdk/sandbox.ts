@@ -10,9 +10,9 @@ import {
   sandboxInfoSchema,
   type SandboxEvent,
   type SandboxInfo,
-} from '../control-plane/api-schemas.js';
-import { AuthenticationError, InvalidArgumentError, SandboxError } from '../spec/errors.js';
-import { httpUrlSchema, parseOptions } from '../spec/parse-options.js';
+} from '../protocol/control-plane-api.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { Commands } from './commands.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';

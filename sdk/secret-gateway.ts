@@ -7,10 +7,10 @@ import { parseAllowRule, type AllowMethod } from '../gateway/allow-rule.js';
 import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
 import { parseUpstream } from '../gateway/upstream.js';
 import type { PresetBinding } from '../presets/builders.js';
-import { LIMITS } from '../spec/limits.js';
-import { NAME_RULES, ROUTE_NAME } from '../spec/names.js';
-import { ALLOW_PATH_ISSUE, parseOptions } from '../spec/parse-options.js';
-import { ratePerMinuteSchema } from '../spec/rate-per-minute.js';
+import { LIMITS } from '../rules/limits.js';
+import { NAME_RULES, ROUTE_NAME } from '../rules/names.js';
+import { ALLOW_PATH_ISSUE, parseOptions } from '../rules/parse-options.js';
+import { ratePerMinuteSchema } from '../rules/rate-per-minute.js';
 import { SECRET_NAME, SECRET_NAME_RULE, SecretRef } from './secret-ref.js';
 
 export type { PresetBinding };

@@ -1,7 +1,7 @@
 /** `SecretRef`: a reference to a secret in the secret store, an alternative to a bare secret name. */
 import { z } from 'zod';
-import { REGION } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { REGION } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 
 /** A secret name or ARN as the secret store accepts it. Never a secret value. */
 export const SECRET_NAME = /^[A-Za-z0-9/_+=.@:-]{1,2048}$/;

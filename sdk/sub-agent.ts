@@ -1,7 +1,7 @@
 /** `SubAgent`: a named helper agent the primary agent can delegate to (SPEC "AgentSpec", `agents`). */
 import { z } from 'zod';
-import { printableText } from '../spec/names.js';
-import { parseOptions } from '../spec/parse-options.js';
+import { printableText } from '../rules/names.js';
+import { parseOptions } from '../rules/parse-options.js';
 import { AgentPermissions } from './agent-permissions.js';
 
 const subAgentOptions = z.strictObject({

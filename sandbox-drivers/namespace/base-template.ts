@@ -7,7 +7,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SANDBOXD_VERSION } from '../../daemon/version.js';
+import { SANDBOXD_VERSION } from '../../protocol/versions.js';
 import type { TemplateManifest } from '../sandbox-driver.js';
 
 /** The base templates: `sdk-base` (egress always open) and `sdk-base-caps` (can close egress). */

@@ -4,7 +4,7 @@
  * loads no AWS code and constructing a store makes no call.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SandboxError, SecretNotFoundError } from '../../spec/errors.js';
+import { SandboxError, SecretNotFoundError } from '../../rules/errors.js';
 import type { SecretBackend } from './secret-backend.js';
 
 /** Where the backend talks. */

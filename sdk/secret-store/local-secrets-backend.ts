@@ -6,7 +6,7 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { SandboxError, SecretNotFoundError } from '../../spec/errors.js';
+import { SandboxError, SecretNotFoundError } from '../../rules/errors.js';
 import type { SecretBackend } from './secret-backend.js';
 
 /** The default file: `SDK_SECRET_STORE_FILE`, else `~/.sdk/secrets.json`. */

@@ -3,7 +3,7 @@
  * hit makes no remote call. Values stay in private memory: nothing prints them.
  */
 import { z } from 'zod';
-import { parseOptions } from '../../spec/parse-options.js';
+import { parseOptions } from '../../rules/parse-options.js';
 import { SecretRef } from '../secret-ref.js';
 import type { SecretSource } from '../secret-gateway.js';
 import { SecretStore } from './secret-store.js';

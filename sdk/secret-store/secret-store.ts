@@ -4,8 +4,8 @@
  * local file of the embedded default. Construction makes no call.
  */
 import { z } from 'zod';
-import { REGION } from '../../spec/names.js';
-import { httpUrlSchema, parseOptions } from '../../spec/parse-options.js';
+import { REGION } from '../../rules/names.js';
+import { httpUrlSchema, parseOptions } from '../../rules/parse-options.js';
 import { SECRET_NAME, SECRET_NAME_RULE } from '../secret-ref.js';
 import { AwsSecretsBackend } from './aws-secrets-backend.js';
 import { LocalSecretsBackend } from './local-secrets-backend.js';

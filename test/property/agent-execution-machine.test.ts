@@ -7,7 +7,7 @@ import {
   type StopReason,
 } from '../../machines/agent-execution-machine.js';
 import { AGENT_EXECUTION_TABLE, type AgentExecutionCondition } from '../../machines/agent-execution-table.js';
-import { LIMITS } from '../../spec/limits.js';
+import { LIMITS } from '../../rules/limits.js';
 import { checkAgainstTable, withAbsoluteTime, type Oracle } from './support/table-checker.js';
 
 interface Model {

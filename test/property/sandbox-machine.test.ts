@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
 import { sandboxMachine, type SandboxMachineEvent } from '../../machines/sandbox-machine.js';
 import { SANDBOX_TABLE, type SandboxCondition } from '../../machines/sandbox-table.js';
-import { LIMITS } from '../../spec/limits.js';
+import { LIMITS } from '../../rules/limits.js';
 import { checkAgainstTable, withAbsoluteTime, type Oracle } from './support/table-checker.js';
 
 interface Model {

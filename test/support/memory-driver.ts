@@ -9,7 +9,7 @@
  * operation fails (`failNext`), launches wait (`holdLaunches`).
  */
 import { randomBytes } from 'node:crypto';
-import { SANDBOXD_VERSION } from '../../daemon/version.js';
+import { SANDBOXD_VERSION } from '../../protocol/versions.js';
 import type {
   LaunchedSandbox,
   LaunchRequest,

@@ -41,7 +41,7 @@ describe('folder import rules', () => {
     ['an import type', "export type Sdk = typeof import('../sdk/index.js');"],
     ['the package by its own name', "import { vendorBGateway } from 'sdk';"],
     ['a path through ./', "import { Sandbox } from './../sdk/sandbox.js';"],
-    ['a path through another folder', "import { Sandbox } from '../spec/../sdk/sandbox.js';"],
+    ['a path through another folder', "import { Sandbox } from '../rules/../sdk/sandbox.js';"],
   ])('refuse presets/ importing sdk/: %s', async (_, code) => {
     const messages = await expectRefused('presets/probe.ts', code);
     expect(messages).toMatch(/presets\/|relative path|its own name/);
@@ -49,7 +49,7 @@ describe('folder import rules', () => {
 
   it('names the folder, what it may import and where the rule is written', async () => {
     const messages = await expectRefused('presets/probe.ts', "import { x } from '../sdk/agent-model.js';");
-    expect(messages).toContain('presets/ is a library folder: it may import spec/, gateway/request-path.js');
+    expect(messages).toContain('presets/ is a library folder: it may import rules/, gateway/request-path.js');
     expect(messages).toContain('presets/README.md and DESIGN.md §2');
   });
 
@@ -58,8 +58,14 @@ describe('folder import rules', () => {
     ['presets/probe.ts', "import { GatewayHost } from '../gateway/gateway-host.js';"],
     ['presets/probe.ts', "import { request } from 'undici';"],
     ['presets/probe.ts', "import { SecretsManager } from '@aws-sdk/client-secrets-manager';"],
-    ['spec/probe.ts', "import { readFileSync } from 'node:fs';"],
-    ['spec/probe.ts', "import { clock } from '../machines/clock.js';"],
+    ['rules/probe.ts', "import { readFileSync } from 'node:fs';"],
+    ['rules/probe.ts', "import { clock } from '../machines/clock.js';"],
+    ['rules/probe.ts', "import { errorEnvelopeSchema } from '../protocol/error-envelope.js';"],
+    ['protocol/probe.ts', "import { createServer } from 'node:http';"],
+    ['protocol/probe.ts', "import { clock } from '../machines/clock.js';"],
+    ['protocol/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
+    ['protocol/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
+    ['machines/probe.ts', "import { SANDBOXD_VERSION } from '../protocol/versions.js';"],
     ['machines/probe.ts', "import { parseUpstream } from '../gateway/upstream.js';"],
     ['machines/probe.ts', "import { readFileSync } from 'node:fs';"],
     ['gateway/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
@@ -69,9 +75,12 @@ describe('folder import rules', () => {
     ['sandbox-drivers/namespace/probe.ts', "import { x } from '../../daemon/main.js';"],
     ['sandbox-drivers/namespace/probe.ts', "import { Sandbox } from '../../sdk/sandbox.js';"],
     ['sdk/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
-    ['sdk/probe.ts', "import { SANDBOXD_VERSION } from '../daemon/version.js';"],
+    ['sdk/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
+    ['sdk/probe.ts', "import { openApiDocument } from '../control-plane/openapi.js';"],
     ['sdk/secret-store/probe.ts', "import { freePort } from '../../test/support/loopback.js';"],
-    ['daemon/probe.ts', "import { x } from '../control-plane/api-schemas.js';"],
+    ['daemon/probe.ts', "import { openApiDocument } from '../control-plane/openapi.js';"],
+    ['sandbox-drivers/namespace/probe.ts', "import { x } from '../../daemon/token.js';"],
+    ['control-plane/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
     ['control-plane/probe.ts', "import { Sandbox } from '../sdk/index.js';"],
     ['control-plane/probe.ts', "import { x } from '../daemon/daemon-server.js';"],
     ['cli/probe.ts', "import { Sandbox } from '../sdk/sandbox.js';"],
@@ -89,16 +98,28 @@ describe('folder import rules', () => {
         "import { z } from 'zod';",
         "import { basePathProblem } from '../gateway/request-path.js';",
         "import { parseUpstream } from '../gateway/upstream.js';",
-        "import { LIMITS } from '../spec/limits.js';",
+        "import { LIMITS } from '../rules/limits.js';",
         "import { loadCatalogue } from './catalogue.js';",
         "import bundled from './catalogue.json' with { type: 'json' };",
       ],
     ],
-    ['machines/probe.ts', ["import { setup } from 'xstate';", "import { LIMITS } from '../spec/limits.js';"]],
+    [
+      'machines/probe.ts',
+      ["import { setup } from 'xstate';", "import { LIMITS } from '../rules/limits.js';"],
+    ],
+    ['rules/probe.ts', ["import { z } from 'zod';", "import { LIMITS } from './limits.js';"]],
+    [
+      'protocol/probe.ts',
+      [
+        "import { z } from 'zod';",
+        "import { LIMITS } from '../rules/limits.js';",
+        "import { SANDBOXD_VERSION } from './versions.js';",
+      ],
+    ],
     [
       'sandbox-drivers/namespace/seccomp/probe.ts',
       [
-        "import { SANDBOXD_VERSION } from '../../../daemon/version.js';",
+        "import { SANDBOXD_VERSION } from '../../../protocol/versions.js';",
         "import { x } from '../../sandbox-driver.js';",
         "import { y } from '../namespace-driver.js';",
       ],
@@ -106,14 +127,15 @@ describe('folder import rules', () => {
     [
       'control-plane/probe.ts',
       [
-        "import { SANDBOXD_VERSION } from '../daemon/version.js';",
+        "import { SANDBOXD_VERSION } from '../protocol/versions.js';",
         "import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';",
       ],
     ],
     [
       'sdk/probe.ts',
       [
-        "import { x } from '../control-plane/api-schemas.js';",
+        "import { x } from '../protocol/control-plane-api.js';",
+        "import { GATEWAY_MIN_VERSION } from '../protocol/versions.js';",
         "import { PRESETS } from '../presets/builders.js';",
         "import { checkRequestPath } from '../gateway/request-path.js';",
         "const aws = () => import('@aws-sdk/client-secrets-manager');",
@@ -135,7 +157,9 @@ describe('folder import rules', () => {
       .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, 'README.md')))
       .map((entry) => entry.name)
       .filter((name) => name !== 'test' && name !== 'bench');
-    expect(folders).toEqual(expect.arrayContaining(['presets', 'spec', 'sdk', 'daemon', 'examples']));
+    expect(folders).toEqual(
+      expect.arrayContaining(['presets', 'rules', 'protocol', 'sdk', 'daemon', 'examples']),
+    );
     for (const folder of folders) {
       const file = folder === 'examples' ? 'probe.mjs' : 'probe.ts';
       await expectRefused(`${folder}/${file}`, "import { x } from '../bench/support/latency.js';");

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
-import { AuthenticationError, InvalidArgumentError, SandboxError } from '../../../spec/errors.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
 import { isRunning } from '../../support/processes.js';
 import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
 

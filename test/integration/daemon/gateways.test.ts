@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
-import { SandboxError } from '../../../spec/errors.js';
-import { gatewayStateSchema } from '../../../spec/gateway-wire.js';
+import { SandboxError } from '../../../rules/errors.js';
+import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
 

@@ -6,9 +6,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { firstValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ndjsonValues } from '../../../spec/ndjson.js';
+import { ndjsonValues } from '../../../protocol/ndjson.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { AuthenticationError } from '../../../spec/errors.js';
+import { AuthenticationError } from '../../../rules/errors.js';
 import type { InspectionRecord } from '../../../actors/actor-system.js';
 import {
   startControlPlane,

@@ -7,8 +7,8 @@ import { request } from 'undici';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { ndjsonValues } from '../../../spec/ndjson.js';
-import { daemonEventSchema, type DaemonEvent } from '../../../spec/daemon-events.js';
+import { ndjsonValues } from '../../../protocol/ndjson.js';
+import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-events.js';
 import { z } from 'zod';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 

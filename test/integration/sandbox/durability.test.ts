@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { ControlPlane } from '../../../control-plane/control-plane.js';
-import { LIMITS } from '../../../spec/limits.js';
+import { LIMITS } from '../../../rules/limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { freePort } from '../../support/loopback.js';
 import {

@@ -10,7 +10,7 @@ import { IdlePolicy } from '../../../sdk/idle-policy.js';
 import { PoolConfig } from '../../../sdk/pool-config.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { SandboxPool } from '../../../sdk/sandbox-pool.js';
-import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../spec/errors.js';
+import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../rules/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupPaths, tcpLimitOf } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, RANGE_SIZE, SLOTS } from '../../../sandbox-drivers/namespace/uid-ranges.js';
-import { gatewayStateSchema } from '../../../spec/gateway-wire.js';
+import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const execFileAsync = promisify(execFile);

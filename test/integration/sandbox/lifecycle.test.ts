@@ -4,7 +4,7 @@ import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { AuthenticationError, InvalidArgumentError } from '../../../spec/errors.js';
+import { AuthenticationError, InvalidArgumentError } from '../../../rules/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 
 const execFileAsync = promisify(execFile);

@@ -10,7 +10,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { SandboxError } from '../../../spec/errors.js';
+import { SandboxError } from '../../../rules/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { sh } from '../support/test-network.js';
 

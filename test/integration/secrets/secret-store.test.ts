@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { SecretRef } from '../../../sdk/secret-ref.js';
-import { SecretNotFoundError } from '../../../spec/errors.js';
+import { SecretNotFoundError } from '../../../rules/errors.js';
 import { startMotoServer, type MotoServer } from '../support/moto-server.js';
 
 let moto: MotoServer;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { InvalidArgumentError, SandboxError } from '../../../spec/errors.js';
+import { InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
 import { MemoryPlaneWorld } from '../../support/memory-control-plane.js';
 import { MemoryDriver } from '../../support/memory-driver.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../../spec/errors.js';
-import { LIMITS } from '../../../spec/limits.js';
+import { InvalidArgumentError } from '../../../rules/errors.js';
+import { LIMITS } from '../../../rules/limits.js';
 import { MemoryPlaneWorld } from '../../support/memory-control-plane.js';
 
 const HOUR = 3_600_000;

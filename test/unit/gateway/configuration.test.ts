@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { checkConfiguration, type RouteConfiguration } from '../../../gateway/configuration.js';
-import { LIMITS } from '../../../spec/limits.js';
+import { LIMITS } from '../../../rules/limits.js';
 
 const SECRET = 'sk-planted-secret-value-XYZ';
 

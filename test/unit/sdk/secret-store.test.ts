@@ -5,7 +5,7 @@ import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECRET_CACHE_TTL_MS, SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
-import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../spec/errors.js';
+import { InvalidArgumentError, SandboxError, SecretNotFoundError } from '../../../rules/errors.js';
 
 const VALUE = 'sk-local-planted-value-0123456789';
 const dirs: string[] = [];

@@ -11,6 +11,10 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'sandbox_not_found'
   | 'process_not_found'
+  /** No such endpoint, on either server. */
+  | 'not_found'
+  /** The endpoint exists, not with this method (the answer's `Allow` header lists the methods). */
+  | 'method_not_allowed'
   | 'sandbox_ended'
   | 'configuration_rejected'
   | 'unimplemented'
@@ -29,6 +33,8 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unauthenticated: 401,
   sandbox_not_found: 404,
   process_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
   sandbox_ended: 409,
   configuration_rejected: 422,
   unimplemented: 501,
@@ -44,6 +50,8 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   unauthenticated: 'AuthenticationError',
   sandbox_not_found: 'SandboxError',
   process_not_found: 'SandboxError',
+  not_found: 'SandboxError',
+  method_not_allowed: 'SandboxError',
   sandbox_ended: 'SandboxError',
   configuration_rejected: 'SandboxError',
   unimplemented: 'SandboxError',

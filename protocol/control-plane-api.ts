@@ -1,10 +1,11 @@
 /**
  * The control plane's wire schemas (DESIGN.md §3): parsed with zod at the edge on both sides, and the
- * source of the OpenAPI document at /v1/openapi.json.
+ * source of the OpenAPI document at /v1/openapi.json. Errors travel as the envelope of
+ * `error-envelope.ts`.
  */
 import { z } from 'zod';
-import { LIMITS } from '../spec/limits.js';
-import { TEMPLATE_NAME } from '../spec/names.js';
+import { LIMITS } from '../rules/limits.js';
+import { TEMPLATE_NAME } from '../rules/names.js';
 
 /** Body of `POST /v1/sandboxes`. */
 export const createSandboxRequestSchema = z.strictObject({
@@ -77,11 +78,4 @@ export const inspectionRecordSchema = z.strictObject({
   state: z.string(),
   at: z.number(),
   replayed: z.boolean(),
-});
-
-/** The error envelope. */
-export const errorEnvelopeSchema = z.strictObject({
-  code: z.string(),
-  message: z.string(),
-  context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });

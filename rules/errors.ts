@@ -6,18 +6,25 @@
  * A message names the field and the rule, never the value: no message carries a secret value, vendor
  * text, a prompt or sandbox content.
  */
-import { z } from 'zod';
-import { AGENT_FAILURE_REASONS, type AgentFailureReason } from './agent-reasons.js';
-import { ERROR_CLASS, ERROR_CODES, type ErrorClassName, type ErrorCode } from './error-codes.js';
+import type { AgentFailureReason } from './agent-reasons.js';
+import type { ErrorCode } from './error-codes.js';
 
 /** Extra facts about an error, safe to show: field paths, failure classes, reasons. */
 export type ErrorContext = Readonly<Record<string, string | number | boolean>>;
 
-/** The shape in which an error crosses a process boundary. */
+/**
+ * The shape in which an error crosses a process boundary (DESIGN.md §3). Its schema, `envelopeOf` and
+ * `errorFromEnvelope` are in `protocol/error-envelope.ts`, which re-exports this builder.
+ */
 export interface ErrorEnvelope {
   readonly code: ErrorCode;
   readonly message: string;
   readonly context?: ErrorContext;
+}
+
+/** The one builder of an envelope: `context` only when there is one. */
+export function errorEnvelope(code: ErrorCode, message: string, context?: ErrorContext): ErrorEnvelope {
+  return context === undefined ? { code, message } : { code, message, context };
 }
 
 const LINEAGE = Symbol.for('sdk.error.lineage');
@@ -62,9 +69,7 @@ export abstract class SdkError extends Error {
 
   /** The wire envelope `{ code, message, context? }`. */
   toJSON(): ErrorEnvelope {
-    return this.context === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, context: this.context };
+    return errorEnvelope(this.code, this.message, this.context);
   }
 }
 
@@ -112,6 +117,8 @@ export type SandboxErrorCode =
   | 'sandbox_error'
   | 'sandbox_not_found'
   | 'process_not_found'
+  | 'not_found'
+  | 'method_not_allowed'
   | 'sandbox_ended'
   | 'configuration_rejected'
   | 'unimplemented';
@@ -155,49 +162,4 @@ export class AgentError extends SdkError {
     super('agent_failed', message, { reason });
     this.reason = reason;
   }
-}
-
-const envelopeSchema = z.strictObject({
-  code: z.enum(ERROR_CODES as [ErrorCode, ...ErrorCode[]]),
-  message: z.string(),
-  context: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-});
-
-function stringIn(context: ErrorContext | undefined, key: string): string | undefined {
-  const value = context?.[key];
-  return typeof value === 'string' ? value : undefined;
-}
-
-const BUILDERS: Readonly<Record<ErrorClassName, (e: ErrorEnvelope) => SdkError>> = {
-  InvalidArgumentError: (e) => {
-    const field = stringIn(e.context, 'field');
-    const code = e.code === 'invalid_allow_path' ? e.code : 'invalid_argument';
-    return new InvalidArgumentError(e.message, field === undefined ? { code } : { code, field });
-  },
-  SecretNotFoundError: (e) => new SecretNotFoundError(e.message, e.context),
-  SandboxError: (e) => {
-    const failureClass = stringIn(e.context, 'failureClass');
-    const code = e.code as SandboxErrorCode; // ERROR_CLASS maps only SandboxError codes here
-    return new SandboxError(e.message, failureClass === undefined ? { code } : { code, failureClass });
-  },
-  AuthenticationError: (e) => new AuthenticationError(e.message),
-  AgentError: (e) => {
-    const reason = stringIn(e.context, 'reason');
-    const known = AGENT_FAILURE_REASONS.find((r) => r === reason);
-    return new AgentError(known ?? 'runtime_error', e.message);
-  },
-};
-
-/**
- * Turns a wire envelope back into the SDK class its code maps to. A payload that is not an envelope
- * becomes a `SandboxError` that says so, without echoing the payload.
- */
-export function errorFromEnvelope(payload: unknown): SdkError {
-  const parsed = envelopeSchema.safeParse(payload);
-  if (!parsed.success) return new SandboxError('malformed error envelope from the service');
-  const envelope: ErrorEnvelope =
-    parsed.data.context === undefined
-      ? { code: parsed.data.code, message: parsed.data.message }
-      : { code: parsed.data.code, message: parsed.data.message, context: parsed.data.context };
-  return BUILDERS[ERROR_CLASS[envelope.code]](envelope);
 }

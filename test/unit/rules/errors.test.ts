@@ -8,7 +8,7 @@ import {
   ERROR_CODES,
   ERROR_HTTP_STATUS,
   GATEWAY_REJECTION_STATUS,
-} from '../../../spec/error-codes.js';
+} from '../../../rules/error-codes.js';
 import {
   AgentError,
   AuthenticationError,
@@ -16,8 +16,8 @@ import {
   SandboxError,
   SdkError,
   SecretNotFoundError,
-  errorFromEnvelope,
-} from '../../../spec/errors.js';
+} from '../../../rules/errors.js';
+import { errorFromEnvelope } from '../../../protocol/error-envelope.js';
 
 describe('error registry', () => {
   it('maps every code to an HTTP error status and an SDK class', () => {
@@ -82,8 +82,8 @@ describe('instanceof across two copies of the built package', () => {
     cpSync(dist, join(dir, 'a'), { recursive: true });
     cpSync(dist, join(dir, 'b'), { recursive: true });
     const load = (copy: string) =>
-      import(pathToFileURL(join(dir, copy, 'spec', 'errors.js')).href) as Promise<
-        typeof import('../../../spec/errors.js')
+      import(pathToFileURL(join(dir, copy, 'rules', 'errors.js')).href) as Promise<
+        typeof import('../../../rules/errors.js')
       >;
     const [a, b] = await Promise.all([load('a'), load('b')]);
     expect(a.InvalidArgumentError).not.toBe(b.InvalidArgumentError);
