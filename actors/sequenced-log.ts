@@ -34,11 +34,6 @@ export class SequencedLog<T extends object> {
     private readonly capacity = 10_000,
   ) {}
 
-  /** The last sequence number handed out (0 before any). */
-  get seq(): number {
-    return this.#seq;
-  }
-
   /** Logs a record and hands it to live subscribers. */
   append(record: T): Sequenced<T> {
     const sequenced = { ...record, seq: ++this.#seq } as Sequenced<T>;

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** An instance id: 8 lowercase hex characters. */
-export const INSTANCE_ID = /^[a-f0-9]{8}$/;
+const INSTANCE_ID = /^[a-f0-9]{8}$/;
 
 /**
  * The instance id of the driver on `stateDir`, made (owner-only) on first use and kept there, so a

@@ -9,12 +9,8 @@
  * Every resource name carries the driver's instance id (`instance.ts`): a driver lists, adopts and
  * destroys only the sandboxes it created.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { LaunchedSandbox, LaunchRequest, SandboxDriver, TemplateManifest } from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
@@ -39,17 +35,13 @@ import {
   type SandboxNetwork,
 } from './sandbox-network.js';
 import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
+import { bubblewrapArgs, COMMAND_CGROUP_DIR } from './bubblewrap-options.js';
+import { startSandboxd } from './sandboxd-process.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
 
 /** sandboxd's port inside every sandbox. */
 export const SANDBOXD_PORT = 4000;
-
-/** Where a sandbox sees the memory cgroup of its commands (sandboxd moves each command there). */
-export const COMMAND_CGROUP_DIR = '/run/sdk/memory';
-
-/** Size of the small tmpfs mounts (/run, /var/tmp). */
-const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
 
 /**
  * The package root (holding `dist/`, `node_modules/`, `package.json`), bound read-only at /opt/sdk:
@@ -68,93 +60,6 @@ export interface NamespaceDriverOptions {
   readonly stateDir: string;
   /** How long sandboxd may take to answer after launch. */
   readonly startTimeoutMs?: number;
-}
-
-// Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
-const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
-
-/** The file descriptor numbers of the child: bwrap's options and the seccomp program. */
-const FD = { args: 3, seccomp: 4 } as const;
-
-/**
- * bubblewrap's options. They reach it on a file descriptor (`--args`), so no host path shows in the
- * sandbox's `/proc/1/cmdline`; read-only files come from the host's runtime image (`runtime-image.ts`).
- */
-function bubblewrapArgs(
-  images: { readonly etc: string; readonly sdk: string },
-  userMemoryCgroup: string,
-  memoryBytes: number,
-): string[] {
-  const tmpfs = (path: string, bytes: number, perms?: string): string[] => [
-    ...(perms === undefined ? [] : ['--perms', perms]),
-    '--size',
-    String(bytes),
-    '--tmpfs',
-    path,
-  ];
-  return [
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    '--hostname',
-    'sandbox',
-    '--new-session',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--tmpfs',
-    '/usr/local',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-    '--symlink',
-    'usr/lib64',
-    '/lib64',
-    '--symlink',
-    'usr/sbin',
-    '/sbin',
-    '--ro-bind',
-    images.etc,
-    '/etc',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    // Files in tmpfs are memory of sandbox code: together these leave it a quarter to run in.
-    ...tmpfs('/tmp', Math.floor(memoryBytes / 4), '1777'),
-    ...tmpfs('/home', Math.floor(memoryBytes / 2)),
-    ...tmpfs('/run', SMALL_TMPFS_BYTES),
-    '--bind',
-    userMemoryCgroup,
-    COMMAND_CGROUP_DIR,
-    '--dir',
-    '/var',
-    ...tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
-    '--ro-bind',
-    images.sdk,
-    '/opt/sdk',
-    '--cap-drop',
-    'ALL',
-    '--cap-add',
-    'CAP_SETUID',
-    '--cap-add',
-    'CAP_SETGID',
-    '--cap-add',
-    'CAP_KILL',
-    '--cap-add',
-    'CAP_CHOWN',
-    // The command's cwd is entered before the uid changes, so sandboxd must search the user's folders.
-    '--cap-add',
-    'CAP_DAC_READ_SEARCH',
-    '--seccomp',
-    String(FD.seccomp),
-    '--chdir',
-    '/',
-  ];
 }
 
 /** The namespace driver. */
@@ -220,49 +125,17 @@ export class NamespaceDriver implements SandboxDriver {
       }
       const userns = await holding;
       try {
-        const child = spawn(
-          'sh',
-          [
-            '-c',
-            JOIN_CGROUPS_THEN_EXEC,
-            'sh',
-            ...procsFiles(this.instance, id),
-            '--',
-            'nsenter',
-            `--net=/run/netns/${networkNames(this.instance, id).namespace}`,
-            `--user=${userns.path}`,
-            '--setuid',
-            '0',
-            '--setgid',
-            '0',
-            '--',
-            'bwrap',
-            '--args',
-            String(FD.args),
-            // The command stays on the command line (bwrap reads only options from --args): no host path.
-            '/usr/bin/node',
-            '/opt/sdk/dist/daemon/main.js',
-          ],
-          { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true },
-        );
-        const args = bubblewrapArgs(
-          { etc: this.#etcImage(request.template), sdk: this.#sdkImage },
-          cgroupPaths(this.instance, id).userMemory,
-          request.memoryBytes,
-        );
-        // stdin: sandboxd's settings; stdout: its ready line; 3: bwrap's arguments; 4: the seccomp program.
-        const [stdin, stdout, , argsPipe, seccompPipe] = child.stdio as [
-          Writable,
-          Readable,
-          null,
-          Writable,
-          Writable,
-        ];
-        for (const pipe of [stdin, argsPipe, seccompPipe]) pipe.on('error', () => undefined);
-        argsPipe.end(Buffer.from(args.map((arg) => `${arg}\0`).join('')));
-        seccompPipe.end(sandboxSeccompProgram());
-        stdin.end(
-          JSON.stringify({
+        await startSandboxd({
+          cgroupProcs: procsFiles(this.instance, id),
+          netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
+          userns: userns.path,
+          bwrapOptions: bubblewrapArgs(
+            { etc: this.#etcImage(request.template), sdk: this.#sdkImage },
+            cgroupPaths(this.instance, id).userMemory,
+            request.memoryBytes,
+          ),
+          seccomp: sandboxSeccompProgram(),
+          settings: {
             token: request.accessToken,
             ...(request.controlToken === undefined ? {} : { controlToken: request.controlToken }),
             host: network.sandboxAddress,
@@ -273,21 +146,9 @@ export class NamespaceDriver implements SandboxDriver {
             version: manifest.sandboxdVersion,
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
             ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
-          }),
-        );
-        const ready = once(createInterface({ input: stdout }), 'line');
-        const exited = once(child, 'exit').then(() => {
-          throw new Error('sandboxd exited during launch');
+          },
+          timeoutMs: this.#options.startTimeoutMs ?? 10_000,
         });
-        const timeout = new Promise<never>((_, reject) =>
-          setTimeout(
-            () => reject(new Error('sandboxd did not start in time')),
-            this.#options.startTimeoutMs ?? 10_000,
-          ).unref(),
-        );
-        await Promise.race([ready, exited, timeout]);
-        stdout.destroy();
-        child.unref();
       } finally {
         userns.release();
       }

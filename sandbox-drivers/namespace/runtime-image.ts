@@ -24,7 +24,7 @@ import {
 import { dirname, join } from 'node:path';
 
 /** Where images live. */
-export const IMAGES_DIR = '/run/sdk/images';
+const IMAGES_DIR = '/run/sdk/images';
 
 /** The npm packages sandboxd imports (the rest of `dependencies` serve the SDK and control plane). */
 const SANDBOXD_PACKAGES = ['zod', 'undici', 'xstate', 'rxjs'];

@@ -18,7 +18,7 @@ const ROOT = '/sys/fs/cgroup';
 const V2 = join(ROOT, 'unified');
 
 /** Memory kept for sandboxd above the sandbox's own limit. */
-export const DAEMON_MEMORY_RESERVE = 128 * 2 ** 20;
+const DAEMON_MEMORY_RESERVE = 128 * 2 ** 20;
 
 /** CFS period; the quota is `cpus` of it. */
 const CPU_PERIOD_US = 100_000;
@@ -121,7 +121,7 @@ export async function thaw(instance: string, id: string): Promise<void> {
 }
 
 /** True while some process of the sandbox runs (or is frozen). */
-export async function isPopulated(instance: string, id: string): Promise<boolean> {
+async function isPopulated(instance: string, id: string): Promise<boolean> {
   const text = await readFile(join(cgroupPaths(instance, id).unified, 'cgroup.events'), 'utf8').catch(
     () => 'populated 0',
   );

@@ -21,7 +21,7 @@ export const FIRST_HOST_ID = 0x7000_0000;
 export const SLOTS = (0x7ffe_0000 - FIRST_HOST_ID) / RANGE_SIZE;
 
 /** Where claims live. */
-export const CLAIMS_DIR = '/run/sdk/uid-ranges';
+const CLAIMS_DIR = '/run/sdk/uid-ranges';
 
 /** A claimed range. */
 export interface UidRange {
@@ -31,7 +31,7 @@ export interface UidRange {
 }
 
 /** The host id range of a slot. */
-export function rangeOf(slot: number): UidRange {
+function rangeOf(slot: number): UidRange {
   return { slot, hostBase: FIRST_HOST_ID + slot * RANGE_SIZE };
 }
 
@@ -63,7 +63,7 @@ function readLines(file: string): string[] {
 }
 
 /** True when no host account or subordinate range falls in the slot's ids. */
-export function slotIsFree(slot: number, accounts = hostAccountIds()): boolean {
+function slotIsFree(slot: number, accounts = hostAccountIds()): boolean {
   const { hostBase } = rangeOf(slot);
   const end = hostBase + RANGE_SIZE;
   if (accounts.single.some((id) => id >= hostBase && id < end)) return false;

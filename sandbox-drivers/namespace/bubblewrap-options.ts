@@ -1,0 +1,94 @@
+/**
+ * bubblewrap's options for a sandbox: user-visible layout (a curated read-only `/usr`, the template's
+ * `/etc`, size-bounded tmpfs for every writable place, the commands' memory cgroup at /run/sdk/memory,
+ * sandboxd's runtime at /opt/sdk), the namespaces bwrap makes inside the sandbox's user namespace, the
+ * capabilities sandboxd keeps, and the seccomp program's descriptor.
+ */
+import { FD } from './sandboxd-process.js';
+
+/** Where a sandbox sees the memory cgroup of its commands (sandboxd moves each command there). */
+export const COMMAND_CGROUP_DIR = '/run/sdk/memory';
+
+/** Size of the small tmpfs mounts (/run, /var/tmp). */
+const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
+
+/**
+ * bubblewrap's options. They reach it on a file descriptor (`--args`), so no host path shows in the
+ * sandbox's `/proc/1/cmdline`; read-only files come from the host's runtime image (`runtime-image.ts`).
+ */
+export function bubblewrapArgs(
+  images: { readonly etc: string; readonly sdk: string },
+  userMemoryCgroup: string,
+  memoryBytes: number,
+): string[] {
+  const tmpfs = (path: string, bytes: number, perms?: string): string[] => [
+    ...(perms === undefined ? [] : ['--perms', perms]),
+    '--size',
+    String(bytes),
+    '--tmpfs',
+    path,
+  ];
+  return [
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'sandbox',
+    '--new-session',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--tmpfs',
+    '/usr/local',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--ro-bind',
+    images.etc,
+    '/etc',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    // Files in tmpfs are memory of sandbox code: together these leave it a quarter to run in.
+    ...tmpfs('/tmp', Math.floor(memoryBytes / 4), '1777'),
+    ...tmpfs('/home', Math.floor(memoryBytes / 2)),
+    ...tmpfs('/run', SMALL_TMPFS_BYTES),
+    '--bind',
+    userMemoryCgroup,
+    COMMAND_CGROUP_DIR,
+    '--dir',
+    '/var',
+    ...tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
+    '--ro-bind',
+    images.sdk,
+    '/opt/sdk',
+    '--cap-drop',
+    'ALL',
+    '--cap-add',
+    'CAP_SETUID',
+    '--cap-add',
+    'CAP_SETGID',
+    '--cap-add',
+    'CAP_KILL',
+    '--cap-add',
+    'CAP_CHOWN',
+    // The command's cwd is entered before the uid changes, so sandboxd must search the user's folders.
+    '--cap-add',
+    'CAP_DAC_READ_SEARCH',
+    '--seccomp',
+    String(FD.seccomp),
+    '--chdir',
+    '/',
+  ];
+}

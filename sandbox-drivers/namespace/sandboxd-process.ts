@@ -1,0 +1,89 @@
+/**
+ * Starts a sandbox's first process, sandboxd, through the chain that makes it a sandbox: join the
+ * sandbox's cgroups (`sh`), enter its network and user namespaces as its root (`nsenter`), then
+ * bubblewrap with its options and seccomp program on descriptors. Resolves when sandboxd prints its
+ * ready line; the process outlives the launcher (detached, unreferenced).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+
+// Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
+const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
+
+/** The file descriptor numbers of the child: bwrap's options and the seccomp program. */
+export const FD = { args: 3, seccomp: 4 } as const;
+
+/** What the chain needs. */
+export interface SandboxdLaunch {
+  /** `cgroup.procs` files to join, in order. */
+  readonly cgroupProcs: readonly string[];
+  /** `/run/netns/<name>` of the sandbox's network namespace. */
+  readonly netns: string;
+  /** `/proc/<holder>/ns/user` of its mapped user namespace. */
+  readonly userns: string;
+  /** bubblewrap's options (read from a descriptor, so no host path is on any command line). */
+  readonly bwrapOptions: readonly string[];
+  /** The compiled seccomp program. */
+  readonly seccomp: Buffer;
+  /** sandboxd's settings, the access token included: on its stdin only. */
+  readonly settings: unknown;
+  readonly timeoutMs: number;
+}
+
+/** Starts sandboxd and waits for its ready line. */
+export async function startSandboxd(launch: SandboxdLaunch): Promise<void> {
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      JOIN_CGROUPS_THEN_EXEC,
+      'sh',
+      ...launch.cgroupProcs,
+      '--',
+      'nsenter',
+      `--net=${launch.netns}`,
+      `--user=${launch.userns}`,
+      '--setuid',
+      '0',
+      '--setgid',
+      '0',
+      '--',
+      'bwrap',
+      '--args',
+      String(FD.args),
+      // The command stays on the command line (bwrap reads only options from --args): no host path.
+      '/usr/bin/node',
+      '/opt/sdk/dist/daemon/main.js',
+    ],
+    { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true },
+  );
+  // stdin: sandboxd's settings; stdout: its ready line; 3: bwrap's options; 4: the seccomp program.
+  const [stdin, stdout, , optionsPipe, seccompPipe] = child.stdio as [
+    Writable,
+    Readable,
+    null,
+    Writable,
+    Writable,
+  ];
+  for (const pipe of [stdin, optionsPipe, seccompPipe]) pipe.on('error', () => undefined);
+  optionsPipe.end(Buffer.from(launch.bwrapOptions.map((option) => `${option}\0`).join('')));
+  seccompPipe.end(launch.seccomp);
+  stdin.end(JSON.stringify(launch.settings));
+  const ready = once(createInterface({ input: stdout }), 'line');
+  const exited = once(child, 'exit').then(() => {
+    throw new Error('sandboxd exited during launch');
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('sandboxd did not start in time')), launch.timeoutMs);
+  });
+  try {
+    await Promise.race([ready, exited, timeout]);
+  } finally {
+    clearTimeout(timer);
+    stdout.destroy();
+    child.unref();
+  }
+}
