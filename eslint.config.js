@@ -19,7 +19,10 @@ const LIBRARY_FOLDERS = {
   protocol: { imports: ['rules'], packages: ['zod'] },
   machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
   actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
-  gateway: { imports: ['rules', 'protocol', 'machines'], packages: ['node:*', 'undici', 'xstate', 'rxjs'] },
+  gateway: {
+    imports: ['rules', 'protocol', 'machines', 'actors'],
+    packages: ['node:*', 'undici', 'xstate', 'rxjs'],
+  },
   presets: { imports: ['rules', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
   'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: [] },
   'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },

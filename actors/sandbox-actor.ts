@@ -1,13 +1,11 @@
 /**
- * One sandbox as an XState actor of the sandbox machine (`createActor`). The machine's effects
- * (`freeze`, `thaw`, `destroy`) are actions this actor provides: running the machine only queues them;
- * after the transition the host's typed effects run them, in order, and a failed `freeze` or `thaw`
- * comes back as an event (`freeze_failed`, `thaw_failed`), journaled like any other, so the state never
- * claims what did not happen. Every event the machine can take is journaled with the actor's own
- * sequence number before it is applied; replay applies journaled events without effects.
+ * One sandbox as a hosted actor (`hosted-actor.ts`) of the sandbox machine: its effects (`freeze`,
+ * `thaw`, `destroy`) are the control plane's, run after each transition; a failed `freeze` or `thaw`
+ * comes back as `freeze_failed` / `thaw_failed`. Adds what the control plane reads: the state as the API
+ * names it, its changes as an observable, and when the next `clock` is due.
  */
 import { BehaviorSubject, type Observable } from 'rxjs';
-import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import {
   sandboxMachine,
   sandboxNextDueAt,
@@ -15,6 +13,9 @@ import {
   type SandboxMachineInput,
 } from '../machines/sandbox-machine.js';
 import type { ActorSystem } from './actor-system.js';
+import { EffectFailedError, HostedActor, type JournalWriter as Writer } from './hosted-actor.js';
+
+export { EffectFailedError };
 
 /** The sandbox machine's snapshot. */
 export type SandboxSnapshot = SnapshotFrom<typeof sandboxMachine>;
@@ -29,25 +30,8 @@ export interface SandboxEffects {
   destroy(id: string): Promise<void>;
 }
 
-type Effect = keyof SandboxEffects;
-
-/** The event that reports a failed effect; `destroy` has none (the sandbox has ended either way). */
-const FAILED: Readonly<Record<Effect, SandboxMachineEvent | undefined>> = {
-  freeze: { type: 'freeze_failed' },
-  thaw: { type: 'thaw_failed' },
-  destroy: undefined,
-};
-
-/** Writes a journaled event durably; the event is applied only after it resolves. */
-export type JournalWriter = (event: SandboxMachineEvent, seq: number) => Promise<void> | void;
-
-/** An effect failed; its outcome event was journaled and applied. */
-export class EffectFailedError extends Error {
-  constructor(readonly effect: Effect) {
-    super(`the sandbox's ${effect} failed`);
-    this.name = 'EffectFailedError';
-  }
-}
+/** Writes a journaled sandbox event durably; the event is applied only after it resolves. */
+export type JournalWriter = Writer<SandboxMachineEvent>;
 
 /** What an actor needs from its host besides the machine input. */
 export interface SandboxActorOptions {
@@ -62,49 +46,39 @@ export interface SandboxActorOptions {
 /** One sandbox actor. Events are handled one at a time. */
 export class SandboxActor {
   readonly id: string;
-  readonly #actor: Actor<typeof sandboxMachine>;
-  readonly #system: ActorSystem | undefined;
-  readonly #now: () => number;
+  readonly #hosted: HostedActor<typeof sandboxMachine, keyof SandboxEffects>;
   readonly #state$: BehaviorSubject<SandboxStateName>;
-  /** Effects the last transition asked for, in order. */
-  #pending: Effect[] = [];
-  #seq: number;
-  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(id: string, input: SandboxMachineInput, options: SandboxActorOptions = {}) {
     this.id = id;
-    this.#system = options.system;
-    this.#now = options.now ?? Date.now;
-    this.#seq = options.restore?.seq ?? 0;
-    const queue = (effect: Effect) => (): void => {
-      this.#pending.push(effect);
-    };
-    const machine = sandboxMachine.provide({
-      actions: { freeze: queue('freeze'), thaw: queue('thaw'), destroy: queue('destroy') },
-    });
-    this.#actor = createActor(machine, {
+    this.#hosted = new HostedActor(sandboxMachine, {
+      id,
+      kind: 'sandbox',
+      effects: ['freeze', 'thaw', 'destroy'],
+      failures: { freeze: { type: 'freeze_failed' }, thaw: { type: 'thaw_failed' } },
       input,
-      ...(options.restore === undefined ? {} : { snapshot: options.restore.snapshot as SandboxSnapshot }),
+      system: options.system,
+      ...(options.now === undefined ? {} : { now: options.now }),
+      restore: options.restore,
+      onTransition: () => this.#publish(),
     });
-    this.#actor.start();
-    this.#pending = [];
     this.#state$ = new BehaviorSubject(this.state);
     if (this.state === 'ended') this.#state$.complete();
   }
 
   /** The current state. */
   get state(): SandboxStateName {
-    return this.#actor.getSnapshot().value;
+    return this.#hosted.snapshot.value;
   }
 
   /** The machine's snapshot (context included). */
   get snapshot(): SandboxSnapshot {
-    return this.#actor.getSnapshot();
+    return this.#hosted.snapshot;
   }
 
   /** The sequence number of the last event this actor applied. */
   get seq(): number {
-    return this.#seq;
+    return this.#hosted.seq;
   }
 
   /** Every state, the current one first. */
@@ -119,70 +93,30 @@ export class SandboxActor {
 
   /** The persisted snapshot and its sequence number, for compaction (JSON-safe). */
   persisted(): { readonly snapshot: unknown; readonly seq: number } {
-    return { snapshot: this.#actor.getPersistedSnapshot(), seq: this.#seq };
+    return this.#hosted.persisted();
+  }
+
+  /** Applies a journaled event without effects (replay); see `HostedActor.replay`. */
+  replay(event: SandboxMachineEvent, seq?: number): void {
+    this.#hosted.replay(event, seq);
   }
 
   /**
-   * Applies a journaled event without effects (replay). An event at or below the sequence number the
-   * actor already holds (from a snapshot) is skipped; without a number it is the next one.
-   */
-  replay(event: SandboxMachineEvent, seq = this.#seq + 1): void {
-    if (seq <= this.#seq) return;
-    this.#apply(event, seq, true);
-    this.#pending = [];
-  }
-
-  /**
-   * Handles a live event: when the machine can take it, `journal` writes it with the next sequence
-   * number and the event is applied once that resolved; then the effects run, and a failed one is fed
-   * back as its event. Resolves with the state afterwards.
+   * Handles a live event (journaled, applied, effects run); resolves with the state afterwards.
    *
    * @throws EffectFailedError when `freeze` or `thaw` failed (their outcome is journaled and applied)
    */
-  send(
+  async send(
     event: SandboxMachineEvent,
     journal: JournalWriter,
     effects: SandboxEffects,
   ): Promise<SandboxStateName> {
-    const run = this.#queue.then(() => this.#handle(event, journal, effects));
-    this.#queue = run.catch(() => undefined);
-    return run;
-  }
-
-  async #handle(
-    event: SandboxMachineEvent,
-    journal: JournalWriter,
-    effects: SandboxEffects,
-  ): Promise<SandboxStateName> {
-    if (!this.snapshot.can(event)) return this.state;
-    const seq = this.#seq + 1;
-    await journal(event, seq);
-    this.#apply(event, seq, false);
-    for (const effect of this.#pending.splice(0)) {
-      try {
-        await effects[effect](this.id);
-      } catch (error) {
-        const failed = FAILED[effect];
-        if (failed === undefined) throw error;
-        await this.#handle(failed, journal, effects);
-        throw new EffectFailedError(effect);
-      }
-    }
+    await this.#hosted.send(event, journal, effects);
     return this.state;
   }
 
-  #apply(event: SandboxMachineEvent, seq: number, replayed: boolean): void {
-    this.#actor.send(event);
-    this.#seq = seq;
-    this.#system?.record({
-      actorId: this.id,
-      kind: 'sandbox',
-      seq,
-      event,
-      state: this.state,
-      at: this.#now(),
-      replayed,
-    });
+  #publish(): void {
+    if (this.#state$.value === 'ended') return; // completed
     if (this.#state$.value !== this.state) this.#state$.next(this.state);
     if (this.state === 'ended') this.#state$.complete();
   }

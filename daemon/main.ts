@@ -9,6 +9,7 @@ import { GatewayHost } from '../gateway/gateway-host.js';
 import { createDaemonServer } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
 import { ownAddresses } from './own-addresses.js';
+import { ActorSystem } from '../actors/actor-system.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { ProcessTable } from './process-table.js';
@@ -50,7 +51,10 @@ const processes = new ProcessTable({
   ...settings.user,
   ...(settings.commandCgroup === undefined ? {} : { cgroupProcs: settings.commandCgroup }),
 });
+// The actors this daemon hosts (gateway routes) report every transition here.
+const actors = new ActorSystem();
 const gateways = new GatewayHost({
+  system: actors,
   // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
   metadataAddresses: ownAddresses(),
   ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
@@ -74,6 +78,18 @@ gateways.events$.subscribe((event) => {
     ];
     audit.append({ at, type: 'route', route: event.route, event: change });
   }
+});
+actors.inspect$.subscribe((record) => {
+  if (record.kind !== 'gateway_route') return;
+  audit.append({
+    at: record.at,
+    type: 'transition',
+    actorId: record.actorId,
+    kind: record.kind,
+    actorSeq: record.seq,
+    event: record.event.type,
+    state: record.state,
+  });
 });
 const server = createDaemonServer({
   audit,

@@ -5,9 +5,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Subject, type Observable } from 'rxjs';
-import { createActor, type Actor } from 'xstate';
 import { LIMITS } from '../rules/limits.js';
 import { gatewayRouteMachine } from '../machines/gateway-route-machine.js';
+import type { ActorSystem } from '../actors/actor-system.js';
+import { HostedActor } from '../actors/hosted-actor.js';
 import { checkConfiguration, type CheckedRoute } from './configuration.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
 import { InjectedValues } from './injected-values.js';
@@ -28,6 +29,8 @@ export interface GatewayHostOptions extends Partial<Pick<SafeConnectorOptions, '
   readonly lookup?: SafeConnectorOptions['lookup'];
   /** Clock of the token buckets, in milliseconds. */
   readonly now?: Clock;
+  /** Where the route actors report their transitions (sandboxd streams them to the control plane). */
+  readonly system?: ActorSystem;
 }
 
 /** SPEC "GatewayStatus" of one route. */
@@ -52,9 +55,14 @@ export type GatewayHostEvent =
   | { readonly type: 'route_closed'; readonly route: string }
   | { readonly type: 'route_failed'; readonly route: string; readonly errorClass: string };
 
+/** The effects the gateway route machine names. */
+type RouteEffect = 'openListener' | 'swapValues' | 'closeListener';
+
 interface RouteEntry {
   readonly listener: RouteListener;
-  readonly actor: Actor<typeof gatewayRouteMachine>;
+  readonly actor: HostedActor<typeof gatewayRouteMachine, RouteEffect>;
+  /** The route's effects, bound to its listener. */
+  readonly effects: Readonly<Record<RouteEffect, () => void>>;
   /** The route the next `openListener`/`swapValues` serves. */
   readonly target: { next: CheckedRoute };
 }
@@ -78,6 +86,7 @@ export class GatewayHost {
   readonly #injected = new InjectedValues();
   readonly #dispatcher;
   readonly #now: Clock;
+  readonly #system: ActorSystem | undefined;
   readonly #events = new Subject<GatewayHostEvent>();
   #version = 0;
   #queue: Promise<unknown> = Promise.resolve();
@@ -88,6 +97,7 @@ export class GatewayHost {
 
   constructor(options: GatewayHostOptions = {}) {
     this.#now = options.now ?? (() => performance.now());
+    this.#system = options.system;
     this.#dispatcher = createUpstreamDispatcher({
       connectTimeoutMs: options.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
       headersTimeoutMs: options.headersTimeoutMs ?? LIMITS.upstreamHeadersTimeoutMs,
@@ -111,7 +121,7 @@ export class GatewayHost {
   status(): ReadonlyMap<string, GatewayRouteStatus> {
     const status = new Map<string, GatewayRouteStatus>();
     for (const [name, entry] of this.#routes) {
-      const { port, lastErrorClass } = entry.actor.getSnapshot().context;
+      const { port, lastErrorClass } = entry.actor.snapshot.context;
       if (port === undefined) continue;
       status.set(name, { port, url: `http://127.0.0.1:${String(port)}`, lastErrorClass });
     }
@@ -151,7 +161,7 @@ export class GatewayHost {
       const next = verdict.routes.get(name);
       this.#injected.release(entry.target.next.headers.map((h) => h.value));
       if (next !== undefined) entry.target.next = next;
-      entry.actor.send({ type: 'configure', version, included: next !== undefined });
+      entry.actor.sendNow({ type: 'configure', version, included: next !== undefined }, entry.effects);
       if (next === undefined) {
         this.#routes.delete(name);
         entry.actor.stop();
@@ -162,8 +172,8 @@ export class GatewayHost {
       const listener = listeners[i];
       if (route === undefined || listener === undefined) return;
       const entry = this.#startRoute(name, route, listener);
-      entry.actor.send({ type: 'configure', version, included: true });
-      entry.actor.send({ type: 'listening', port: listener.port });
+      entry.actor.sendNow({ type: 'configure', version, included: true }, entry.effects);
+      entry.actor.sendNow({ type: 'listening', port: listener.port }, entry.effects);
       this.#events.next({ type: 'route_opened', route: name, port: listener.port });
     });
     return { ok: true, status: this.status() };
@@ -180,28 +190,29 @@ export class GatewayHost {
 
   #startRoute(name: string, route: CheckedRoute, listener: RouteListener): RouteEntry {
     const target = { next: route };
-    const actor = createActor(
-      gatewayRouteMachine.provide({
-        actions: {
-          openListener: () => listener.serve(target.next),
-          swapValues: () => listener.serve(target.next),
-          closeListener: () => {
-            this.#draining.add(listener);
-            void listener.close().then(() => this.#draining.delete(listener));
-            this.#events.next({ type: 'route_closed', route: name });
-          },
-        },
-      }),
-    );
-    const entry = { listener, actor, target };
-    actor.start();
+    const effects = {
+      openListener: () => listener.serve(target.next),
+      swapValues: () => listener.serve(target.next),
+      closeListener: () => {
+        this.#draining.add(listener);
+        void listener.close().then(() => this.#draining.delete(listener));
+        this.#events.next({ type: 'route_closed', route: name });
+      },
+    };
+    const actor = new HostedActor(gatewayRouteMachine, {
+      id: name,
+      kind: 'gateway_route',
+      effects: ['openListener', 'swapValues', 'closeListener'],
+      system: this.#system,
+    });
+    const entry = { listener, actor, target, effects };
     this.#routes.set(name, entry);
     return entry;
   }
 
   #refuse(failure: ConfigurationFailure): ApplyOutcome {
     for (const [name, entry] of this.#routes) {
-      entry.actor.send({ type: 'configure_rejected', errorClass: failure.errorClass });
+      entry.actor.sendNow({ type: 'configure_rejected', errorClass: failure.errorClass }, entry.effects);
       this.#events.next({ type: 'route_failed', route: name, errorClass: failure.errorClass });
     }
     return { ok: false, failure };

@@ -27,6 +27,16 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     route: z.string(),
     event: z.enum(['opened', 'closed', 'failed']),
   }),
+  /** A transition of an actor sandboxd hosts (a gateway route): its machine event's type and new state. */
+  z.strictObject({
+    ...base,
+    type: z.literal('transition'),
+    actorId: z.string(),
+    kind: z.literal('gateway_route'),
+    actorSeq: z.number().int().positive(),
+    event: z.string(),
+    state: z.string(),
+  }),
 ]);
 
 /** One event of sandboxd's stream. */

@@ -1,11 +1,15 @@
 /**
- * `SandboxPool` (SPEC "SDK operations"): hot slots of launched sandboxes without gateways; `take`
- * hands one over and opens its gateways then, so a slot never carries secrets before it is taken.
+ * `SandboxPool` (SPEC "SDK operations"): hot slots of launched sandboxes without gateways and without
+ * a handle; `take` opens a handle on one and its gateways then, so a slot never carries secrets before
+ * it is taken. Slots are launched and handles opened by the lifecycle module, never through
+ * `Sandbox.create`: `Sandbox.create({ pool })` calls `take`, and nothing here calls back.
  */
 import { z } from 'zod';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { PoolConfig } from './pool-config.js';
-import { Sandbox } from './sandbox.js';
+import type { Sandbox } from './sandbox.js';
+import { endLaunched, launchSandbox, openSandbox, type LaunchedSandbox } from './sandbox-lifecycle.js';
+import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox-options.js';
 import { gatewayMapSchema } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 
@@ -33,8 +37,11 @@ export type PoolTakeOptions = z.input<typeof takeOptions>;
  */
 export class SandboxPool {
   readonly config: PoolConfig;
-  readonly #controlPlaneUrl: string | undefined;
-  readonly #slots: Sandbox[] = [];
+  /** What every slot is created with; a taken handle reincarnates with these and its gateways. */
+  readonly #createOptions: { template: string; allowInternetAccess: boolean; controlPlaneUrl?: string };
+  /** The same with every default applied: what a slot is launched with. */
+  readonly #launchOptions: ResolvedSandboxOptions;
+  readonly #slots: LaunchedSandbox[] = [];
   #filling = 0;
   #closed = false;
 
@@ -45,7 +52,13 @@ export class SandboxPool {
       'SandboxPool',
       ['config'],
     );
-    this.#controlPlaneUrl = parseOptions(poolOptions, options, 'SandboxPool').controlPlaneUrl;
+    const { controlPlaneUrl } = parseOptions(poolOptions, options, 'SandboxPool');
+    this.#createOptions = {
+      template: this.config.template,
+      allowInternetAccess: this.config.allowInternetAccess,
+      ...(controlPlaneUrl === undefined ? {} : { controlPlaneUrl }),
+    };
+    this.#launchOptions = resolveSandboxOptions(this.#createOptions);
     this.#fill();
   }
 
@@ -62,50 +75,37 @@ export class SandboxPool {
    */
   async take(options: PoolTakeOptions = {}): Promise<Sandbox> {
     const o = parseOptions(takeOptions, options, 'pool.take');
-    const sbx = this.#slots.shift() ?? (await this.#launch());
+    const slot = this.#slots.shift() ?? (await launchSandbox(this.#launchOptions));
     this.#fill();
-    if (Object.keys(o.gateways).length === 0) return sbx;
-    const cache = o.secretCache ?? new SecretCache();
-    try {
-      await sbx.openGateways(o.gateways, cache, {
-        ...this.#createOptions(),
+    const secretCache = o.secretCache ?? new SecretCache();
+    const withGateways = Object.keys(o.gateways).length > 0;
+    return openSandbox(slot, {
+      creating: {
         gateways: o.gateways,
-        secretCache: cache,
-      });
-    } catch (error) {
-      if (!o.keepOnFailure) await sbx.kill().catch(() => undefined);
-      throw error;
-    }
-    return sbx;
+        secretCache,
+        createdWith: withGateways
+          ? { ...this.#createOptions, gateways: o.gateways, secretCache }
+          : this.#createOptions,
+      },
+      keepOnFailure: o.keepOnFailure,
+    });
   }
 
   /** Stops refilling and ends every hot slot not taken. */
   async close(): Promise<void> {
     this.#closed = true;
     const slots = this.#slots.splice(0);
-    await Promise.all(slots.map((sbx) => sbx.kill().catch(() => undefined)));
-  }
-
-  #createOptions() {
-    return {
-      template: this.config.template,
-      allowInternetAccess: this.config.allowInternetAccess,
-      ...(this.#controlPlaneUrl === undefined ? {} : { controlPlaneUrl: this.#controlPlaneUrl }),
-    };
-  }
-
-  #launch(): Promise<Sandbox> {
-    return Sandbox.create(this.#createOptions());
+    await Promise.all(slots.map((slot) => endLaunched(slot).catch(() => undefined)));
   }
 
   #fill(): void {
     while (!this.#closed && this.#slots.length + this.#filling < this.config.size) {
       this.#filling++;
-      this.#launch()
+      launchSandbox(this.#launchOptions)
         .then(
-          async (sbx) => {
-            if (this.#closed) await sbx.kill().catch(() => undefined);
-            else this.#slots.push(sbx);
+          async (slot) => {
+            if (this.#closed) await endLaunched(slot).catch(() => undefined);
+            else this.#slots.push(slot);
           },
           () => undefined, // a failed launch leaves the slot empty; the next take refills
         )

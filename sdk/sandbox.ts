@@ -1,46 +1,48 @@
 /**
- * `Sandbox`: the handle on one isolated sandbox. It talks to the control plane for lifecycle (create,
- * connect, pause, resume, kill) and to the sandbox's daemon for commands, with the sandbox access token.
+ * `Sandbox`: the handle on one isolated sandbox. It talks to the control plane for its own sandbox
+ * (pause, resume, kill, state) and to the sandbox's daemon for commands and gateways, with the sandbox
+ * access token; an ended sandbox refuses every call before any traffic. Bringing a sandbox to a handle
+ * (create, connect, gateways opened at create, the all-sandbox feed) is `sandbox-lifecycle.ts`'s: the
+ * statics here delegate to it, and it alone builds handles.
  */
 import { map, type Observable } from 'rxjs';
-import { z } from 'zod';
 import {
   connectedSandboxSchema,
-  createdSandboxSchema,
   sandboxInfoSchema,
   type SandboxEvent,
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
-import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
-import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
+import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { Commands } from './commands.js';
-import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
+import type { ControlPlaneClient } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
 import { SandboxAgent } from './sandbox-agent.js';
 import { SandboxGateways } from './sandbox-gateways.js';
-import type { SecretGateway } from './secret-gateway.js';
-import { SecretCache } from './secret-store/secret-cache.js';
-import { resolveSandboxOptions, type SandboxOptions } from './sandbox-options.js';
+import {
+  connectSandbox,
+  createSandbox,
+  sandboxEvents,
+  type CreatingHandle,
+  type LaunchedSandbox,
+  type SandboxConnectOptions,
+} from './sandbox-lifecycle.js';
+import type { SandboxOptions } from './sandbox-options.js';
 
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
 
-export type { SandboxEvent, SandboxInfo };
+export type { SandboxConnectOptions, SandboxEvent, SandboxInfo };
 
-const connectOptions = z.strictObject({
-  accessToken: z.string().min(1, 'must not be empty').optional(),
-  requestTimeoutMs: z.number().int().min(1).optional(),
-  controlPlaneUrl: httpUrlSchema.optional(),
-});
+/** Set once by `Sandbox`'s static block: the private constructor, for `sandboxHandle`. */
+let construct: (launched: LaunchedSandbox, creating?: CreatingHandle) => Sandbox;
 
-/** Options of `Sandbox.connect`. */
-export type SandboxConnectOptions = z.input<typeof connectOptions>;
-
-const eventsOptions = z.strictObject({
-  controlPlaneUrl: httpUrlSchema.optional(),
-});
-
-const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');
+/**
+ * A handle on a sandbox the lifecycle module launched or connected (`creating` on the handle that
+ * created it). Only `sandbox-lifecycle.ts` builds handles; this is not in the package entry.
+ */
+export function sandboxHandle(launched: LaunchedSandbox, creating?: CreatingHandle): Sandbox {
+  return construct(launched, creating);
+}
 
 /**
  * A sandbox handle.
@@ -62,40 +64,35 @@ export class Sandbox {
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
   readonly #plane: ControlPlaneClient;
-  readonly #daemon: DaemonClient;
-  #gateways: SandboxGateways;
+  readonly #gateways: SandboxGateways;
   /** The options this handle created its sandbox with (creating handles only). */
-  #createdWith: SandboxOptions | undefined;
+  readonly #createdWith: SandboxOptions | undefined;
+  /** The sequence number of the first state this handle saw: `state$` starts there. */
+  readonly #firstSeq: number;
   #agent: SandboxAgent | undefined;
   /** Why the sandbox ended, once this handle has learnt it: every later call fails before any traffic. */
   #endReason: string | undefined;
-  /** The sequence number of the first state this handle saw: `state$` starts there. */
-  #firstSeq = 0;
 
-  private constructor(
-    sandboxId: string,
-    accessToken: string,
-    daemonUrl: string,
-    plane: ControlPlaneClient,
-    definitions: Readonly<Record<string, SecretGateway>> = {},
-    cache?: SecretCache,
-    createdWith?: SandboxOptions,
-  ) {
-    this.#createdWith = createdWith;
-    this.sandboxId = sandboxId;
-    this.accessToken = accessToken;
-    this.#plane = plane;
+  static {
+    construct = (launched, creating) => new Sandbox(launched, creating);
+  }
+
+  private constructor(launched: LaunchedSandbox, creating?: CreatingHandle) {
+    this.sandboxId = launched.sandboxId;
+    this.accessToken = launched.accessToken;
+    this.#plane = launched.plane;
+    this.#firstSeq = launched.seq;
+    this.#createdWith = creating?.createdWith;
     const daemon = new DaemonClient({
-      url: daemonUrl,
-      accessToken,
-      requestTimeoutMs: plane.requestTimeoutMs,
+      url: launched.daemonUrl,
+      accessToken: launched.accessToken,
+      requestTimeoutMs: launched.plane.requestTimeoutMs,
       beforeCall: async () => {
         await this.#action('activity');
       },
     });
-    this.#daemon = daemon;
     this.commands = new Commands(daemon);
-    this.#gateways = new SandboxGateways(daemon, definitions, cache);
+    this.#gateways = new SandboxGateways(daemon, creating?.gateways ?? {}, creating?.secretCache);
   }
 
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
@@ -104,65 +101,14 @@ export class Sandbox {
   }
 
   /**
-   * @internal Opens gateways on a sandbox this handle holds without them (a pool slot taken): secrets
-   * resolved now, ConfigureSandbox sent; `reincarnate` then creates with these gateways.
-   */
-  async openGateways(
-    definitions: Readonly<Record<string, SecretGateway>>,
-    cache: SecretCache,
-    createdWith: SandboxOptions,
-  ): Promise<void> {
-    this.#gateways = new SandboxGateways(this.#daemon, definitions, cache);
-    this.#createdWith = createdWith;
-    await this.#gateways.configure();
-  }
-
-  /**
    * Creates a sandbox. Every argument is checked first, so a malformed one raises
-   * `InvalidArgumentError` before any call.
+   * `InvalidArgumentError` before any call. With `pool`, the sandbox is `pool.take()`'s.
    *
    * @throws InvalidArgumentError for a malformed option
    * @throws SandboxError when the sandbox cannot be launched
    */
-  static async create(options: SandboxOptions = {}): Promise<Sandbox> {
-    const o = resolveSandboxOptions(options);
-    if (o.pool !== undefined) return o.pool.take();
-    if (o.persist !== undefined) {
-      throw new SandboxError('persistence is not in this build yet', {
-        code: 'unimplemented',
-        failureClass: 'UnimplementedError',
-      });
-    }
-    const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
-    const created = await plane.call('POST', '/v1/sandboxes', createdSandboxSchema, {
-      token: operatorKey(),
-      body: {
-        template: o.template,
-        allowInternetAccess: o.allowInternetAccess,
-        timeoutMs: o.timeoutMs,
-        idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
-        memoryMb: o.memoryMb,
-        cpus: o.cpus,
-      },
-    });
-    const sbx = new Sandbox(
-      created.sandboxId,
-      created.accessToken,
-      created.daemonUrl,
-      plane,
-      o.gateways,
-      o.secretCache ?? new SecretCache(),
-      options,
-    );
-    sbx.#firstSeq = created.seq;
-    if (Object.keys(o.gateways).length === 0) return sbx;
-    try {
-      await sbx.gateways.configure();
-    } catch (error) {
-      if (!o.keepOnFailure) await sbx.kill().catch(() => undefined);
-      throw error;
-    }
-    return sbx;
+  static create(options: SandboxOptions = {}): Promise<Sandbox> {
+    return createSandbox(options);
   }
 
   /**
@@ -171,26 +117,8 @@ export class Sandbox {
    *
    * @throws AuthenticationError without a token, or with one the sandbox refuses
    */
-  static async connect(sandboxId: string, options: SandboxConnectOptions = {}): Promise<Sandbox> {
-    const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.connect', ['sandboxId']);
-    const o = parseOptions(connectOptions, options, 'Sandbox.connect');
-    const token = o.accessToken ?? process.env.SDK_ACCESS_TOKEN;
-    if (token === undefined || token === '') {
-      throw new AuthenticationError(
-        'Sandbox.connect needs the access token (accessToken or SDK_ACCESS_TOKEN)',
-      );
-    }
-    const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
-    const connected = await plane.call('POST', `/v1/sandboxes/${id}/connect`, connectedSandboxSchema, {
-      token,
-    });
-    const sbx = new Sandbox(id, token, connected.daemonUrl, plane);
-    sbx.#firstSeq = connected.seq;
-    // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
-    await sbx.gateways.readState().catch((error: unknown) => {
-      if (!(error instanceof AuthenticationError)) throw error;
-    });
-    return sbx;
+  static connect(sandboxId: string, options: SandboxConnectOptions = {}): Promise<Sandbox> {
+    return connectSandbox(sandboxId, options);
   }
 
   /**
@@ -203,8 +131,7 @@ export class Sandbox {
    * ```
    */
   static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
-    const o = parseOptions(eventsOptions, options, 'Sandbox.events');
-    return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events({ token: operatorKey() });
+    return sandboxEvents(options);
   }
 
   /**
@@ -221,7 +148,7 @@ export class Sandbox {
         { field: 'gateways' },
       );
     }
-    return Sandbox.create(options);
+    return createSandbox(options);
   }
 
   /** The agent of this sandbox; touching it makes no call. */

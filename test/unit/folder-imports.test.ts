@@ -69,7 +69,7 @@ describe('folder import rules', () => {
     ['machines/probe.ts', "import { parseUpstream } from '../gateway/upstream.js';"],
     ['machines/probe.ts', "import { readFileSync } from 'node:fs';"],
     ['gateway/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
-    ['gateway/probe.ts', "import { Journal } from '../actors/journal.js';"],
+    ['gateway/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
     ['actors/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
     ['runtime-drivers/probe.ts', "import { AgentSpec } from '../sdk/agent-spec.js';"],
     ['sandbox-drivers/namespace/probe.ts', "import { x } from '../../daemon/main.js';"],

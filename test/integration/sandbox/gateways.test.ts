@@ -218,9 +218,21 @@ describe('gateway routes in the inspection feed', () => {
     try {
       const sbx = await create('llm-key');
       const route = `${sbx.sandboxId}/llm`;
+      // The route actor inside sandboxd: configured (open), then bound to its port; then refreshed.
       await expect
-        .poll(() => records.filter((r) => r.actorId === route).map((r) => [r.kind, r.state]))
-        .toEqual([['gateway_route', 'open']]);
+        .poll(() => records.filter((r) => r.actorId === route).map((r) => [r.kind, r.event.type, r.state]))
+        .toEqual([
+          ['gateway_route', 'configure', 'open'],
+          ['gateway_route', 'listening', 'open'],
+        ]);
+      await sbx.gateways.refresh();
+      await expect
+        .poll(() => records.filter((r) => r.actorId === route).map((r) => [r.event.type, r.seq]))
+        .toEqual([
+          ['configure', 1],
+          ['listening', 2],
+          ['configure', 3],
+        ]);
       expect(JSON.stringify(records)).not.toContain(VALUE);
       await sbx.kill();
     } finally {

@@ -1,0 +1,101 @@
+/**
+ * What the control plane journals (DESIGN.md §1): one JSON record per line in `journal.jsonl` under the
+ * state folder, each durable before the control plane applies what it says. `recovery.ts` reads the
+ * records back on start and writes the compacted ones.
+ */
+import { join } from 'node:path';
+import { Journal } from '../actors/journal.js';
+import type { JournalWriter } from '../actors/sandbox-actor.js';
+import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
+import type { SandboxInfo } from '../protocol/control-plane-api.js';
+
+/** What the control plane keeps about a sandbox beside its machine. */
+export interface SandboxFacts {
+  readonly template: string;
+  readonly allowInternetAccess: boolean;
+  readonly daemonUrl: string;
+  /** SHA-256 of the access token, hex: the token itself is never stored. */
+  readonly tokenHash: string;
+}
+
+/** What the journal records. */
+export type JournalRecord =
+  | { readonly kind: 'launching'; readonly id: string }
+  | { readonly kind: 'launch_failed'; readonly id: string }
+  | {
+      readonly kind: 'created';
+      readonly id: string;
+      readonly input: SandboxMachineInput;
+      readonly facts: SandboxFacts;
+    }
+  | {
+      readonly kind: 'event';
+      readonly id: string;
+      /** The actor's sequence number of the event (absent in journals written before 0.10 actors). */
+      readonly seq?: number;
+      readonly event: SandboxMachineEvent;
+    }
+  /** Written by compaction: a live sandbox as its persisted snapshot, instead of its events so far. */
+  | {
+      readonly kind: 'snapshot';
+      readonly id: string;
+      readonly input: SandboxMachineInput;
+      readonly facts: SandboxFacts;
+      readonly seq: number;
+      readonly snapshot: unknown;
+    }
+  /** Written by compaction: an ended sandbox, its facts only. */
+  | { readonly kind: 'ended'; readonly id: string; readonly info: SandboxInfo; readonly facts: SandboxFacts };
+
+/**
+ * The journal of one state folder, typed by its records.
+ *
+ * @example
+ * ```ts
+ * const journal = new SandboxJournal(stateDir, 10_000);
+ * await journal.append({ kind: 'launching', id });
+ * await actor.send(event, journal.writerFor(id), effects);
+ * ```
+ */
+export class SandboxJournal {
+  readonly #journal: Journal<JournalRecord>;
+  readonly #compactAfter: number;
+  #closed = false;
+
+  /** Opens (or makes) `journal.jsonl` in `stateDir`; it is compacted past `compactAfter` new records. */
+  constructor(stateDir: string, compactAfter: number) {
+    this.#journal = Journal.open(join(stateDir, 'journal.jsonl'));
+    this.#compactAfter = compactAfter;
+  }
+
+  /** The records read at open, in order. */
+  get records(): readonly JournalRecord[] {
+    return this.#journal.records;
+  }
+
+  /** Appends a record; resolves once it is durable (see `Journal.append`). */
+  append(record: JournalRecord): Promise<void> {
+    return this.#journal.append(record);
+  }
+
+  /** Journals the events of the sandbox `id`'s actor, with their sequence numbers. */
+  writerFor(id: string): JournalWriter {
+    return (event, seq) => this.#journal.append({ kind: 'event', id, seq, event });
+  }
+
+  /**
+   * Once the journal holds `compactAfter` records beyond its start, replaces its contents with
+   * `records()`, so replay time stays bounded as history grows. `records` must reflect every append that
+   * resolved and has been applied (see `Journal.compact`): call it from the timer's turn.
+   */
+  async compactIfDue(records: () => readonly JournalRecord[]): Promise<void> {
+    if (this.#closed || this.#journal.appendedSinceOpenOrCompaction < this.#compactAfter) return;
+    await this.#journal.compact(records());
+  }
+
+  /** Waits for what is pending and closes the file; no compaction starts afterwards. */
+  close(): Promise<void> {
+    this.#closed = true;
+    return this.#journal.close(); // the records appended before are durable when this resolves
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Launches: a sandbox is journaled as launching before the driver starts it, so a crash mid-launch leaks
+ * nothing (the next start destroys what no `created` record claims). The warm pool keeps sandboxes
+ * launched ahead of demand for the base templates, so `create` only has to hand one over.
+ */
+import { randomBytes } from 'node:crypto';
+import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import type { LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
+import type { SandboxJournal } from './journal-records.js';
+import { controlTokenFor } from './operator-key.js';
+import { WarmPool, type LaunchedSandboxd, type LaunchSpec } from './warm-pool.js';
+
+/** The launch specs the warm pool keeps ready: each base template with its usual egress, default limits. */
+const WARM_SPECS: readonly LaunchSpec[] = [
+  { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512, cpus: 1 },
+  { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
+];
+
+/** What the launcher works with. */
+export interface LauncherOptions {
+  readonly journal: SandboxJournal;
+  /** The launches in flight (the registry's): an id is added once its `launching` record is durable. */
+  readonly launching: Set<string>;
+  readonly driver: SandboxDriver;
+  /** Derives each sandbox's read-only credential for its daemon's event stream. */
+  readonly controlKey: string;
+  /** Sandboxes kept ready per warm spec (0: launch on demand only). */
+  readonly warmPool: number;
+  readonly gatewayCa: string | undefined;
+  readonly gatewayTimeouts: LaunchRequest['gatewayTimeouts'];
+}
+
+/**
+ * Launches sandboxes, from the warm pool when it has one of the spec.
+ *
+ * @example
+ * ```ts
+ * const launcher = new Launcher({ journal, launching, driver, controlKey, warmPool: 2, ... });
+ * launcher.fill();
+ * const { id, accessToken, daemonUrl } = await launcher.obtain(spec);
+ * ```
+ */
+export class Launcher {
+  readonly #journal: SandboxJournal;
+  readonly #launching: Set<string>;
+  readonly #driver: SandboxDriver;
+  readonly #controlKey: string;
+  readonly #gatewayCa: string | undefined;
+  readonly #gatewayTimeouts: LaunchRequest['gatewayTimeouts'];
+  readonly #pool: WarmPool;
+  #closed = false;
+
+  constructor(options: LauncherOptions) {
+    this.#journal = options.journal;
+    this.#launching = options.launching;
+    this.#driver = options.driver;
+    this.#controlKey = options.controlKey;
+    this.#gatewayCa = options.gatewayCa;
+    this.#gatewayTimeouts = options.gatewayTimeouts;
+    this.#pool = new WarmPool(options.warmPool, WARM_SPECS, (spec) => this.#launch(spec));
+  }
+
+  /** Sandboxes of the warm pool ready to hand over. */
+  get warmReady(): number {
+    return this.#pool.readyCount;
+  }
+
+  /** Starts filling the warm pool, in the background. */
+  fill(): void {
+    this.#pool.fill();
+  }
+
+  /**
+   * A launched sandbox for `spec`, its template checked with the driver first: from the warm pool, or
+   * launched now. Its id stays in `launching` until the caller journals it as created.
+   *
+   * @throws InvalidArgumentError `template`: no such template, or one that cannot close egress
+   * @throws SandboxError `sandbox_error` when the launch failed
+   */
+  async obtain(spec: LaunchSpec): Promise<LaunchedSandboxd> {
+    const manifest = await this.#driver.template(spec.template);
+    if (manifest === undefined) {
+      throw new InvalidArgumentError(`template: no template named ${spec.template}`, { field: 'template' });
+    }
+    if (!spec.allowInternetAccess && !manifest.canCloseEgress) {
+      throw new InvalidArgumentError(
+        `template: ${spec.template} cannot close egress; use sdk-base-caps with allowInternetAccess: false`,
+        { field: 'template' },
+      );
+    }
+    return this.#pool.take(spec) ?? (await this.#launch(spec));
+  }
+
+  /** A sandboxd died: when its sandbox was in the pool, it is dropped and destroyed. */
+  async discard(id: string): Promise<void> {
+    if (this.#pool.discard(id)) await this.#driver.destroy(id).catch(() => undefined);
+  }
+
+  /** Stops launching into the pool; a launch that ends meanwhile fails (see `#launch`). */
+  close(): void {
+    this.#closed = true;
+    this.#pool.stop();
+  }
+
+  /** Launches a sandbox (journaled as launching first, so a crash mid-launch leaks nothing). */
+  async #launch(spec: LaunchSpec): Promise<LaunchedSandboxd> {
+    const id = randomBytes(6).toString('hex');
+    const accessToken = randomBytes(32).toString('base64url');
+    await this.#journal.append({ kind: 'launching', id });
+    this.#launching.add(id);
+    try {
+      const { daemonUrl } = await this.#driver.launch({
+        id,
+        template: spec.template,
+        allowInternetAccess: spec.allowInternetAccess,
+        memoryBytes: spec.memoryMb * 2 ** 20,
+        maxPids: spec.maxPids,
+        cpus: spec.cpus,
+        accessToken,
+        controlToken: controlTokenFor(this.#controlKey, id),
+        ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
+        ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
+      });
+      // Stopped meanwhile: the journal is closed, so the sandbox stays `launching` for the next start.
+      if (this.#closed) throw new Error('the control plane stopped during the launch');
+      return { id, accessToken, daemonUrl };
+    } catch {
+      if (!this.#closed) {
+        await this.#journal.append({ kind: 'launch_failed', id }).catch(() => undefined);
+        this.#launching.delete(id);
+      }
+      throw new SandboxError('the sandbox could not be launched', { code: 'sandbox_error' });
+    }
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The read side: what callers see of sandboxes, derived from the actors and never journaled. Each
+ * sandbox's state changes go into a sequenced log (`GET /v1/events`, resumable with cursors); every
+ * actor transition, and every gateway route transition sandboxd reports, into the inspection feed
+ * (`GET /v1/inspect`); `info` gives a sandbox's public facts.
+ */
+import type { Observable } from 'rxjs';
+import { ActorSystem, type InspectionRecord } from '../actors/actor-system.js';
+import type { SandboxActor } from '../actors/sandbox-actor.js';
+import { SequencedLog } from '../actors/sequenced-log.js';
+import type { SandboxEvent, SandboxInfo } from '../protocol/control-plane-api.js';
+import type { DaemonEvent } from '../protocol/daemon-events.js';
+import type { SandboxFacts } from './journal-records.js';
+
+/** A state change as it is logged, before its sequence number. */
+type SandboxChange = Omit<SandboxEvent, 'seq'>;
+
+/** A gateway route's transition as sandboxd's event stream reports it. */
+export type RouteTransition = Extract<DaemonEvent, { readonly type: 'transition' }>;
+
+/**
+ * The state-event log and the inspection feed.
+ *
+ * @example
+ * ```ts
+ * const projection = new Projection();
+ * const actor = new SandboxActor(id, input, { system: projection.system });
+ * projection.track(actor);
+ * projection.events({ sandboxId: id }).subscribe((event) => console.log(event.state));
+ * ```
+ */
+export class Projection {
+  /** The system sandbox actors record their transitions in (the inspection feed's source). */
+  readonly system = new ActorSystem();
+  /** Every state change, by sandbox; a sandbox's stream ends with its `ended` event. */
+  readonly #events = new SequencedLog<SandboxChange>(
+    (change) => change.sandboxId,
+    (change) => change.state === 'ended',
+  );
+  #closed = false;
+
+  /** Every transition of every sandbox actor (replayed ones included) and of the gateway routes. */
+  get inspect$(): Observable<InspectionRecord> {
+    return this.system.inspect$;
+  }
+
+  /**
+   * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
+   * when given, else from each sandbox's current state; then live (see `SequencedLog.stream`).
+   */
+  events(options: {
+    readonly sandboxId?: string | undefined;
+    readonly after?: number | undefined;
+  }): Observable<SandboxEvent> {
+    return this.#events.stream({ key: options.sandboxId, after: options.after });
+  }
+
+  /** Logs every state of `actor` from now on, its current one first; the `ended` one with its reason. */
+  track(actor: SandboxActor): void {
+    actor.state$.subscribe((state) => {
+      if (this.#closed) return;
+      const { endReason } = actor.snapshot.context;
+      this.#events.append({
+        sandboxId: actor.id,
+        state,
+        ...(state === 'ended' && endReason !== undefined ? { endReason } : {}),
+      });
+    });
+  }
+
+  /** A live sandbox's public facts, `seq` being its latest state event's. */
+  info(actor: SandboxActor, facts: SandboxFacts): SandboxInfo {
+    const { context } = actor.snapshot;
+    return {
+      sandboxId: actor.id,
+      template: facts.template,
+      state: actor.state,
+      allowInternetAccess: facts.allowInternetAccess,
+      endReason: context.endReason ?? null,
+      suspendReason: actor.state === 'suspended' ? (context.suspendReason ?? null) : null,
+      deadlineAt: context.deadlineAt,
+      seq: this.#events.latestSeq(actor.id),
+    };
+  }
+
+  /** Gateway routes live in sandboxd: their transitions join the inspection feed from its stream. */
+  recordRoute(sandboxId: string, transition: RouteTransition): void {
+    this.system.record({
+      actorId: `${sandboxId}/${transition.actorId}`,
+      kind: transition.kind,
+      seq: transition.actorSeq,
+      event: { type: transition.event },
+      state: transition.state,
+      at: transition.at,
+      replayed: false,
+    });
+  }
+
+  /** Ends every stream and the inspection feed; later state changes are not logged. */
+  close(): void {
+    this.#closed = true;
+    this.#events.close();
+    this.system.close();
+  }
+}

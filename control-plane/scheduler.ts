@@ -1,0 +1,142 @@
+/**
+ * Time and delivery (DESIGN.md §1: time reaches the machines only as journaled `clock` events). An event
+ * reaches its actor after a `clock` at the current time, so a deadline that has passed is honoured
+ * before anything else; a timer (or `tick()`, when timers are off) sends `clock` to every sandbox whose
+ * next deadline has come. The actor's effects are the driver's freeze, thaw and destroy.
+ */
+import { EffectFailedError, type SandboxEffects } from '../actors/sandbox-actor.js';
+import type { SandboxMachineEvent } from '../machines/sandbox-machine.js';
+import { SandboxError } from '../rules/errors.js';
+import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
+import type { SandboxJournal } from './journal-records.js';
+import type { LiveSandbox, SandboxRegistry } from './sandbox-registry.js';
+
+/** What the scheduler works with. */
+export interface SchedulerOptions {
+  readonly journal: SandboxJournal;
+  readonly registry: SandboxRegistry;
+  /** Runs the actors' effects. */
+  readonly driver: SandboxDriver;
+  /** The clock, in milliseconds. */
+  readonly now: () => number;
+  /** Run a real timer for the next deadline; with false, time moves only through `tick()`. */
+  readonly timers: boolean;
+  /** Runs in each tick after the deadlines (compaction: every resolved append is applied by then). */
+  readonly afterTick: () => Promise<void>;
+}
+
+/**
+ * Sends events to sandbox actors, time first, and keeps the timer of the next deadline.
+ *
+ * @example
+ * ```ts
+ * const scheduler = new Scheduler({ journal, registry, driver, now: Date.now, timers: true, afterTick });
+ * await scheduler.call(registry.live(id), { type: 'pause' });
+ * ```
+ */
+export class Scheduler {
+  readonly #journal: SandboxJournal;
+  readonly #registry: SandboxRegistry;
+  readonly #now: () => number;
+  readonly #timers: boolean;
+  readonly #afterTick: () => Promise<void>;
+  readonly #effects: SandboxEffects;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: SchedulerOptions) {
+    this.#journal = options.journal;
+    this.#registry = options.registry;
+    this.#now = options.now;
+    this.#timers = options.timers;
+    this.#afterTick = options.afterTick;
+    const { driver } = options;
+    this.#effects = {
+      freeze: (id) => driver.pause(id),
+      thaw: (id) => driver.resume(id),
+      destroy: (id) => driver.destroy(id),
+    };
+  }
+
+  /**
+   * A caller's call on a sandbox: time first, so a deadline that has passed is honoured before anything
+   * else; then a sandbox that has ended refuses it (`sandbox_ended`), so no caller is ever pointed at,
+   * or acts through, the address of a sandbox that is gone. `undefined`: only the time.
+   *
+   * @throws SandboxError
+   */
+  async call(sandbox: LiveSandbox, event: SandboxMachineEvent | undefined): Promise<void> {
+    await this.send(sandbox, { type: 'clock', now: this.#now() });
+    this.#registry.live(sandbox.actor.id); // ended (by that clock, or before): `sandbox_ended`
+    if (event !== undefined) await this.send(sandbox, event, false);
+  }
+
+  /**
+   * Sends one event (after a `clock`, unless it is one or `timeFirst` is false because the caller just
+   * sent it), journaled before it is applied; then releases the sandbox if it ended and sets the timer.
+   *
+   * @throws SandboxError when a freeze or thaw failed (the failure is journaled and applied)
+   */
+  async send(sandbox: LiveSandbox, event: SandboxMachineEvent, timeFirst = true): Promise<void> {
+    const { actor } = sandbox;
+    if (timeFirst && event.type !== 'clock' && actor.state !== 'ended') {
+      // Time first, so a deadline that has passed is honoured before anything else.
+      await actor.send({ type: 'clock', now: this.#now() }, this.#journal.writerFor(actor.id), this.#effects);
+    }
+    try {
+      await actor.send(event, this.#journal.writerFor(actor.id), this.#effects);
+    } catch (error) {
+      // The failure is journaled and applied already (the state says what is true); the caller hears it.
+      if (error instanceof EffectFailedError) {
+        throw new SandboxError(`the sandbox could not ${error.effect === 'freeze' ? 'pause' : 'resume'}`);
+      }
+      throw error;
+    } finally {
+      this.#registry.release(sandbox);
+      this.schedule();
+    }
+  }
+
+  /**
+   * Traffic sandboxd saw at `at` (its own clock): journaled as a `clock` at that time (never later than
+   * now), then `traffic`, so the idle policy counts it from when it happened.
+   */
+  async traffic(sandbox: LiveSandbox, at: number): Promise<void> {
+    const journal = this.#journal.writerFor(sandbox.actor.id);
+    await sandbox.actor.send({ type: 'clock', now: Math.min(at, this.#now()) }, journal, this.#effects);
+    await sandbox.actor.send({ type: 'traffic' }, journal, this.#effects);
+    this.schedule();
+  }
+
+  /** Sends `clock { now }` to every sandbox whose next deadline has come, then `afterTick`. */
+  async tick(): Promise<void> {
+    const now = this.#now();
+    for (const sandbox of this.#registry.liveSandboxes()) {
+      const due = sandbox.actor.nextDueAt;
+      if (due === undefined || due > now) continue;
+      await this.send(sandbox, { type: 'clock', now });
+    }
+    await this.#afterTick();
+    this.schedule();
+  }
+
+  /** Sets the timer to the earliest deadline of the live sandboxes (with timers on and not closed). */
+  schedule(): void {
+    if (!this.#timers || this.#closed) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    const dues = [...this.#registry.liveSandboxes()].flatMap((sandbox) =>
+      sandbox.actor.nextDueAt === undefined ? [] : [sandbox.actor.nextDueAt],
+    );
+    if (dues.length === 0) return;
+    const wait = Math.max(0, Math.min(...dues) - this.#now());
+    // A tick that fails (a broken journal, a driver error) is retried at the next deadline or call.
+    this.#timer = setTimeout(() => void this.tick().catch(() => undefined), Math.min(wait, 2 ** 31 - 1));
+    this.#timer.unref();
+  }
+
+  /** Stops the timer for good. */
+  close(): void {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+  }
+}

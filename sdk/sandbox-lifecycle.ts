@@ -1,0 +1,164 @@
+/**
+ * The sandbox lifecycle apart from the handle: option resolution, the control-plane calls that bring a
+ * sandbox to a handle (create with the operator key, connect with the sandbox token), gateways opened on
+ * a new handle, and the all-sandbox event feed. `Sandbox.create`, `Sandbox.connect` and `Sandbox.events`
+ * delegate here; `SandboxPool` launches its hot slots and opens handles on them here, never through
+ * `Sandbox.create`, so `Sandbox.create({ pool })` → `pool.take()` is the only way between the two.
+ *
+ * This module and `sandbox.ts` import each other (the statics call in, handles are built here through
+ * `sandboxHandle`); neither uses the other at module evaluation, so either may load first.
+ */
+import type { Observable } from 'rxjs';
+import { z } from 'zod';
+import {
+  connectedSandboxSchema,
+  createdSandboxSchema,
+  sandboxInfoSchema,
+  type SandboxEvent,
+} from '../protocol/control-plane-api.js';
+import { AuthenticationError, SandboxError } from '../rules/errors.js';
+import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
+import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
+import { sandboxHandle, type Sandbox } from './sandbox.js';
+import type { SecretGateway } from './secret-gateway.js';
+import { SecretCache } from './secret-store/secret-cache.js';
+import {
+  resolveSandboxOptions,
+  type ResolvedSandboxOptions,
+  type SandboxOptions,
+} from './sandbox-options.js';
+
+/** A sandbox the control plane has launched or connected: what a handle is built on. */
+export interface LaunchedSandbox {
+  readonly sandboxId: string;
+  readonly accessToken: string;
+  /** `http://host:port` of its sandboxd. */
+  readonly daemonUrl: string;
+  /** The control plane that owns it. */
+  readonly plane: ControlPlaneClient;
+  /** The sequence number of the state it was in when launched or connected: `state$` starts there. */
+  readonly seq: number;
+}
+
+/** What only the handle that created its sandbox holds: gateway definitions and its create options. */
+export interface CreatingHandle {
+  readonly gateways: Readonly<Record<string, SecretGateway>>;
+  readonly secretCache: SecretCache;
+  /** The options `reincarnate` creates with. */
+  readonly createdWith: SandboxOptions;
+}
+
+const connectOptions = z.strictObject({
+  accessToken: z.string().min(1, 'must not be empty').optional(),
+  requestTimeoutMs: z.number().int().min(1).optional(),
+  controlPlaneUrl: httpUrlSchema.optional(),
+});
+
+/** Options of `Sandbox.connect`. */
+export type SandboxConnectOptions = z.input<typeof connectOptions>;
+
+const eventsOptions = z.strictObject({
+  controlPlaneUrl: httpUrlSchema.optional(),
+});
+
+const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');
+
+/**
+ * `Sandbox.create`: checks every option before any call, hands over to the pool when one is given,
+ * else launches a sandbox and opens its gateways.
+ */
+export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
+  const o = resolveSandboxOptions(options);
+  if (o.pool !== undefined) return o.pool.take();
+  if (o.persist !== undefined) {
+    throw new SandboxError('persistence is not in this build yet', {
+      code: 'unimplemented',
+      failureClass: 'UnimplementedError',
+    });
+  }
+  return openSandbox(await launchSandbox(o), {
+    creating: { gateways: o.gateways, secretCache: o.secretCache ?? new SecretCache(), createdWith: options },
+    keepOnFailure: o.keepOnFailure,
+  });
+}
+
+/** Launches a sandbox without gateways (`POST /v1/sandboxes` with the operator key `SDK_API_KEY`). */
+export async function launchSandbox(o: ResolvedSandboxOptions): Promise<LaunchedSandbox> {
+  const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+  const created = await plane.call('POST', '/v1/sandboxes', createdSandboxSchema, {
+    token: operatorKey(),
+    body: {
+      template: o.template,
+      allowInternetAccess: o.allowInternetAccess,
+      timeoutMs: o.timeoutMs,
+      idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
+      memoryMb: o.memoryMb,
+      cpus: o.cpus,
+    },
+  });
+  return {
+    sandboxId: created.sandboxId,
+    accessToken: created.accessToken,
+    daemonUrl: created.daemonUrl,
+    plane,
+    seq: created.seq,
+  };
+}
+
+/**
+ * A new creating handle on a launched sandbox, its gateways opened: secrets resolved now and
+ * ConfigureSandbox sent. When that fails the sandbox is ended unless `keepOnFailure`.
+ */
+export async function openSandbox(
+  launched: LaunchedSandbox,
+  options: { readonly creating: CreatingHandle; readonly keepOnFailure: boolean },
+): Promise<Sandbox> {
+  const sbx = sandboxHandle(launched, options.creating);
+  if (Object.keys(options.creating.gateways).length === 0) return sbx;
+  try {
+    await sbx.gateways.configure();
+  } catch (error) {
+    if (!options.keepOnFailure) await sbx.kill().catch(() => undefined);
+    throw error;
+  }
+  return sbx;
+}
+
+/** Ends a launched sandbox no handle was opened on (a pool slot never taken). */
+export async function endLaunched(launched: LaunchedSandbox): Promise<void> {
+  await launched.plane.call('DELETE', `/v1/sandboxes/${launched.sandboxId}`, sandboxInfoSchema, {
+    token: launched.accessToken,
+  });
+}
+
+/** `Sandbox.connect`: a handle without gateway definitions on an existing sandbox, resumed when suspended. */
+export async function connectSandbox(sandboxId: string, options: SandboxConnectOptions): Promise<Sandbox> {
+  const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.connect', ['sandboxId']);
+  const o = parseOptions(connectOptions, options, 'Sandbox.connect');
+  const token = o.accessToken ?? process.env.SDK_ACCESS_TOKEN;
+  if (token === undefined || token === '') {
+    throw new AuthenticationError('Sandbox.connect needs the access token (accessToken or SDK_ACCESS_TOKEN)');
+  }
+  const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+  const connected = await plane.call('POST', `/v1/sandboxes/${id}/connect`, connectedSandboxSchema, {
+    token,
+  });
+  const sbx = sandboxHandle({
+    sandboxId: id,
+    accessToken: token,
+    daemonUrl: connected.daemonUrl,
+    plane,
+    seq: connected.seq,
+  });
+  // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
+  await sbx.gateways.readState().catch((error: unknown) => {
+    if (!(error instanceof AuthenticationError)) throw error;
+  });
+  return sbx;
+}
+
+/** `Sandbox.events`: every sandbox's state changes, with the operator key. */
+export function sandboxEvents(options: { controlPlaneUrl?: string }): Observable<SandboxEvent> {
+  const o = parseOptions(eventsOptions, options, 'Sandbox.events');
+  return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events({ token: operatorKey() });
+}
