@@ -198,6 +198,9 @@ export class ControlPlane {
     await this.#journal.append({ kind: 'created', id, input, facts });
     this.#registry.launching.delete(id);
     this.#followers.follow(this.#registry.adopt(id, input, facts));
+    // Watched again now that it is created: a sandboxd that died between its launch (or its time in
+    // the warm pool) and here is reported at once and ends the sandbox as failed.
+    this.#driver.watch(id);
     this.#scheduler.schedule();
     return { ...this.get(id), daemonUrl, accessToken };
   }

@@ -91,9 +91,13 @@ export class Launcher {
     return this.#pool.take(spec) ?? (await this.#launch(spec));
   }
 
-  /** A sandboxd died: when its sandbox was in the pool, it is dropped and destroyed. */
+  /** A sandboxd died: when its sandbox was in the pool, it is dropped, destroyed and journaled as failed. */
   async discard(id: string): Promise<void> {
-    if (this.#pool.discard(id)) await this.#driver.destroy(id).catch(() => undefined);
+    if (!this.#pool.discard(id)) return;
+    await this.#driver.destroy(id).catch(() => undefined);
+    if (this.#closed) return;
+    await this.#journal.append({ kind: 'launch_failed', id }).catch(() => undefined);
+    this.#launching.delete(id);
   }
 
   /** Stops launching into the pool; a launch that ends meanwhile fails (see `#launch`). */

@@ -37,7 +37,9 @@ export async function recover(targets: RecoveryTargets): Promise<void> {
     const alive = existing.has(id);
     existing.delete(id);
     if (sandbox.actor.state === 'ended') {
-      if (alive) await driver.destroy(id); // a crash between journaling the end and destroying
+      // A crash between journaling the end and destroying; a destroy that fails again is left for the
+      // next start rather than failing this one.
+      if (alive) await driver.destroy(id).catch(() => undefined);
       registry.release(sandbox);
     } else if (!alive) {
       await targets.send(sandbox, { type: 'kill' }); // gone while we were down
@@ -52,8 +54,7 @@ export async function recover(targets: RecoveryTargets): Promise<void> {
     }
   }
   // Resources nobody journaled as created: launches cut short by a crash.
-  for (const id of existing) await driver.destroy(id);
-  for (const id of registry.launching) await driver.destroy(id);
+  for (const id of [...existing, ...registry.launching]) await driver.destroy(id).catch(() => undefined);
   registry.launching.clear();
 }
 

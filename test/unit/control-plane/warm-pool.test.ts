@@ -53,6 +53,15 @@ describe('the warm pool', () => {
     world.driver.exit(dying ?? '');
     expect(plane.warmReady).toBe(1);
     await vi.waitFor(() => expect(world.driver.sandbox(dying ?? '')).toBeUndefined());
+    // Journaled as a failed launch, so no compaction carries it and no restart looks for it.
+    await vi.waitFor(() =>
+      expect(
+        world
+          .journal()
+          .filter((r) => r.id === dying)
+          .map((r) => r.kind),
+      ).toEqual(['launching', 'launch_failed']),
+    );
     // The next create of that kind is served by the sandbox left, or launched: never by the dead one.
     const sbx = await plane.create(closedEgress);
     expect(sbx.sandboxId).not.toBe(dying);
