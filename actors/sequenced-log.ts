@@ -22,23 +22,32 @@ export class SequencedLog<T extends object> {
   readonly #history: Sequenced<T>[] = [];
   readonly #latest = new Map<string, Sequenced<T>>();
   readonly #live = new Subject<Sequenced<T>>();
+  #evicted = false;
 
   /**
    * @param keyOf - the key a record belongs to (a sandbox id, say)
    * @param isLast - true for a key's last record: its keyed streams complete after it
    * @param capacity - records kept for cursors
+   * @param lastSeq - the number before the first one handed out (a log that outlives no process starts
+   *   above every number an earlier process handed out, so an old cursor resynchronizes, never skips)
    */
   constructor(
     private readonly keyOf: (record: T) => string,
     private readonly isLast: (record: T) => boolean = () => false,
     private readonly capacity = 10_000,
-  ) {}
+    lastSeq = 0,
+  ) {
+    this.#seq = lastSeq;
+  }
 
   /** Logs a record and hands it to live subscribers. */
   append(record: T): Sequenced<T> {
     const sequenced = { ...record, seq: ++this.#seq } as Sequenced<T>;
     this.#history.push(sequenced);
-    if (this.#history.length > this.capacity) this.#history.shift();
+    if (this.#history.length > this.capacity) {
+      this.#history.shift();
+      this.#evicted = true;
+    }
     this.#latest.set(this.keyOf(record), sequenced);
     this.#live.next(sequenced);
     return sequenced;
@@ -58,9 +67,11 @@ export class SequencedLog<T extends object> {
     const { key, after } = options;
     const wanted = (record: Sequenced<T>): boolean => key === undefined || this.keyOf(record) === key;
     return new Observable<Sequenced<T>>((subscriber) => {
+      // The history reaches back to the cursor when it still holds everything after it: nothing was
+      // evicted yet (a cursor older than this log then gets all of it), or the cursor is recent enough.
       const oldest = this.#history[0]?.seq ?? this.#seq + 1;
       const backlog =
-        after !== undefined && after >= oldest - 1
+        after !== undefined && (!this.#evicted || after >= oldest - 1)
           ? this.#history.filter((record) => record.seq > after && wanted(record))
           : [...this.#latest.values()].filter(wanted).sort((a, b) => a.seq - b.seq);
       const emit = (record: Sequenced<T>): void => {

@@ -167,6 +167,10 @@ export class ControlPlane {
       follow: (sandbox) => plane.#followers.follow(sandbox),
     });
     await plane.tick(); // deadlines that passed while no control plane ran
+    plane.#projection.settle(
+      [...plane.#registry.liveSandboxes()].map((sandbox) => sandbox.actor),
+      [...plane.#registry.tombstones()].map(([, ended]) => ended.info),
+    );
     plane.#launcher.fill();
     return plane;
   }

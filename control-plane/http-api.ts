@@ -67,7 +67,7 @@ function bearer(req: IncomingMessage): string | undefined {
 function cursor(req: IncomingMessage): number | undefined {
   const after = new URL(req.url ?? '/', 'http://control-plane').searchParams.get('after');
   if (after === null) return undefined;
-  if (!/^\d{1,15}$/.test(after)) throw new InvalidArgumentError('after: must be a sequence number');
+  if (!/^\d{1,16}$/.test(after)) throw new InvalidArgumentError('after: must be a sequence number');
   return Number(after);
 }
 

@@ -36,8 +36,14 @@ export class Projection {
   readonly #events = new SequencedLog<SandboxChange>(
     (change) => change.sandboxId,
     (change) => change.state === 'ended',
+    10_000,
+    // Numbers start above any an earlier process of this control plane handed out (microseconds of the
+    // wall clock), so a cursor kept across a restart gets the current states instead of nothing.
+    Date.now() * 1000,
   );
   #closed = false;
+  /** False while the journal is replayed and reconciled: those transitions are this process's start. */
+  #settled = false;
 
   /** Every transition of every sandbox actor (replayed ones included) and of the gateway routes. */
   get inspect$(): Observable<InspectionRecord> {
@@ -58,7 +64,7 @@ export class Projection {
   /** Logs every state of `actor` from now on, its current one first; the `ended` one with its reason. */
   track(actor: SandboxActor): void {
     actor.state$.subscribe((state) => {
-      if (this.#closed) return;
+      if (this.#closed || !this.#settled) return;
       const { endReason } = actor.snapshot.context;
       this.#events.append({
         sandboxId: actor.id,
@@ -66,6 +72,29 @@ export class Projection {
         ...(state === 'ended' && endReason !== undefined ? { endReason } : {}),
       });
     });
+  }
+
+  /**
+   * Recovery is over: each sandbox's state as this process found it is logged once (not the steps of
+   * the replay), and from now on every change is.
+   */
+  settle(sandboxes: Iterable<SandboxActor>, tombstones: Iterable<SandboxInfo>): void {
+    this.#settled = true;
+    for (const actor of sandboxes) {
+      const { endReason } = actor.snapshot.context;
+      this.#events.append({
+        sandboxId: actor.id,
+        state: actor.state,
+        ...(actor.state === 'ended' && endReason !== undefined ? { endReason } : {}),
+      });
+    }
+    for (const info of tombstones) {
+      this.#events.append({
+        sandboxId: info.sandboxId,
+        state: 'ended',
+        ...(info.endReason === null ? {} : { endReason: info.endReason }),
+      });
+    }
   }
 
   /** A live sandbox's public facts, `seq` being its latest state event's. */
