@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LaunchedSandbox, LaunchRequest, SandboxDriver, TemplateManifest } from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
-import { ensureEtcImage, ensureSdkImage } from './runtime-image.js';
+import { collectUnusedImages, ensureEtcImage, ensureSdkImage, keepImage } from './runtime-image.js';
 import { instanceIdOf } from './instance.js';
 import {
   cgroupPaths,
@@ -71,7 +71,7 @@ export class NamespaceDriver implements SandboxDriver {
   readonly #exitListeners = new Set<(id: string) => void>();
   readonly #destroying = new Map<string, Promise<void>>();
 
-  readonly #sdkImage: string;
+  #sdkImage: string;
   /** Template name → its /etc image, found once per template manifest. */
   readonly #etcImages = new Map<string, { manifest: string; dir: string }>();
 
@@ -80,12 +80,13 @@ export class NamespaceDriver implements SandboxDriver {
     ensureBaseTemplates(options.stateDir);
     this.instance = instanceIdOf(options.stateDir);
     this.#sdkImage = ensureSdkImage(PACKAGE_ROOT);
+    collectUnusedImages();
   }
 
   #etcImage(template: string): string {
     const manifest = JSON.stringify(readManifest(this.#options.stateDir, template));
     const known = this.#etcImages.get(template);
-    if (known?.manifest === manifest) return known.dir;
+    if (known?.manifest === manifest && keepImage(known.dir)) return known.dir;
     const dir = ensureEtcImage(join(templateDir(this.#options.stateDir, template), 'etc'));
     this.#etcImages.set(template, { manifest, dir });
     return dir;
@@ -125,6 +126,8 @@ export class NamespaceDriver implements SandboxDriver {
       }
       const userns = await holding;
       try {
+        // Another driver may have collected the image since (unused for an hour): build it again.
+        if (!keepImage(this.#sdkImage)) this.#sdkImage = ensureSdkImage(PACKAGE_ROOT);
         await startSandboxd({
           cgroupProcs: procsFiles(this.instance, id),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,

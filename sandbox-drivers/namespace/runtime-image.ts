@@ -4,8 +4,9 @@
  * `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
  * which may not search the folders above a state folder or a checkout; and a sandbox then sees no host
  * path, not even in `/proc/self/mountinfo` (a bind shows its source's path inside its filesystem, here
- * only `/run/sdk/images/...`, or `/sdk/images/...` where /run is a tmpfs). Images are named by content, shared by every driver
- * on the host, and gone at boot with `/run`.
+ * only `/run/sdk/images/...`, or `/sdk/images/...` where /run is a tmpfs). Images are named by content,
+ * shared by every driver on the host, collected an hour after their last use when no sandbox binds them,
+ * and gone at boot where /run is a tmpfs.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
@@ -19,6 +20,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -80,7 +82,7 @@ function openUp(dir: string): void {
  */
 function materialize(kind: string, hash: string, fill: (dir: string) => void): string {
   const dir = join(IMAGES_DIR, `${kind}-${hash.slice(0, 32)}`);
-  if (existsSync(join(dir, '.complete'))) return dir;
+  if (keepImage(dir)) return dir; // in use now: `collectUnusedImages` leaves it alone
   mkdirSync(IMAGES_DIR, { recursive: true });
   for (let path = IMAGES_DIR; path !== '/run'; path = dirname(path)) chmodSync(path, 0o755);
   const building = `${dir}.${randomBytes(4).toString('hex')}`;
@@ -94,6 +96,58 @@ function materialize(kind: string, hash: string, fill: (dir: string) => void): s
     if (!existsSync(join(dir, '.complete'))) throw error; // else another driver built it meanwhile
   }
   return dir;
+}
+
+/** How long an image no sandbox binds is kept after its last use (a driver about to launch from it). */
+const UNUSED_IMAGE_MS = 60 * 60 * 1000;
+
+/** Names of the images some process on the host sees mounted (a sandbox binds them). */
+function mountedImages(): Set<string> {
+  const found = new Set<string>();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/mountinfo`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    for (const match of text.matchAll(/\/sdk\/images\/([^/\s.]+)/g)) found.add(match[1] ?? '');
+  }
+  return found;
+}
+
+/**
+ * Removes images (and half-built ones) that no sandbox on the host binds and that no driver used in the
+ * last hour, so a host that sees many builds does not keep every one. A driver whose image went finds
+ * out before its next launch and builds it again (`NamespaceDriver`).
+ */
+export function collectUnusedImages(): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(IMAGES_DIR);
+  } catch {
+    return;
+  }
+  const mounted = mountedImages();
+  const cutoff = Date.now() - UNUSED_IMAGE_MS;
+  for (const entry of entries) {
+    const path = join(IMAGES_DIR, entry);
+    if (mounted.has(entry.split('.')[0] ?? '')) continue;
+    try {
+      if (statSync(path).mtimeMs < cutoff) rmSync(path, { recursive: true, force: true });
+    } catch {
+      // removed by another driver meanwhile
+    }
+  }
+}
+
+/** Marks an image as used now; false when it is no longer on the host (collected). */
+export function keepImage(dir: string): boolean {
+  if (!existsSync(join(dir, '.complete'))) return false;
+  const now = new Date();
+  utimesSync(dir, now, now);
+  return true;
 }
 
 /** sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk. */

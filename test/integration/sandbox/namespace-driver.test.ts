@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
@@ -153,6 +154,33 @@ describe('namespace sandbox', () => {
       timeoutMs: 10_000,
     });
     expect(fork.stderr).toMatch(/fork|Resource temporarily unavailable/i);
+  });
+
+  it('collects read-only images no sandbox binds an hour after their last use, never one in use', async () => {
+    const images = '/run/sdk/images';
+    const stale = join(images, `sdk-${'f'.repeat(32)}`);
+    mkdirSync(stale, { recursive: true });
+    writeFileSync(join(stale, '.complete'), '');
+    // Every image on the host looks unused for two hours.
+    const past = new Date(Date.now() - 2 * 3_600_000);
+    for (const entry of readdirSync(images)) utimesSync(join(images, entry), past, past);
+    const bound = (
+      await closed.commands.run('grep -o "sdk/images/[^/ ]*" /proc/self/mountinfo | sort -u')
+    ).stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.slice('sdk/images/'.length));
+    expect(bound.length).toBeGreaterThan(0);
+    const other = new TestSandboxes(); // a new driver on the host collects
+    try {
+      expect(existsSync(stale)).toBe(false);
+      for (const name of bound) expect(existsSync(join(images, name))).toBe(true);
+      expect((await closed.commands.run('echo still bound')).stdout).toBe('still bound\n');
+      const sbx = await other.launch();
+      expect((await sbx.commands.run('echo launched')).stdout).toBe('launched\n');
+    } finally {
+      await other.destroyAll();
+    }
   });
 
   it('destroy leaves no process, namespace, veth, nftables table or cgroup', async () => {
