@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Observable } from 'rxjs';
 import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
 import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
-import { Router } from '../protocol/router.js';
+import { Router, type RouteReply } from '../protocol/router.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
 import type { ControlPlane } from './control-plane.js';
@@ -14,10 +14,7 @@ import { openApiDocument } from './openapi.js';
 
 const MAX_BODY = 64 * 1024;
 
-/** A JSON answer, or `'streamed'` when the handler answered itself. */
-type Reply =
-  | { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
-  | 'streamed';
+type Reply = RouteReply;
 
 /** One call as a handler sees it. */
 interface Call {

@@ -21,7 +21,7 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
-import { Router } from '../protocol/router.js';
+import { Router, type RouteReply } from '../protocol/router.js';
 import type { ErrorCode } from '../rules/error-codes.js';
 import { SdkError } from '../rules/errors.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
@@ -48,10 +48,7 @@ export interface DaemonServerOptions {
 /** Largest JSON request body. */
 const MAX_JSON_BYTES = 1024 * 1024;
 
-/** A JSON answer, or `'streamed'` when the handler answered itself. */
-type Reply =
-  | { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
-  | 'streamed';
+type Reply = RouteReply;
 
 /** One call as a handler sees it (the token already checked). */
 interface Call {

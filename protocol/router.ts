@@ -9,6 +9,11 @@
 import { ERROR_HTTP_STATUS } from '../rules/error-codes.js';
 import { errorEnvelope, type ErrorEnvelope } from './error-envelope.js';
 
+/** What a handler answers: a JSON reply, or `'streamed'` when it wrote the response itself. */
+export type RouteReply =
+  | { readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
+  | 'streamed';
+
 /** The answer to a request no route takes. */
 export interface RouteRefusal {
   readonly status: number;
