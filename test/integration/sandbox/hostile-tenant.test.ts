@@ -98,6 +98,21 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
     expect(inB.stdout.trim()).toBe('True');
   });
 
+  it("counts RLIMIT_NPROC per sandbox: another sandbox's processes do not use up this one's", async () => {
+    await a.commands.run('for i in $(seq 40); do sleep 30 >/dev/null 2>&1 & done');
+    // In B, a process limit of 20 for its user: with one host uid for every sandbox, A's 40 would count.
+    const within = await b.commands.run(
+      "prlimit --nproc=20 sh -c 'for i in 1 2 3 4 5; do sleep 0.2 & done; wait; echo ok'",
+    );
+    expect(within.stdout.trim()).toBe('ok');
+    // The limit itself holds in B.
+    const beyond = await b.commands.run(
+      "prlimit --nproc=20 sh -c 'for i in $(seq 30); do sleep 1 & done; wait' 2>&1; echo end",
+    );
+    expect(beyond.stdout).toMatch(/fork|Resource temporarily unavailable/i);
+    await a.commands.run('pkill -x sleep; true');
+  });
+
   it('never lets sandbox code write host-owned files, its own limits or the runtime', async () => {
     const { stdout } = await a.commands.run(
       'for f in /run/sdk/memory/memory.limit_in_bytes /run/sdk/memory/cgroup.procs /opt/sdk/package.json /etc/passwd /usr/bin/sh; do (echo x >> "$f") 2>/dev/null && echo "wrote $f"; done; echo end',
