@@ -13,6 +13,11 @@ export type ToolPermission = PermissionAction | Readonly<Record<string, Permissi
 export const DENIED_BY_DEFAULT = ['question', 'webfetch', 'websearch'] as const;
 
 const action = z.enum(['allow', 'deny'], { message: 'must be allow or deny (ask is not supported)' });
+/**
+ * A whole number (`0`, `42`) as an object key moves ahead of every other key, in JavaScript and in the
+ * JSON the runtime reads, so "the last matching pattern wins" would no longer follow the caller's order.
+ */
+const WHOLE_NUMBER = /^(?:0|[1-9][0-9]*)$/;
 const toolName = z
   .string()
   .regex(/^[A-Za-z0-9_.*-]{1,128}$/, 'tool name must be 1-128 characters [A-Za-z0-9_.*-]');
@@ -22,7 +27,21 @@ const pattern = z
 
 const agentPermissionsOptions = z.strictObject({
   default: action.default('allow'),
-  tools: z.record(toolName, z.union([action, z.record(pattern, action)])).default({}),
+  tools: z
+    .record(toolName, z.union([action, z.record(pattern, action)]))
+    .superRefine((tools, ctx) => {
+      for (const [tool, rule] of Object.entries(tools)) {
+        const keys = typeof rule === 'string' ? [] : Object.keys(rule);
+        const numeric = [tool, ...keys].find((key) => WHOLE_NUMBER.test(key));
+        if (numeric === undefined) continue;
+        ctx.addIssue({
+          code: 'custom',
+          path: [tool],
+          message: `${numeric === tool ? 'tool name' : 'pattern'} must not be a whole number (key order would change)`,
+        });
+      }
+    })
+    .default({}),
 });
 
 /** Options of `AgentPermissions`. */

@@ -236,6 +236,15 @@ describe('AgentSpec and friends', () => {
   it('permissions: ask is invalid; an explicit entry overrides the default denials', () => {
     rejects(() => new AgentPermissions({ default: 'ask' as never }), 'default');
     rejects(() => new AgentPermissions({ tools: { bash: { '*': 'ask' as never } } }), 'tools.bash');
+    // A whole-number key would move ahead of the others: the last-match order would not be the caller's.
+    expect(() => new AgentPermissions({ tools: { bash: { '*': 'deny', '42': 'allow' } } })).toThrow(
+      /tools\.bash.*whole number/,
+    );
+    expect(() => new AgentPermissions({ tools: { '7': 'deny' } })).toThrow(/whole number/);
+    expect(new AgentPermissions({ tools: { bash: { '042': 'allow', 'x 1': 'deny' } } }).tools.bash).toEqual({
+      '042': 'allow',
+      'x 1': 'deny',
+    });
     const p = new AgentPermissions({ tools: { webfetch: 'allow', bash: { '*': 'deny', 'git *': 'allow' } } });
     expect(p.effectiveTools()).toEqual({
       question: 'deny',
