@@ -397,6 +397,13 @@ function readRecords(bytes: Buffer): { records: unknown[]; kept: number } {
     try {
       records.push(JSON.parse(bytes.toString('utf8', kept, end)));
     } catch {
+      // A crash leaves a torn last line, or zeros where unsynced data never reached the disk (everything
+      // from there on was never durable). Any other bad line with more after it is damage: cutting the
+      // file there would lose durable records, so opening fails instead.
+      const zeros = bytes.subarray(kept, end).every((byte) => byte === 0);
+      if (!zeros && end + 1 < bytes.length) {
+        throw new Error(`journal line ${String(records.length + 1)} is not a record and records follow it`);
+      }
       break;
     }
     kept = end + 1;

@@ -5,6 +5,9 @@
  */
 import { Observable, Subject } from 'rxjs';
 
+/** Records dropped at once when the history is full. */
+const EVICTION_CHUNK = 1_000;
+
 /** A record as the log hands it out. */
 export type Sequenced<T> = T & { readonly seq: number };
 
@@ -44,8 +47,9 @@ export class SequencedLog<T extends object> {
   append(record: T): Sequenced<T> {
     const sequenced = { ...record, seq: ++this.#seq } as Sequenced<T>;
     this.#history.push(sequenced);
-    if (this.#history.length > this.capacity) {
-      this.#history.shift();
+    // Evicted in chunks, not one shift per append (sandboxd appends a record per request).
+    if (this.#history.length > this.capacity + EVICTION_CHUNK) {
+      this.#history.splice(0, this.#history.length - this.capacity);
       this.#evicted = true;
     }
     this.#latest.set(this.keyOf(record), sequenced);

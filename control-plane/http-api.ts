@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Observable } from 'rxjs';
 import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
 import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
+import { cursorOf } from '../protocol/cursor.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
@@ -62,10 +63,9 @@ function bearer(req: IncomingMessage): string | undefined {
 
 /** `?after=<seq>`: the stream resumes after that event. */
 function cursor(req: IncomingMessage): number | undefined {
-  const after = new URL(req.url ?? '/', 'http://control-plane').searchParams.get('after');
-  if (after === null) return undefined;
-  if (!/^\d{1,16}$/.test(after)) throw new InvalidArgumentError('after: must be a sequence number');
-  return Number(after);
+  const after = cursorOf(new URL(req.url ?? '/', 'http://control-plane'));
+  if (after === 'invalid') throw new InvalidArgumentError('after: must be a sequence number');
+  return after;
 }
 
 /** Writes records as NDJSON until the stream ends or the client goes away. */

@@ -4,7 +4,7 @@
  * holds only its digest and compares in constant time. The SDK presents it from `SDK_API_KEY`.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Where the key of a state folder lives. */
@@ -36,17 +36,24 @@ export function controlTokenFor(controlKey: string, sandboxId: string): string {
   return createHmac('sha256', controlKey).update(sandboxId, 'utf8').digest('base64url');
 }
 
+/**
+ * Reads a key file, or makes it (exclusively: of two processes starting at once, one writes and both
+ * read the same key). A file that exists but holds no valid key is an error, never silently replaced:
+ * replacing it would lock out everyone holding the old key.
+ */
 function loadOrCreateKey(stateDir: string, file: string): { key: string; created: boolean } {
-  try {
-    const key = readFileSync(file, 'utf8').trim();
-    if (KEY.test(key)) return { key, created: false };
-  } catch {
-    // first start
-  }
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-  const key = randomBytes(32).toString('base64url');
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  return { key, created: true };
+  let created = false;
+  try {
+    writeFileSync(file, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+    created = true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  chmodSync(file, 0o600); // owner-only, also a file someone else made
+  const key = readFileSync(file, 'utf8').trim();
+  if (!KEY.test(key)) throw new Error(`${file} holds no valid key; remove it to make a new one`);
+  return { key, created };
 }
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();

@@ -102,10 +102,10 @@ export class Scheduler {
    * now), then `traffic`, so the idle policy counts it from when it happened.
    */
   async traffic(sandbox: LiveSandbox, at: number): Promise<void> {
-    const journal = this.#journal.writerFor(sandbox.actor.id);
-    await sandbox.actor.send({ type: 'clock', now: Math.min(at, this.#now()) }, journal, this.#effects);
-    await sandbox.actor.send({ type: 'traffic' }, journal, this.#effects);
-    this.schedule();
+    // Through `send`, so a deadline that clock passes ends and releases the sandbox like any other.
+    await this.send(sandbox, { type: 'clock', now: Math.min(at, this.#now()) });
+    if (sandbox.actor.state === 'ended') return;
+    await this.send(sandbox, { type: 'traffic' }, false);
   }
 
   /** Sends `clock { now }` to every sandbox whose next deadline has come, then `afterTick`. */

@@ -21,6 +21,7 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
+import { cursorOf } from '../protocol/cursor.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import type { ErrorCode } from '../rules/error-codes.js';
 import { SdkError } from '../rules/errors.js';
@@ -141,13 +142,11 @@ async function readJson<T extends z.ZodType>(req: IncomingMessage, schema: T): P
 
 /** Writes the daemon's events as NDJSON, after `?after=<seq>` when given, until the client goes away. */
 function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url: URL): void {
-  const after = url.searchParams.get('after');
-  if (after !== null && !/^\d{1,15}$/.test(after)) {
-    throw new RequestError('invalid_argument', 'after: must be a sequence number');
-  }
+  const after = cursorOf(url);
+  if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   res.flushHeaders(); // the follower learns at once that it is connected
-  const subscription = audit.stream({ after: after === null ? undefined : Number(after) }).subscribe({
+  const subscription = audit.stream({ after }).subscribe({
     next: (event) => res.write(`${JSON.stringify(event)}\n`),
     complete: () => res.end(),
   });

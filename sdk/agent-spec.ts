@@ -6,21 +6,9 @@ import { AgentModel } from './agent-model.js';
 import { AgentPermissions } from './agent-permissions.js';
 import { McpLocal, McpRemote, type McpServer } from './mcp-servers.js';
 import { SubAgent } from './sub-agent.js';
+import { RESERVED_RAW_CONFIG_KEYS } from '../rules/raw-config-keys.js';
 
-/** Keys of `rawConfig` the adapter owns; setting one raises `InvalidArgumentError`. */
-export const RESERVED_RAW_CONFIG_KEYS = [
-  'provider',
-  'autoupdate',
-  'share',
-  'enabled_providers',
-  'model',
-  'small_model',
-  'mcp',
-  'agent',
-  'permission',
-  'instructions',
-  'plugin',
-] as const;
+export { RESERVED_RAW_CONFIG_KEYS };
 
 const agentName = z.string().regex(AGENT_NAME, `must be a name: ${NAME_RULES.agent}`);
 

@@ -2,9 +2,10 @@
  * The one place where our provider tokens meet opencode's provider ids and provider packages (DESIGN.md
  * §5). Everything vendor-specific the runtime_a driver needs is data in `OPENCODE_PROVIDERS`.
  */
+import type { AgentProvider } from '../../rules/agent-providers.js';
 
-/** Provider tokens of SPEC "AgentModel" (kept local: this folder does not import `sdk/`). */
-export type ProviderToken = 'vendor_a' | 'vendor_b' | 'vendor_c' | 'vendor_d' | 'vendor_e' | 'compatible';
+/** Provider tokens of SPEC "AgentModel". */
+export type ProviderToken = AgentProvider;
 
 /** How opencode reaches one of our providers through a loopback gateway listener. */
 export interface OpencodeProvider {

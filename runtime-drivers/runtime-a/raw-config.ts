@@ -1,19 +1,8 @@
 /** Merging SPEC's `rawConfig` into runtime_a's configuration without letting it take over what we own. */
+import { RESERVED_RAW_CONFIG_KEYS as RESERVED_KEYS } from '../../rules/raw-config-keys.js';
 
-/** Keys SPEC "AgentSpec" reserves in `rawConfig` (the SDK rejects them; this folder cannot import `sdk/`). */
-export const RESERVED_RAW_CONFIG_KEYS: readonly string[] = [
-  'provider',
-  'autoupdate',
-  'share',
-  'enabled_providers',
-  'model',
-  'small_model',
-  'mcp',
-  'agent',
-  'permission',
-  'instructions',
-  'plugin',
-];
+/** Keys SPEC "AgentSpec" reserves in `rawConfig` (the SDK refuses them too). */
+export const RESERVED_RAW_CONFIG_KEYS: readonly string[] = RESERVED_KEYS;
 
 /**
  * Top-level keys the driver keeps besides the reserved ones: `auth` (SPEC "Authentication" 5), and

@@ -36,6 +36,11 @@ export function bubblewrapArgs(
     '--hostname',
     'sandbox',
     '--new-session',
+    // sandboxd starts with no environment but a PATH; it gives each command a clean one of its own.
+    '--clearenv',
+    '--setenv',
+    'PATH',
+    '/usr/bin:/bin',
     '--ro-bind',
     '/usr',
     '/usr',

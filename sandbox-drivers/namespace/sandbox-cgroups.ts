@@ -48,6 +48,21 @@ export function cgroupPaths(
   };
 }
 
+/**
+ * `mkdir -p`, again when a parent vanished meanwhile: the last destroy of an instance removes its
+ * folders, and a launch may be creating them at that moment.
+ */
+async function makeDir(path: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(path, { recursive: true });
+      return;
+    } catch (error) {
+      if (attempt >= 3 || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+}
+
 /** Kernel TCP buffer memory allowed to sandbox code: a quarter of its memory, at least 16 MiB. */
 export function tcpLimitOf(memoryBytes: number): number {
   return Math.max(16 * 2 ** 20, Math.floor(memoryBytes / 4));
@@ -64,9 +79,7 @@ export async function createSandboxCgroups(
   hostRoot: number,
 ): Promise<void> {
   const paths = cgroupPaths(instance, id);
-  for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) {
-    await mkdir(path, { recursive: true });
-  }
+  for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) await makeDir(path);
   await mkdir(paths.userMemory);
   const tcp = tcpLimitOf(limits.memoryBytes);
   await writeFile(

@@ -12,6 +12,9 @@ import type { Readable, Writable } from 'node:stream';
 // Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
 const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
 
+/** The whole environment of the launch chain: where the host tools are, nothing else. */
+export const HOST_TOOLS_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
 /** The file descriptor numbers of the child: bwrap's options and the seccomp program. */
 export const FD = { args: 3, seccomp: 4 } as const;
 
@@ -57,7 +60,8 @@ export async function startSandboxd(launch: SandboxdLaunch): Promise<void> {
       '/usr/bin/node',
       '/opt/sdk/dist/daemon/main.js',
     ],
-    { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true },
+    // Nothing of the launcher's environment (an operator key, cloud credentials) goes into the sandbox.
+    { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true, env: HOST_TOOLS_ENV },
   );
   // stdin: sandboxd's settings; stdout: its ready line; 3: bwrap's options; 4: the seccomp program.
   const [stdin, stdout, , optionsPipe, seccompPipe] = child.stdio as [

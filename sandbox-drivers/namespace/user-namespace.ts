@@ -12,6 +12,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HOST_TOOLS_ENV } from './sandboxd-process.js';
 import { RANGE_SIZE, type UidRange } from './uid-ranges.js';
 
 /** A mapped user namespace, held open until the sandbox has joined it. */
@@ -30,7 +31,7 @@ export async function holdUserNamespace(range: UidRange): Promise<HeldUserNamesp
   const holder: ChildProcessWithoutNullStreams = spawn(
     'setpriv',
     [`--reuid=${owner}`, `--regid=${owner}`, '--clear-groups', 'unshare', '--user', 'cat'],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+    { stdio: ['pipe', 'pipe', 'pipe'], env: HOST_TOOLS_ENV },
   );
   const release = (): void => {
     holder.stdin.destroy();

@@ -188,6 +188,14 @@ describe('journal', () => {
     expect(readFileSync(path, 'utf8')).toBe('{"n":1}\n');
   });
 
+  it('refuses to open a journal damaged in the middle rather than cut its durable records', () => {
+    const path = journalPath();
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, '{"n":1}\nnot a record\n{"n":3}\n');
+    expect(() => Journal.open<N>(path)).toThrow(/line 2 is not a record/);
+    expect(readFileSync(path, 'utf8')).toBe('{"n":1}\nnot a record\n{"n":3}\n');
+  });
+
   it('writes the records appended in one tick with one write and one fdatasync, resolving them together, in order', async () => {
     const path = journalPath();
     const files = new TestFiles();

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cgroupPaths, tcpLimitOf } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, RANGE_SIZE, SLOTS } from '../../../sandbox-drivers/namespace/uid-ranges.js';
 import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
@@ -46,6 +46,16 @@ const hostUids = (pid: number): number[] =>
 async function sleeper(sbx: TestSandbox): Promise<number> {
   const before = new Set(commandPids(sbx));
   await sbx.commands.run('SDK_TEST_SECRET=env-of-sandbox-code sleep 60 >/dev/null 2>&1 &');
+  // The background child may still be a shell a moment after the command returns.
+  await vi.waitFor(
+    () =>
+      expect(
+        commandPids(sbx).some(
+          (p) => !before.has(p) && readFileSync(`/proc/${String(p)}/comm`, 'utf8').startsWith('sleep'),
+        ),
+      ).toBe(true),
+    { timeout: 2_000 },
+  );
   const pid = commandPids(sbx).find(
     (p) => !before.has(p) && readFileSync(`/proc/${String(p)}/comm`, 'utf8').startsWith('sleep'),
   );
@@ -96,6 +106,24 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
     expect(inA.stdout.trim()).toBe('False');
     const inB = await b.commands.run(python('print(libc.inotify_init() >= 0)'));
     expect(inB.stdout.trim()).toBe('True');
+  });
+
+  it("gives sandboxd nothing of the launcher's environment (an operator key, cloud credentials)", async () => {
+    process.env.SDK_TEST_LAUNCHER_SECRET = 'launcher-secret-0123456789';
+    try {
+      const sbx = await sandboxes.launch();
+      const own = join(cgroupPaths(sandboxes.driver.instance, sbx.id).memory, 'cgroup.procs');
+      const daemon = readFileSync(own, 'utf8')
+        .split('\n')
+        .find((pid) => pid !== '' && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node');
+      expect(daemon).toBeDefined();
+      const environ = readFileSync(`/proc/${daemon ?? ''}/environ`, 'utf8')
+        .split('\0')
+        .filter(Boolean);
+      expect(environ).toEqual(['PATH=/usr/bin:/bin', 'PWD=/']); // bwrap sets PWD for its --chdir
+    } finally {
+      delete process.env.SDK_TEST_LAUNCHER_SECRET;
+    }
   });
 
   it("counts RLIMIT_NPROC per sandbox: another sandbox's processes do not use up this one's", async () => {

@@ -48,7 +48,14 @@ export class TestSandboxes {
 
   /** Destroys every sandbox launched here and removes the state folder. */
   async destroyAll(): Promise<void> {
-    for (const id of this.#ids) await this.driver.destroy(id);
-    rmSync(this.stateDir, { recursive: true, force: true });
+    try {
+      // Every sandbox is destroyed even when one destroy fails; the first failure is reported after.
+      const outcomes = await Promise.allSettled([...this.#ids].map((id) => this.driver.destroy(id)));
+      const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+    } finally {
+      this.driver.close();
+      rmSync(this.stateDir, { recursive: true, force: true });
+    }
   }
 }
