@@ -61,10 +61,13 @@ export class DaemonFollowers {
         if (event.type === 'transition') this.#options.onRoute(id, event);
       },
     });
-    this.#stops.set(id, stop);
-    sandbox.actor.state$.subscribe((state) => {
-      if (state !== 'ended') return;
-      this.#stops.get(id)?.();
+    // Stops with its sandbox's end, or with `close`, whichever comes first (and only once).
+    const ended = sandbox.actor.state$.subscribe((state) => {
+      if (state === 'ended') this.#stops.get(id)?.();
+    });
+    this.#stops.set(id, () => {
+      stop();
+      ended.unsubscribe();
       this.#stops.delete(id);
     });
   }
@@ -72,8 +75,7 @@ export class DaemonFollowers {
   /** Stops every follower for good. */
   close(): void {
     this.#closed = true;
-    for (const stop of this.#stops.values()) stop();
-    this.#stops.clear();
+    for (const stop of [...this.#stops.values()]) stop();
   }
 
   /** At most one `traffic` a second (or per quarter of the idle time, when shorter) per running sandbox. */
