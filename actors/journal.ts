@@ -7,92 +7,27 @@
  * file, fsync, rename, folder fsync). A torn last line (a crash mid-write) is dropped on open.
  */
 import {
-  close,
   closeSync,
-  constants,
-  fdatasync,
-  fsync,
   fsyncSync,
   ftruncateSync,
   mkdirSync,
-  open,
   openSync,
   readdirSync,
   readFileSync,
-  rename,
-  unlink,
   unlinkSync,
-  write,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { JournalBrokenError, JournalClosedError, JournalCompactionError } from './journal-errors.js';
+import { nodeJournalFiles, type JournalFiles } from './journal-files.js';
+import { lineOf, readRecords } from './journal-lines.js';
 
-/**
- * The file operations a journal runs after `Journal.open`, all but the first off the event loop. The
- * default is `nodeJournalFiles`; tests wrap it to count calls, fail one or model a crash.
- */
-export interface JournalFiles {
-  /** Opens (or creates, owner-only) `path` for appending; called once, by `Journal.open`. */
-  openForAppend(path: string): number;
-  /** Writes all of `data` at the end of the file open on `fd`. */
-  append(fd: number, data: Buffer): Promise<void>;
-  /** Makes what was appended on `fd` durable (fdatasync: the data and the size that reaches it). */
-  syncData(fd: number): Promise<void>;
-  /** Creates `path` (exclusive, owner-only, append mode) and returns its descriptor. */
-  create(path: string): Promise<number>;
-  /** Makes the file open on `fd` durable, data and metadata (fsync). */
-  sync(fd: number): Promise<void>;
-  /** Renames `from` over `to`, atomically. */
-  rename(from: string, to: string): Promise<void>;
-  /** Makes the entries of the folder `path` durable (a rename into it). */
-  syncFolder(path: string): Promise<void>;
-  close(fd: number): Promise<void>;
-  unlink(path: string): Promise<void>;
-}
+export { JournalBrokenError, JournalClosedError, JournalCompactionError } from './journal-errors.js';
+export { nodeJournalFiles, type JournalFiles } from './journal-files.js';
 
 /** Options of `Journal.open`. */
 export interface JournalOptions {
   /** The file layer; `nodeJournalFiles` by default. */
   readonly files?: JournalFiles;
-}
-
-/**
- * A write or fsync of the journal failed, or a compaction failed after its rename: the journal no longer
- * knows what its file holds, so it refuses every further append and compaction. Reopen it to read what
- * is durable.
- */
-export class JournalBrokenError extends Error {
-  readonly code = 'ERR_JOURNAL_BROKEN';
-
-  constructor(path: string, cause: unknown) {
-    super(
-      `journal ${path} is broken: ${describe(cause)}; it takes no further appends (reopen it to read what is durable)`,
-      { cause },
-    );
-    this.name = 'JournalBrokenError';
-  }
-}
-
-/** The journal was closed. */
-export class JournalClosedError extends Error {
-  readonly code = 'ERR_JOURNAL_CLOSED';
-
-  constructor(path: string) {
-    super(`journal ${path} is closed`);
-    this.name = 'JournalClosedError';
-  }
-}
-
-/**
- * A compaction failed before its rename: the journal is unchanged and still takes appends (those held
- * back during the compaction go to the old file, in order).
- */
-export class JournalCompactionError extends Error {
-  readonly code = 'ERR_JOURNAL_COMPACTION';
-
-  constructor(path: string, cause: unknown) {
-    super(`journal ${path} was not compacted: ${describe(cause)}; the journal is unchanged`, { cause });
-    this.name = 'JournalCompactionError';
-  }
 }
 
 /** An appended record on its way to disk. */
@@ -380,37 +315,6 @@ export class Journal<R> {
   }
 }
 
-/** A record as its line. */
-function lineOf(record: unknown): string {
-  const json = JSON.stringify(record) as string | undefined;
-  if (json === undefined) throw new TypeError('a journal record must serialize to JSON');
-  return `${json}\n`;
-}
-
-/** The complete records at the start of `bytes`, and how many bytes they take. */
-function readRecords(bytes: Buffer): { records: unknown[]; kept: number } {
-  const records: unknown[] = [];
-  let kept = 0;
-  while (kept < bytes.length) {
-    const end = bytes.indexOf(0x0a, kept);
-    if (end === -1) break; // the last line has no newline yet
-    try {
-      records.push(JSON.parse(bytes.toString('utf8', kept, end)));
-    } catch {
-      // A crash leaves a torn last line, or zeros where unsynced data never reached the disk (everything
-      // from there on was never durable). Any other bad line with more after it is damage: cutting the
-      // file there would lose durable records, so opening fails instead.
-      const zeros = bytes.subarray(kept, end).every((byte) => byte === 0);
-      if (!zeros && end + 1 < bytes.length) {
-        throw new Error(`journal line ${String(records.length + 1)} is not a record and records follow it`);
-      }
-      break;
-    }
-    kept = end + 1;
-  }
-  return { records, kept };
-}
-
 function syncFolderSync(path: string): void {
   const fd = openSync(path, 'r');
   try {
@@ -419,53 +323,3 @@ function syncFolderSync(path: string): void {
     closeSync(fd);
   }
 }
-
-function describe(cause: unknown): string {
-  if (cause instanceof Error) {
-    const { code, syscall } = cause as NodeJS.ErrnoException;
-    return code === undefined ? cause.message : `${syscall ?? 'a file operation'} failed with ${code}`;
-  }
-  return String(cause);
-}
-
-type Callback<T> = (error: NodeJS.ErrnoException | null, value: T) => void;
-
-/** A node:fs callback call as a promise. */
-function call<T = void>(start: (done: Callback<T>) => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    start((error, value) => {
-      if (error === null) resolve(value);
-      else reject(error);
-    });
-  });
-}
-
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND;
-
-/** The journal's file layer on node:fs: every call but `openForAppend` runs on libuv's thread pool. */
-export const nodeJournalFiles: JournalFiles = {
-  openForAppend: (path) => openSync(path, 'a', 0o600),
-  async append(fd, data) {
-    for (let offset = 0; offset < data.length;) {
-      const written = await call<number>((done) => {
-        write(fd, data, offset, data.length - offset, null, done);
-      });
-      if (written === 0) throw new Error('write wrote nothing');
-      offset += written;
-    }
-  },
-  syncData: (fd) => call((done) => fdatasync(fd, done)),
-  create: (path) => call<number>((done) => open(path, CREATE_FLAGS, 0o600, done)),
-  sync: (fd) => call((done) => fsync(fd, done)),
-  rename: (from, to) => call((done) => rename(from, to, done)),
-  async syncFolder(path) {
-    const fd = await call<number>((done) => open(path, constants.O_RDONLY, done));
-    try {
-      await call((done) => fsync(fd, done));
-    } finally {
-      await call((done) => close(fd, done));
-    }
-  },
-  close: (fd) => call((done) => close(fd, done)),
-  unlink: (path) => call((done) => unlink(path, done)),
-};
