@@ -21,8 +21,7 @@ let cp: InProcessControlPlane;
 let mine: Sandbox;
 let other: Sandbox;
 
-const create = () =>
-  Sandbox.create({ template: 'sdk-base-caps', allowInternetAccess: false, controlPlaneUrl: cp.url });
+const create = () => cp.createSandbox();
 
 beforeAll(async () => {
   cp = await startControlPlane();

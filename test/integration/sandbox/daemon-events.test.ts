@@ -22,13 +22,7 @@ afterAll(async () => {
   await cp.stop();
 });
 
-const create = (options: Parameters<typeof Sandbox.create>[0] = {}) =>
-  Sandbox.create({
-    template: 'sdk-base-caps',
-    allowInternetAccess: false,
-    controlPlaneUrl: cp.url,
-    ...options,
-  });
+const create = (options: Parameters<typeof Sandbox.create>[0] = {}) => cp.createSandbox(options);
 
 /** The first `count` events of sandboxd's stream, read with `token`. */
 async function daemonEvents(url: string, token: string, count: number): Promise<DaemonEvent[]> {

@@ -18,13 +18,7 @@ afterAll(async () => {
   await cp.stop();
 });
 
-const create = (options: Parameters<typeof Sandbox.create>[0] = {}) =>
-  Sandbox.create({
-    template: 'sdk-base-caps',
-    allowInternetAccess: false,
-    controlPlaneUrl: cp.url,
-    ...options,
-  });
+const create = (options: Parameters<typeof Sandbox.create>[0] = {}) => cp.createSandbox(options);
 
 describe('sandbox lifecycle through the SDK', () => {
   it('creates, runs commands, pauses, resumes and kills, leaving nothing behind', async () => {

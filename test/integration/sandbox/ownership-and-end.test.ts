@@ -15,12 +15,7 @@ import { startControlPlane, type InProcessControlPlane } from '../support/contro
 import { sh } from '../support/test-network.js';
 
 const create = (cp: InProcessControlPlane, options: Parameters<typeof Sandbox.create>[0] = {}) =>
-  Sandbox.create({
-    template: 'sdk-base-caps',
-    allowInternetAccess: false,
-    controlPlaneUrl: cp.url,
-    ...options,
-  });
+  cp.createSandbox(options);
 
 /** Counts (and drops) packets this host sends to `address`: the proof that nothing went there. */
 function countPacketsTo(address: string): { count(): number; remove(): void } {

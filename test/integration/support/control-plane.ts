@@ -16,6 +16,7 @@ import { ControlPlane, type ControlPlaneOptions } from '../../../control-plane/c
 import { createControlPlaneServer } from '../../../control-plane/http-api.js';
 import { operatorKeyFile } from '../../../control-plane/operator-key.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
 
 const CLI = fileURLToPath(new URL('../../../dist/cli/sdk.js', import.meta.url));
 
@@ -32,6 +33,8 @@ export interface InProcessControlPlane {
   readonly url: string;
   readonly stateDir: string;
   readonly driver: NamespaceDriver;
+  /** `Sandbox.create` on this control plane, with closed egress (`sdk-base-caps`) unless `options` say otherwise. */
+  createSandbox(options?: Parameters<typeof Sandbox.create>[0]): Promise<Sandbox>;
   /** Closes the server and the plane, destroys every sandbox the driver still has, removes the folder. */
   stop(): Promise<void>;
 }
@@ -51,6 +54,13 @@ export async function startControlPlane(
     driver,
     stateDir,
     url: `http://127.0.0.1:${String(port)}`,
+    createSandbox: (sandboxOptions = {}) =>
+      Sandbox.create({
+        template: 'sdk-base-caps',
+        allowInternetAccess: false,
+        controlPlaneUrl: `http://127.0.0.1:${String(port)}`,
+        ...sandboxOptions,
+      }),
     stop: async () => {
       server.closeAllConnections();
       server.close();
