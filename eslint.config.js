@@ -26,6 +26,7 @@ const LIBRARY_FOLDERS = {
   presets: { imports: ['rules', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
   'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: ['node:crypto'] },
   'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },
+  templates: { imports: [], packages: ['node:*'] },
 };
 
 /**

@@ -172,7 +172,7 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
 }
 
 /** `running` or `{ running: 'active' }` as `running.active`. */
-function stateName(value: unknown): string {
+export function stateName(value: unknown): string {
   if (typeof value === 'string') return value;
   const [key, child] = Object.entries(value as Record<string, unknown>)[0] ?? ['', undefined];
   return child === undefined ? key : `${key}.${stateName(child)}`;

@@ -18,6 +18,7 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
+import { defaultMemoryMb } from '../rules/limits.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
@@ -183,7 +184,7 @@ export class ControlPlane {
     const { id, accessToken, daemonUrl } = await this.#launcher.obtain({
       template: parsed.template,
       allowInternetAccess: parsed.allowInternetAccess,
-      memoryMb: parsed.memoryMb,
+      memoryMb: parsed.memoryMb ?? defaultMemoryMb(parsed.template),
       maxPids: parsed.maxPids,
       cpus: parsed.cpus,
     });

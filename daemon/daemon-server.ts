@@ -14,6 +14,7 @@
  *   POST /v1/processes/:pid/stdin       raw body appended to stdin
  *   POST /v1/processes/:pid/stdin/close
  *   POST /v1/processes/:pid/signal      { signal, tree }
+ *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
@@ -22,14 +23,21 @@ import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
 import { cursorOf } from '../protocol/cursor.js';
+import {
+  agentConfigSchema,
+  prepareAgentSchema,
+  startExecutionSchema,
+  type AgentWireLine,
+} from '../protocol/agent-wire.js';
+import type { Observable } from 'rxjs';
+import type { AgentHost } from './agent-host.js';
 import { Router, type RouteReply } from '../protocol/router.js';
-import type { ErrorCode } from '../rules/error-codes.js';
-import { SdkError } from '../rules/errors.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
 import type { GatewayHost } from '../gateway/gateway-host.js';
 import type { ManagedProcess } from './managed-process.js';
 import type { ProcessTable } from './process-table.js';
 import type { TokenCheck } from './token.js';
+import { RequestError } from './request-error.js';
 
 /** What the server needs. */
 export interface DaemonServerOptions {
@@ -44,10 +52,15 @@ export interface DaemonServerOptions {
   readonly audit: SequencedLog<DaemonRecord>;
   /** The control plane's read-only credential: admitted to `GET /v1/events` and nothing else. */
   readonly controlToken?: TokenCheck;
+  /** The sandbox's agent. */
+  readonly agents: AgentHost;
 }
 
 /** Largest JSON request body. */
-const MAX_JSON_BYTES = 1024 * 1024;
+const MAX_JSON_BYTES = 4 * 1024 * 1024;
+
+/** Largest agent prompt. */
+const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
 
 type Reply = RouteReply;
 
@@ -60,20 +73,6 @@ interface Call {
 }
 
 type Handler = (call: Call) => Reply | Promise<Reply>;
-
-/**
- * A refusal of this daemon, answered with exactly its code; a refused configuration's failure class
- * goes in the message and the context (SPEC: "with the failure class in the message").
- */
-class RequestError extends SdkError {
-  constructor(code: ErrorCode, message: string, failureClass?: string) {
-    super(
-      code,
-      failureClass === undefined ? message : `${failureClass}: ${message}`,
-      failureClass === undefined ? undefined : { failureClass },
-    );
-  }
-}
 
 /** ConfigureStatus: ports, urls and failure classes, never a value. */
 function gatewayState(host: GatewayHost): GatewayState {
@@ -153,6 +152,24 @@ function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url
   res.once('close', () => subscription.unsubscribe());
 }
 
+/** Writes an agent execution's lines as NDJSON with keepalives, until its final event or the client goes. */
+function streamLines(res: ServerResponse, lines: Observable<AgentWireLine>, keepaliveMs: number): void {
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+  res.flushHeaders();
+  const keepalive = setInterval(() => res.write('{"keepalive":true}\n'), keepaliveMs);
+  const subscription = lines.subscribe({
+    next: (line) => res.write(`${JSON.stringify(line)}\n`),
+    complete: () => {
+      clearInterval(keepalive);
+      res.end();
+    },
+  });
+  res.once('close', () => {
+    clearInterval(keepalive);
+    subscription.unsubscribe();
+  });
+}
+
 /** Creates the daemon's HTTP server (not yet listening). */
 export function createDaemonServer(options: DaemonServerOptions): Server {
   const { processes } = options;
@@ -181,6 +198,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
 
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
 
+  const { agents } = options;
   const router = new Router<Handler>({
     // Readiness; nothing secret (answered before the token check).
     'GET /v1/health': () => ok({ ok: true }),
@@ -238,6 +256,32 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       const proc = find(params['pid']);
       const { signal, tree } = await readJson(req, signalCommandSchema);
       await proc.kill(signal, tree);
+      return ok();
+    },
+    'PUT /v1/agent/config': async ({ req }) => ok(agents.writeConfig(await readJson(req, agentConfigSchema))),
+    'POST /v1/agent/executions': async ({ req }) =>
+      ok({ executionId: agents.start(await readJson(req, startExecutionSchema)) }),
+    'GET /v1/agent/executions': () => ok(agents.list()),
+    'POST /v1/agent/executions/:id/prompt': async ({ req, res, params }): Promise<Reply> => {
+      const id = params['id'] ?? '';
+      const prompt = await readBody(req, MAX_PROMPT_BYTES);
+      agents.prompt(id, prompt);
+      streamLines(res, agents.lines(id), keepaliveMs);
+      return 'streamed';
+    },
+    'GET /v1/agent/executions/:id/events': ({ res, url, params }) => {
+      const after = cursorOf(url);
+      if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
+      streamLines(res, agents.lines(params['id'] ?? '', after ?? 0), keepaliveMs);
+      return 'streamed';
+    },
+    'POST /v1/agent/executions/:id/abort': ({ params }) => {
+      agents.abort(params['id'] ?? '');
+      return ok();
+    },
+    'POST /v1/agent/prepare': async ({ req }) => {
+      await readJson(req, prepareAgentSchema);
+      agents.prepare();
       return ok();
     },
   });

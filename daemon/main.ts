@@ -13,6 +13,7 @@ import { ActorSystem } from '../actors/actor-system.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { ProcessTable } from './process-table.js';
+import { AgentHost } from './agent-host.js';
 import { TokenCheck } from './token.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 
@@ -79,8 +80,13 @@ gateways.events$.subscribe((event) => {
     audit.append({ at, type: 'route', route: event.route, event: change });
   }
 });
+const agents = new AgentHost({
+  user: processes.user,
+  system: actors,
+  onProcess: (pid, event) => audit.append({ at: Date.now(), type: 'process', pid, event }),
+});
 actors.inspect$.subscribe((record) => {
-  if (record.kind !== 'gateway_route') return;
+  if (record.kind === 'sandbox') return;
   audit.append({
     at: record.at,
     type: 'transition',
@@ -93,6 +99,7 @@ actors.inspect$.subscribe((record) => {
 });
 const server = createDaemonServer({
   audit,
+  agents,
   ...(settings.controlToken === undefined ? {} : { controlToken: new TokenCheck(settings.controlToken) }),
   token: new TokenCheck(settings.token),
   version: settings.version,
@@ -111,6 +118,7 @@ server.listen(settings.port, settings.host, () => {
 });
 // Stopping ends every command's tree first, so no process outlives the daemon that started it.
 process.on('SIGTERM', () => {
+  agents.close();
   server.close();
   server.closeAllConnections();
   void Promise.all([processes.killAll(), gateways.close()]).then(() => process.exit(0));

@@ -202,9 +202,9 @@ export const agentExecutionMachine = setup({
 /** When the actor system must next send `clock`: the run's deadline, then the end of the grace. */
 export function agentNextDueAt(snapshot: {
   readonly context: AgentExecutionContext;
-  matches(state: 'running.active' | 'running.terminating'): boolean;
+  matches(state: { running: 'active' | 'terminating' }): boolean;
 }): number | undefined {
-  if (snapshot.matches('running.active')) return snapshot.context.deadlineAt ?? undefined;
-  if (snapshot.matches('running.terminating')) return snapshot.context.graceUntil ?? undefined;
+  if (snapshot.matches({ running: 'active' })) return snapshot.context.deadlineAt ?? undefined;
+  if (snapshot.matches({ running: 'terminating' })) return snapshot.context.graceUntil ?? undefined;
   return undefined;
 }

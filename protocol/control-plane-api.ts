@@ -18,7 +18,14 @@ export const createSandboxRequestSchema = z.strictObject({
       autoResume: z.boolean().default(true),
     })
     .default({ maxIdleSeconds: LIMITS.idleSeconds, autoResume: true }),
-  memoryMb: z.number().int().min(32).max(16_384).default(512),
+  /** Memory of sandbox code, MiB; when absent, `defaultMemoryMb(template)` (512; 1024 for `sdk-agent`). */
+  memoryMb: z
+    .number()
+    .int()
+    .min(32)
+    .max(16_384)
+    .optional()
+    .describe('memory of sandbox code, MiB; by default 512, and 1024 for template sdk-agent'),
   maxPids: z.number().int().min(16).max(32_768).default(512),
   /** CPU time of the whole sandbox, in CPUs (0.5 = half of one CPU). */
   cpus: z.number().min(0.05).max(64).default(1),

@@ -27,12 +27,15 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     route: z.string(),
     event: z.enum(['opened', 'closed', 'failed']),
   }),
-  /** A transition of an actor sandboxd hosts (a gateway route): its machine event's type and new state. */
+  /**
+   * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
+   * new state.
+   */
   z.strictObject({
     ...base,
     type: z.literal('transition'),
     actorId: z.string(),
-    kind: z.literal('gateway_route'),
+    kind: z.enum(['gateway_route', 'agent_execution']),
     actorSeq: z.number().int().positive(),
     event: z.string(),
     state: z.string(),

@@ -1,3 +1,5 @@
+import { AGENT_TEMPLATE } from './names.js';
+
 /**
  * The numbers of SPEC "Limits", in one place. Every other module reads them from here, so a test that
  * changes nothing but this table exercises the same bound everywhere.
@@ -36,3 +38,17 @@ export const LIMITS = {
   /** Idle time before auto-suspend by default. */
   idleSeconds: 300,
 } as const;
+
+/** Memory of sandbox code by default, MiB (`memoryMb`). */
+export const DEFAULT_MEMORY_MB = 512;
+
+/**
+ * Memory of sandbox code by default in sandboxes of the agent template, MiB: opencode peaks near
+ * 600 MiB in one run (notes/runtimes.md §1.12), and 512 MiB gets it OOM-killed.
+ */
+export const AGENT_TEMPLATE_MEMORY_MB = 1024;
+
+/** The `memoryMb` a sandbox of `template` gets when none is asked for; an explicit one always wins. */
+export function defaultMemoryMb(template: string): number {
+  return template === AGENT_TEMPLATE ? AGENT_TEMPLATE_MEMORY_MB : DEFAULT_MEMORY_MB;
+}

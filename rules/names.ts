@@ -19,6 +19,9 @@ export const NAME_RULES = {
 export const TEMPLATE_NAME =
   /^(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})$/;
 
+/** The agent template: runtime_a (opencode) and ripgrep under `/opt/agents`, on `sdk-base-caps`. */
+export const AGENT_TEMPLATE = 'sdk-agent';
+
 /** A role ARN, such as `arn:aws:iam::123456789012:role/sandbox`. */
 export const ROLE_ARN = /^arn:[a-z0-9-]+:iam::[0-9]{12}:role\/[A-Za-z0-9+=,.@_/-]{1,512}$/;
 

@@ -1,6 +1,7 @@
 /**
  * The SDK's client for one sandbox's daemon: token-authenticated JSON calls, error envelopes turned
- * into SDK exceptions, and NDJSON event streams parsed with zod into RxJS observables.
+ * into SDK exceptions, NDJSON answers as raw values (`lines`), and process event streams parsed with
+ * zod into RxJS observables.
  */
 import { Observable } from 'rxjs';
 import { Agent, request } from 'undici';
@@ -40,7 +41,7 @@ export class DaemonClient {
 
   /** Sends a JSON call and parses the answer with `schema`. */
   async call<T extends z.ZodType>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT',
     path: string,
     schema: T,
     body?: unknown,
@@ -62,20 +63,11 @@ export class DaemonClient {
     return new Observable<ProcessEvent>((subscriber) => {
       const abort = new AbortController();
       const run = async (): Promise<void> => {
-        await this.#beforeCall();
-        const res = await request(`${this.url}${path}`, {
-          dispatcher,
+        const lines = await this.lines(body === undefined ? 'GET' : 'POST', path, {
+          ...(body === undefined ? {} : { json: body }),
           signal: abort.signal,
-          ...(body === undefined
-            ? { headers: { authorization: `Bearer ${this.#token}` } }
-            : {
-                method: 'POST' as const,
-                body: JSON.stringify(body),
-                headers: { authorization: `Bearer ${this.#token}`, 'content-type': 'application/json' },
-              }),
         });
-        if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
-        for await (const value of ndjsonValues(res.body)) {
+        for await (const value of lines) {
           const parsed = processEventSchema.safeParse(value);
           if (!parsed.success) throw new SandboxError('malformed process event from the daemon');
           subscriber.next(parsed.data);
@@ -94,7 +86,45 @@ export class DaemonClient {
     });
   }
 
-  async #send(method: 'GET' | 'POST', path: string, body: string | Uint8Array | undefined) {
+  /**
+   * An NDJSON answer as parsed values, one per line, read as the caller pulls them (the body is not
+   * read ahead). Resolves once the daemon has answered with a success status; a refusal rejects with
+   * its SDK exception. `json` is sent as `application/json`, `text` as raw UTF-8 `text/plain` (a
+   * prompt); `signal` ends the request and the reading. Reading errors are SDK exceptions: a line
+   * that is not JSON, or a stream that broke, is a `SandboxError` naming the path only.
+   */
+  async lines(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { readonly json?: unknown; readonly text?: string; readonly signal?: AbortSignal } = {},
+  ): Promise<AsyncIterable<unknown>> {
+    await this.#beforeCall();
+    const [body, contentType] =
+      options.text !== undefined
+        ? [options.text, 'text/plain; charset=utf-8']
+        : options.json !== undefined
+          ? [JSON.stringify(options.json), 'application/json']
+          : [null, undefined];
+    let res;
+    try {
+      res = await request(`${this.url}${path}`, {
+        method,
+        dispatcher,
+        body,
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        headers: {
+          authorization: `Bearer ${this.#token}`,
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+        },
+      });
+    } catch {
+      throw new SandboxError(`the sandbox daemon did not answer ${method} ${path}`);
+    }
+    if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
+    return sdkErrors(ndjsonValues(res.body), path);
+  }
+
+  async #send(method: 'GET' | 'POST' | 'PUT', path: string, body: string | Uint8Array | undefined) {
     await this.#beforeCall();
     try {
       return await request(`${this.url}${path}`, {
@@ -111,5 +141,19 @@ export class DaemonClient {
     } catch {
       throw new SandboxError(`the sandbox daemon did not answer ${method} ${path}`);
     }
+  }
+}
+
+/** `values` with any failure turned into an SDK exception that names `path`, never the content. */
+async function* sdkErrors(values: AsyncGenerator, path: string): AsyncGenerator {
+  try {
+    for await (const value of values) yield value;
+  } catch (error) {
+    if (error instanceof SdkError) throw error;
+    throw new SandboxError(
+      error instanceof SyntaxError
+        ? `malformed line in the event stream of the sandbox daemon (${path})`
+        : `the event stream of the sandbox daemon broke (${path})`,
+    );
   }
 }

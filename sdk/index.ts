@@ -8,6 +8,22 @@
  * const llm = vendorBGateway('vendor-b-key');
  * ```
  */
+export {
+  type AgentEvent,
+  type AgentFailed,
+  type AgentResult,
+  type AgentToolCall,
+  type Done,
+  type ExecutionInfo,
+  type ExecutionList,
+  type Reasoning,
+  type StepFinished,
+  type StepStarted,
+  type Text,
+  type TextDelta,
+  type TokenUsage,
+  type ToolCall,
+} from './agent-events.js';
 export { AgentLimits, type AgentLimitsOptions } from './agent-limits.js';
 export { AgentModel, type AgentModelOptions } from './agent-model.js';
 export {
@@ -18,6 +34,8 @@ export {
   type ToolPermission,
 } from './agent-permissions.js';
 export { AgentSpec, RESERVED_RAW_CONFIG_KEYS, type AgentSpecOptions } from './agent-spec.js';
+export { type AttachOptions, type PrepareOptions, type RunOptions } from './agent-options.js';
+export { AgentStream } from './agent-stream.js';
 export { IdlePolicy, type IdlePolicyOptions } from './idle-policy.js';
 export {
   McpLocal,

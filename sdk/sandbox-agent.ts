@@ -1,24 +1,191 @@
 /**
- * `sbx.agent`: the coding agent of a sandbox (SPEC 0.8.0). Creating it makes no call. Agent runs arrive
- * with the agent runtimes in a later release of this series; until then `run()` rejects with a
- * `SandboxError` of code `unimplemented`.
+ * `sbx.agent` (SPEC "SDK operations", "Agent execution on one sandbox"): runs a coding agent in the
+ * sandbox, streams its events, lists executions and attaches to them from any process holding the
+ * sandbox's token. Creating it makes no call. Every argument is checked before any call; every call goes
+ * through the handle's daemon client, so an ended sandbox refuses it before any traffic.
  */
-import { SandboxError } from '../rules/errors.js';
+import { deepFreeze, type AgentResult, type ExecutionList } from './agent-events.js';
+import { executionListSchema, prepareAgentSchema, type StartExecution } from '../protocol/agent-wire.js';
+import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
+import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { checkAgentGateways } from './agent-checks.js';
+import { runtimeAConfigWrite } from './agent-config.js';
+import { attachedExecution, ConfigWrites, newExecution, type ExecutionPlan } from './agent-execution.js';
+import {
+  parseAttachOptions,
+  parsePrepareOptions,
+  parseRunOptions,
+  runtimeName,
+  type AttachOptions,
+  type PrepareOptions,
+  type RunOptions,
+} from './agent-options.js';
+import { AgentStream } from './agent-stream.js';
+import type { DaemonClient } from './daemon-client.js';
+import { checkSpecForRuntime } from './runtimes.js';
+import type { SandboxGateways } from './sandbox-gateways.js';
+import { z } from 'zod';
 
-/** The agent of one sandbox. */
+const emptySchema = z.object({});
+
+/** What the agent of one handle works with. */
+export interface SandboxAgentContext {
+  readonly sandboxId: string;
+  /** The handle's daemon client (its calls report activity first, and refuse once the sandbox ended). */
+  readonly client: DaemonClient;
+  /** The handle's gateways: routes with their listeners, and definitions on the creating handle. */
+  readonly gateways: SandboxGateways;
+}
+
+/**
+ * The agent of one sandbox.
+ *
+ * @example
+ * ```ts
+ * const spec = new AgentSpec({ model: new AgentModel({ provider: 'vendor_b', id: 'model-1', gateway: 'llm' }) });
+ * const result = await sbx.agent.run('make the tests pass', { spec });
+ * for await (const event of sbx.agent.stream('explain the change', { spec, sessionId: result.sessionId })) {
+ *   if (event.type === 'text') console.log(event.text);
+ * }
+ * ```
+ */
 export class SandboxAgent {
+  /** The sandbox id. */
+  readonly sandboxId: string;
+  readonly #client: DaemonClient;
+  readonly #gateways: SandboxGateways;
+  /** Configuration hashes this handle has written. */
+  readonly #configs = new ConfigWrites();
+
   /** @internal */
-  constructor(readonly sandboxId: string) {
+  constructor(context: SandboxAgentContext) {
+    this.sandboxId = context.sandboxId;
+    this.#client = context.client;
+    this.#gateways = context.gateways;
     Object.freeze(this);
   }
 
-  /** Runs the agent. Not in this build. */
-  run(): Promise<never> {
-    return Promise.reject(
-      new SandboxError('agent runs are not in this build yet', {
+  /**
+   * Runs the agent on `prompt` until it ends.
+   *
+   * @throws InvalidArgumentError for a malformed option or a spec the handle's gateways cannot serve,
+   *   before any call
+   * @throws AgentError with the reason when the execution fails (busy, timeout, aborted…)
+   * @throws SandboxError on a sandbox or transport failure
+   */
+  async run(prompt: string, options: RunOptions): Promise<AgentResult> {
+    const stream = this.#stream('agent.run', prompt, options);
+    try {
+      return await stream.result();
+    } finally {
+      stream.close();
+    }
+  }
+
+  /**
+   * Starts the agent on `prompt` and returns its events as they arrive. It never throws for an agent
+   * failure: that is the stream's last event, `agent_failed`.
+   *
+   * @throws InvalidArgumentError for a malformed option or a spec the handle's gateways cannot serve,
+   *   before any call (synchronously)
+   */
+  stream(prompt: string, options: RunOptions): AgentStream {
+    return this.#stream('agent.stream', prompt, options);
+  }
+
+  /**
+   * Starts warming the runtime up in the background and returns at once; a failure of the warm-up is
+   * ignored. runtime_b has nothing to warm up in this release.
+   *
+   * @throws InvalidArgumentError for a malformed option
+   */
+  prepare(options: PrepareOptions = {}): void {
+    if (parsePrepareOptions(options) !== 'runtime_a') return;
+    const body = prepareAgentSchema.parse({ runtime: 'runtime_a' });
+    this.#client.call('POST', '/v1/agent/prepare', emptySchema, body).catch(() => undefined);
+  }
+
+  /** The executions sandboxd knows, and the running one's id (`current`, or null). */
+  async executions(): Promise<ExecutionList> {
+    return deepFreeze(await this.#client.call('GET', '/v1/agent/executions', executionListSchema));
+  }
+
+  /**
+   * Attaches to an execution (the running one by default) from this or another process holding the
+   * sandbox's token: its events from the start, or after `after` (a `cursor`). Its `abort()` stops
+   * the execution.
+   *
+   * @example
+   * ```ts
+   * const other = await Sandbox.connect(sandboxId, { accessToken });
+   * const stream = await other.agent.attach();
+   * for await (const event of stream) console.log(event.type, stream.cursor);
+   * ```
+   * @throws InvalidArgumentError for a malformed option, when no execution runs and none is named, or
+   *   when sandboxd has no execution of that id
+   */
+  async attach(executionId?: string, options: AttachOptions = {}): Promise<AgentStream> {
+    const o = parseAttachOptions(executionId, options);
+    const list = await this.executions();
+    const id = o.executionId ?? list.current;
+    if (id === null) {
+      throw new InvalidArgumentError('agent.attach: executionId: no execution is running; name one', {
+        field: 'executionId',
+      });
+    }
+    const info = list.executions.find((execution) => execution.executionId === id);
+    if (info === undefined) {
+      throw new InvalidArgumentError('agent.attach: executionId: the sandbox has no such execution', {
+        field: 'executionId',
+      });
+    }
+    return new AgentStream(attachedExecution(this.#client, id, o.after), {
+      maxOutputBytes: o.maxOutputBytes ?? info.limits.maxOutputBytes,
+      after: o.after,
+    });
+  }
+
+  #stream(operation: string, prompt: string, options: RunOptions): AgentStream {
+    const { plan, signal } = this.#plan(operation, prompt, options);
+    return new AgentStream(newExecution(this.#client, this.#configs, plan), {
+      maxOutputBytes: plan.start.limits.maxOutputBytes,
+      signal,
+    });
+  }
+
+  /** Every check, then the calls' bodies; throws before any call. */
+  #plan(
+    operation: string,
+    prompt: unknown,
+    options: unknown,
+  ): { readonly plan: ExecutionPlan; readonly signal: AbortSignal | undefined } {
+    const { prompt: text, options: o } = parseRunOptions(operation, prompt, options);
+    checkSpecForRuntime(o.spec, o.runtime);
+    checkAgentGateways(operation, o.spec, o.model, this.#gateways);
+    if (runtimeName(o.runtime) === 'runtime_b') {
+      throw new SandboxError('runtime_b arrives in a later release', {
         code: 'unimplemented',
         failureClass: 'UnimplementedError',
-      }),
-    );
+      });
+    }
+    const config = runtimeAConfigWrite(operation, o.spec, this.#gateways);
+    const { limits } = o;
+    const start: StartExecution = {
+      runtime: 'runtime_a',
+      configHash: config.hash,
+      ...(o.sessionId === undefined ? {} : { sessionId: o.sessionId }),
+      ...(o.model === undefined
+        ? {}
+        : { model: `${OPENCODE_PROVIDERS[o.spec.model.provider].id}/${o.model}` }),
+      limits: {
+        timeoutMs: limits.timeoutMs,
+        maxSteps: limits.maxSteps,
+        maxTotalTokens: limits.maxTotalTokens,
+        maxOutputBytes: limits.maxOutputBytes,
+      },
+      workdir: o.workdir,
+      reasoning: o.reasoning,
+    };
+    return { plan: { config, start, prompt: text }, signal: o.signal };
   }
 }

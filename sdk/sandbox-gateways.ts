@@ -63,6 +63,14 @@ export class SandboxGateways {
     return Object.keys(this.#definitions);
   }
 
+  /**
+   * @internal The definition of route `name` (its preset binding included), on the creating handle
+   * only: a connected handle never recovers definitions.
+   */
+  definition(name: string): SecretGateway | undefined {
+    return Object.hasOwn(this.#definitions, name) ? this.#definitions[name] : undefined;
+  }
+
   /** Number of routes. */
   get size(): number {
     return this.#status.size;

@@ -1,6 +1,6 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
-import { LIMITS } from '../rules/limits.js';
+import { defaultMemoryMb, LIMITS } from '../rules/limits.js';
 import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
@@ -42,13 +42,16 @@ const sandboxOptions = z
       .optional(),
     /** Deadline of one call to the control plane or the daemon. */
     requestTimeoutMs: z.number().int().min(1).optional(),
-    /** Memory of sandbox code, MiB (its tmpfs files included); sandboxd has a reserve of its own. */
+    /**
+     * Memory of sandbox code, MiB (its tmpfs files included); sandboxd has a reserve of its own. By
+     * default 512, and 1024 for template `sdk-agent` (`defaultMemoryMb`).
+     */
     memoryMb: z
       .number()
       .int('must be a whole number')
       .min(32, 'must be at least 32')
       .max(16_384, 'must be at most 16384')
-      .default(512),
+      .optional(),
     /** CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). */
     cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').default(1),
   })
@@ -63,7 +66,9 @@ const sandboxOptions = z
     if (o.persist !== undefined && o.executionRoleArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
     }
-  });
+  })
+  // The template's default memory when none is asked for; an explicit memoryMb always wins.
+  .transform((o) => ({ ...o, memoryMb: o.memoryMb ?? defaultMemoryMb(o.template) }));
 
 /** Options of `Sandbox.create`. */
 export type SandboxOptions = z.input<typeof sandboxOptions>;

@@ -64,6 +64,7 @@ export class Sandbox {
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
   readonly #plane: ControlPlaneClient;
+  readonly #daemon: DaemonClient;
   readonly #gateways: SandboxGateways;
   /** The options this handle created its sandbox with (creating handles only). */
   readonly #createdWith: SandboxOptions | undefined;
@@ -83,7 +84,7 @@ export class Sandbox {
     this.#plane = launched.plane;
     this.#firstSeq = launched.seq;
     this.#createdWith = creating?.createdWith;
-    const daemon = new DaemonClient({
+    this.#daemon = new DaemonClient({
       url: launched.daemonUrl,
       accessToken: launched.accessToken,
       requestTimeoutMs: launched.plane.requestTimeoutMs,
@@ -91,8 +92,8 @@ export class Sandbox {
         await this.#action('activity');
       },
     });
-    this.commands = new Commands(daemon);
-    this.#gateways = new SandboxGateways(daemon, creating?.gateways ?? {}, creating?.secretCache);
+    this.commands = new Commands(this.#daemon);
+    this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
   }
 
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
@@ -151,9 +152,16 @@ export class Sandbox {
     return createSandbox(options);
   }
 
-  /** The agent of this sandbox; touching it makes no call. */
+  /**
+   * The agent of this sandbox (`run`, `stream`, `prepare`, `executions`, `attach`); touching it makes
+   * no call.
+   */
   get agent(): SandboxAgent {
-    this.#agent ??= new SandboxAgent(this.sandboxId);
+    this.#agent ??= new SandboxAgent({
+      sandboxId: this.sandboxId,
+      client: this.#daemon,
+      gateways: this.#gateways,
+    });
     return this.#agent;
   }
 

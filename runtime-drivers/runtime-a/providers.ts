@@ -34,7 +34,8 @@ export interface OpencodeProvider {
  * - vendor_b: `POST /v1/messages`.
  * - vendor_c: `POST /v1/responses`.
  * - vendor_d: `POST /v1beta/models/<m>:streamGenerateContent`.
- * - vendor_e: the package posts to `<baseURL>/responses`; SPEC preset rule 2 wants the responses path.
+ * - vendor_e: the package posts to `<baseURL>/responses`; the catalogue's vendor_e preset admits
+ *   `/vendor_c/v1/responses`, so that is the base path.
  * - compatible: `POST <basePath>/chat/completions` with no Authorization header at all.
  */
 export const OPENCODE_PROVIDERS: Readonly<Record<ProviderToken, OpencodeProvider>> = {
@@ -70,7 +71,7 @@ export const OPENCODE_PROVIDERS: Readonly<Record<ProviderToken, OpencodeProvider
     id: 'azure',
     npm: '@ai-sdk/azure',
     urlOption: 'baseURL',
-    basePath: '/openai/v1',
+    basePath: '/vendor_c/v1',
     placeholderKeyEnv: 'AZURE_API_KEY',
   },
   compatible: {

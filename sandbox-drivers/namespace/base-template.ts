@@ -8,12 +8,18 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SANDBOXD_VERSION } from '../../protocol/versions.js';
+import { AGENT_TEMPLATE } from '../../rules/names.js';
 import type { TemplateManifest } from '../sandbox-driver.js';
 
-/** The base templates: `sdk-base` (egress always open) and `sdk-base-caps` (can close egress). */
+/**
+ * The templates built here: `sdk-base` (egress always open), `sdk-base-caps` (can close egress), and
+ * `sdk-agent`, which is `sdk-base-caps` plus the agents' runtime the driver binds at /opt/agents (built
+ * by `npm run template:agent`, see templates/README.md).
+ */
 export const BASE_TEMPLATES: readonly TemplateManifest[] = [
   { name: 'sdk-base', sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: false },
   { name: 'sdk-base-caps', sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: true },
+  { name: AGENT_TEMPLATE, sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: true },
 ];
 
 /** Files and folders of the host's /etc copied into a template (all world-readable, none secret). */

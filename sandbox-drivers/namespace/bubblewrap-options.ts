@@ -1,23 +1,28 @@
 /**
  * bubblewrap's options for a sandbox: user-visible layout (a curated read-only `/usr`, the template's
  * `/etc`, size-bounded tmpfs for every writable place, the commands' memory cgroup at /run/sdk/memory,
- * sandboxd's runtime at /opt/sdk), the namespaces bwrap makes inside the sandbox's user namespace, the
- * capabilities sandboxd keeps, and the seccomp program's descriptor.
+ * sandboxd's runtime at /opt/sdk, the agents' runtime at /opt/agents for template `sdk-agent`), the
+ * namespaces bwrap makes inside the sandbox's user namespace, the capabilities sandboxd keeps, and the
+ * seccomp program's descriptor.
  */
 import { FD } from './sandboxd-process.js';
 
 /** Where a sandbox sees the memory cgroup of its commands (sandboxd moves each command there). */
 export const COMMAND_CGROUP_DIR = '/run/sdk/memory';
 
+/** Where a sandbox of template `sdk-agent` sees the agents' runtime (opencode and rg in `bin/`). */
+export const AGENTS_DIR = '/opt/agents';
+
 /** Size of the small tmpfs mounts (/run, /var/tmp). */
 const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
 
 /**
  * bubblewrap's options. They reach it on a file descriptor (`--args`), so no host path shows in the
- * sandbox's `/proc/1/cmdline`; read-only files come from the host's runtime image (`runtime-image.ts`).
+ * sandbox's `/proc/1/cmdline`; read-only files come from the host's runtime images (`runtime-image.ts`).
+ * Without `images.agents` the sandbox has no /opt/agents.
  */
 export function bubblewrapArgs(
-  images: { readonly etc: string; readonly sdk: string },
+  images: { readonly etc: string; readonly sdk: string; readonly agents?: string | undefined },
   userMemoryCgroup: string,
   memoryBytes: number,
 ): string[] {
@@ -75,9 +80,13 @@ export function bubblewrapArgs(
     '--dir',
     '/var',
     ...tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
+    // bwrap would make the missing /opt of a bind target 0700 root, out of reach of uid 1000.
+    '--dir',
+    '/opt',
     '--ro-bind',
     images.sdk,
     '/opt/sdk',
+    ...(images.agents === undefined ? [] : ['--ro-bind', images.agents, AGENTS_DIR]),
     '--cap-drop',
     'ALL',
     '--cap-add',

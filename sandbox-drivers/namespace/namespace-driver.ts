@@ -12,9 +12,16 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_TEMPLATE } from '../../rules/names.js';
 import type { LaunchedSandbox, LaunchRequest, SandboxDriver, TemplateManifest } from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
-import { collectUnusedImages, ensureEtcImage, ensureSdkImage, keepImage } from './runtime-image.js';
+import {
+  collectUnusedImages,
+  ensureAgentsImage,
+  ensureEtcImage,
+  ensureSdkImage,
+  keepImage,
+} from './runtime-image.js';
 import { instanceIdOf } from './instance.js';
 import {
   cgroupPaths,
@@ -44,9 +51,9 @@ import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
 export const SANDBOXD_PORT = 4000;
 
 /**
- * The package root (holding `dist/`, `node_modules/`, `package.json`), bound read-only at /opt/sdk:
- * the nearest folder above this module with a `package.json` (this runs from `dist/` and, in tests,
- * from the sources).
+ * The package root (holding `dist/`, `node_modules/`, `package.json`, `templates/`), whose runtime is
+ * bound read-only at /opt/sdk: the nearest folder above this module with a `package.json` (this runs
+ * from `dist/` and, in tests, from the sources).
  */
 const PACKAGE_ROOT = ((): string => {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -54,10 +61,19 @@ const PACKAGE_ROOT = ((): string => {
   return dir;
 })();
 
+/** The agents' runtime of template `sdk-agent`, as `npm run template:agent` builds it in the package. */
+const DEFAULT_AGENTS_DIR = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build', 'opt-agents');
+
 /** Options of the namespace driver. */
 export interface NamespaceDriverOptions {
   /** Where templates are built and cached. */
   readonly stateDir: string;
+  /**
+   * The folder bound read-only at /opt/agents in sandboxes of template `sdk-agent` (through an image:
+   * `runtime-image.ts`); `templates/sdk-agent/build/opt-agents` of the package by default. When it does
+   * not exist such sandboxes are created without /opt/agents (an agent then ends `runtime_missing`).
+   */
+  readonly agentsDir?: string;
   /** How long sandboxd may take to answer after launch. */
   readonly startTimeoutMs?: number;
 }
@@ -97,6 +113,13 @@ export class NamespaceDriver implements SandboxDriver {
     return Promise.resolve(readManifest(this.#options.stateDir, name));
   }
 
+  /** The agents' runtime image for a sandbox of `template`, if it is `sdk-agent` and the folder exists. */
+  #agentsImage(template: string): string | undefined {
+    if (template !== AGENT_TEMPLATE) return undefined;
+    const dir = this.#options.agentsDir ?? DEFAULT_AGENTS_DIR;
+    return existsSync(dir) ? ensureAgentsImage(dir) : undefined;
+  }
+
   async launch(request: LaunchRequest): Promise<LaunchedSandbox> {
     const manifest = readManifest(this.#options.stateDir, request.template);
     if (manifest === undefined) throw new Error(`no template named ${request.template}`);
@@ -133,7 +156,11 @@ export class NamespaceDriver implements SandboxDriver {
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
           bwrapOptions: bubblewrapArgs(
-            { etc: this.#etcImage(request.template), sdk: this.#sdkImage },
+            {
+              etc: this.#etcImage(request.template),
+              sdk: this.#sdkImage,
+              agents: this.#agentsImage(request.template),
+            },
             cgroupPaths(this.instance, id).userMemory,
             request.memoryBytes,
           ),

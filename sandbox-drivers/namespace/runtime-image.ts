@@ -1,6 +1,7 @@
 /**
- * The read-only files every sandbox of this host binds: each template's `/etc` and sandboxd's runtime
- * (the package's `dist/`, the npm packages sandboxd imports, `package.json`), copied once into
+ * The read-only files every sandbox of this host binds: each template's `/etc`, sandboxd's runtime
+ * (the package's `dist/`, the npm packages sandboxd imports, `package.json`) and, for template
+ * `sdk-agent`, the agents' runtime (`/opt/agents`, hard-linked where it can be), copied once into
  * `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
  * which may not search the folders above a state folder or a checkout; and a sandbox then sees no host
  * path, not even in `/proc/self/mountinfo` (a bind shows its source's path inside its filesystem, here
@@ -11,8 +12,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
+  copyFileSync,
   cpSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -167,6 +170,59 @@ export function ensureSdkImage(packageRoot: string): string {
         verbatimSymlinks: true,
       });
     }
+  });
+}
+
+/**
+ * Every folder and file under `dir`, sorted, a line each (a file with its size, mtime, inode and mode):
+ * what names an image too big to hash by content (the agents' runtime is a 177 MiB binary). A rebuild
+ * (new files renamed into place) changes it; a folder left as it was keeps its image.
+ */
+function fingerprintOf(dir: string, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name.localeCompare(b.name),
+  )) {
+    const path = join(dir, entry.name);
+    const rel = `${prefix}/${entry.name}`;
+    if (entry.isDirectory()) out.push(`${rel}/`, ...fingerprintOf(path, rel));
+    else if (entry.isFile()) {
+      const stat = statSync(path);
+      out.push(
+        `${rel} ${String(stat.size)} ${String(stat.mtimeMs)} ${String(stat.ino)} ${String(stat.mode)}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** Copies the files and folders of `from` into `to` (created), each file a hard link where it can be. */
+function linkTree(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target);
+    else if (entry.isFile()) {
+      try {
+        linkSync(source, target);
+      } catch {
+        copyFileSync(source, target); // another file system (/run as a tmpfs)
+      }
+    }
+  }
+}
+
+/**
+ * The agents' runtime folder (`templates/sdk-agent/build/opt-agents`, built by `npm run
+ * template:agent`), ready to bind at /opt/agents: hard links (copies across file systems) in an image,
+ * so no sandbox sees the checkout's path and its root needs no search right on the folders above it.
+ */
+export function ensureAgentsImage(agentsDir: string): string {
+  const hash = createHash('sha256');
+  for (const line of fingerprintOf(agentsDir)) hash.update(`${line}\n`);
+  return materialize('agents', hash.digest('hex'), (dir) => {
+    linkTree(agentsDir, dir);
   });
 }
 

@@ -70,7 +70,10 @@ export function tcpLimitOf(memoryBytes: number): number {
 
 /**
  * Creates the cgroups with their limits. `hostRoot` is the host uid/gid of the sandbox's root: it may
- * move its own processes into `user` (sandboxd starts every command there), and nothing else.
+ * move its own processes into `user` (sandboxd starts every command there) and create child cgroups
+ * under `user` (one per agent execution, whose `cgroup.procs` then lists the execution's whole tree),
+ * and nothing else: `user`'s own limit files stay host root's. A child cannot exceed `user`'s limits
+ * (v1 memory limits are hierarchical), and `killAndRemoveCgroups` removes every child.
  */
 export async function createSandboxCgroups(
   instance: string,
@@ -93,6 +96,7 @@ export async function createSandboxCgroups(
   await writeFile(join(paths.userMemory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
   await writeFile(join(paths.userMemory, 'memory.kmem.tcp.limit_in_bytes'), String(tcp));
   await chown(join(paths.userMemory, 'cgroup.procs'), hostRoot, hostRoot);
+  await chown(paths.userMemory, hostRoot, hostRoot);
   await writeFile(join(paths.pids, 'pids.max'), String(limits.maxPids));
   await writeFile(join(paths.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
   await writeFile(join(paths.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpus * CPU_PERIOD_US)));
@@ -181,7 +185,23 @@ async function removeDir(path: string): Promise<void> {
   }
 }
 
-/** Kills every process of the sandbox (also frozen ones) and removes its cgroups. */
+/**
+ * Removes the cgroup at `path` and every child cgroup below it, deepest first (a cgroup with children
+ * cannot be removed). The children are those the sandbox's root made under `user`; their processes are
+ * gone by now (the whole sandbox was killed through its v2 cgroup).
+ */
+async function removeCgroupTree(path: string): Promise<void> {
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (entry.isDirectory()) await removeCgroupTree(join(path, entry.name));
+  }
+  await removeDir(path);
+}
+
+/**
+ * Kills every process of the sandbox (also frozen ones) and removes its cgroups, child cgroups under
+ * `user` included. Reconciliation after a restart removes leftovers through this too (`destroy`).
+ */
 export async function killAndRemoveCgroups(instance: string, id: string): Promise<void> {
   const paths = cgroupPaths(instance, id);
   try {
@@ -190,7 +210,8 @@ export async function killAndRemoveCgroups(instance: string, id: string): Promis
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // already gone
   }
-  for (const path of [paths.userMemory, paths.memory, paths.pids, paths.cpu, paths.unified]) {
+  await removeCgroupTree(paths.userMemory);
+  for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) {
     await removeDir(path);
   }
   // The instance's folders go with its last sandbox; a launch racing with this retries its mkdir.

@@ -12,6 +12,7 @@ describe('the published entry', () => {
         'AgentModel',
         'AgentPermissions',
         'AgentSpec',
+        'AgentStream',
         'AuthenticationError',
         'CommandHandle',
         'Commands',

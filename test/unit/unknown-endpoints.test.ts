@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SequencedLog } from '../../actors/sequenced-log.js';
 import { createControlPlaneServer } from '../../control-plane/http-api.js';
 import { createDaemonServer } from '../../daemon/daemon-server.js';
+import { AgentHost } from '../../daemon/agent-host.js';
 import { ProcessTable } from '../../daemon/process-table.js';
 import { TokenCheck } from '../../daemon/token.js';
 import { GatewayHost } from '../../gateway/gateway-host.js';
@@ -32,12 +33,14 @@ async function listen(which: Which, server: Server): Promise<void> {
 }
 
 beforeAll(async () => {
+  const user = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, home: '/' };
   const daemon = createDaemonServer({
     token: new TokenCheck(TOKEN),
     version: '0.10.0',
-    processes: new ProcessTable({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, home: '/' }),
+    processes: new ProcessTable(user),
     gateways,
     audit,
+    agents: new AgentHost({ user }),
   });
   const plane = createControlPlaneServer(await world.start({ operatorKey: TOKEN }));
   await listen('sandboxd', daemon);

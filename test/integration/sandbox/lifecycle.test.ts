@@ -116,7 +116,6 @@ describe('sandbox lifecycle through the SDK', () => {
     const sbx = await create();
     id = sbx.sandboxId;
     expect(sbx.agent).toBe(sbx.agent);
-    await expect(sbx.agent.run()).rejects.toMatchObject({ code: 'unimplemented' });
     await sbx.pause();
     await sbx.connect();
     await sbx.kill();

@@ -1,4 +1,5 @@
 /** A plain client for driving the model server in tests. */
+import { parseEventStream, type EventStreamMessage } from './event-stream-reader.js';
 import { parseSse, type ParsedEvent } from './sse-reader.js';
 
 /** POSTs `body` as JSON to `origin + path`. */
@@ -25,4 +26,20 @@ export async function readEvents(response: Response): Promise<ParsedEvent[]> {
 /** The `data` of each event parsed as JSON. */
 export function dataOf(events: readonly ParsedEvent[]): Record<string, unknown>[] {
   return events.map((event) => JSON.parse(event.data) as Record<string, unknown>);
+}
+
+/**
+ * The messages of an AWS event stream response, read in the chunks the connection delivers; throws unless
+ * it is `application/vnd.amazon.eventstream`.
+ */
+export async function readEventStream(response: Response): Promise<EventStreamMessage[]> {
+  const type = response.headers.get('content-type') ?? '';
+  if (type !== 'application/vnd.amazon.eventstream') throw new Error(`not an AWS event stream: ${type}`);
+  const chunks: Uint8Array[] = [];
+  const reader = response.body?.getReader();
+  if (reader !== undefined) {
+    for (let read = await reader.read(); !read.done; read = await reader.read())
+      chunks.push(read.value as Uint8Array);
+  }
+  return parseEventStream(chunks);
 }

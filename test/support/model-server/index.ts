@@ -13,4 +13,8 @@ export type {
   WireStyle,
 } from './script.js';
 export { parseSse, type ParsedEvent } from './sse-reader.js';
-export { dataOf, postJson, readEvents } from './client.js';
+export { eventsOf, parseEventStream } from './event-stream-reader.js';
+export type { EventStreamMessage, StreamEvent } from './event-stream-reader.js';
+export { converseModelId, converseRequest } from './converse-stream.js';
+export type { ConverseBlock, ConverseMessage, ConverseRequest, InferenceConfig } from './converse-stream.js';
+export { dataOf, postJson, readEventStream, readEvents } from './client.js';

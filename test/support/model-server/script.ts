@@ -4,7 +4,8 @@
  */
 
 /** Wire styles the server speaks, named by format (never by vendor). */
-export type WireStyle = 'chat-completions' | 'responses' | 'messages' | 'generate-content';
+export type WireStyle =
+  'chat-completions' | 'responses' | 'messages' | 'generate-content' | 'converse-stream';
 
 /**
  * Token counts of one turn, in one convention whatever the wire: `input` includes `cacheRead` and

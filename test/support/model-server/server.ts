@@ -1,7 +1,7 @@
 /**
  * A scripted model server for agent tests. It answers model requests in the wire style their path names
- * (chat completions, responses, messages, generate content), consuming one script entry per request, and
- * records every request (credential header values never kept).
+ * (chat completions, responses, messages, generate content, converse stream), consuming one script entry
+ * per request, and records every request (credential header values never kept).
  *
  * `createModelServer` gives a plain `(req, res)` handler, so it can sit behind any listener:
  * `startModelServer` serves it over loopback HTTP; for HTTPS with a test CA, pass it to
@@ -9,14 +9,14 @@
  * `test/integration/support/test-ca.ts`) and listen on `TestNetwork.hostAddress` (the host end of the
  * test namespace's veth pair) — a listener in the test process keeps the recorded requests in memory.
  *
- * Not served yet: converse-stream (`/model/<id>/converse-stream`, AWS event-stream binary framing) and
- * converse; both answer 501.
+ * Not served yet: converse without a stream (`/model/<id>/converse`); it answers 501.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatCompletions } from './chat-completions.js';
+import { converseModelId, converseStream } from './converse-stream.js';
 import { generateContent } from './generate-content.js';
 import { messages } from './messages.js';
 import { responses } from './responses.js';
@@ -61,10 +61,11 @@ const WIRES: Readonly<Record<WireStyle, WireModule>> = {
   responses,
   messages,
   'generate-content': generateContent,
+  'converse-stream': converseStream,
 };
 
 const GENERATE = /\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
-const CONVERSE = /\/model\/[^/]+\/converse(-stream)?$/;
+const CONVERSE = /\/model\/[^/]+\/converse$/;
 
 /** The wire style a path belongs to. */
 export function wireOf(path: string): WireStyle | undefined {
@@ -72,6 +73,7 @@ export function wireOf(path: string): WireStyle | undefined {
   if (path.endsWith('/responses')) return 'responses';
   if (path.endsWith('/messages')) return 'messages';
   if (GENERATE.test(path)) return 'generate-content';
+  if (converseModelId(path) !== undefined) return 'converse-stream';
   return undefined;
 }
 
@@ -129,14 +131,16 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
       writeJson(res, reply.status, reply.body);
       return;
     }
-    res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
-    for (const event of reply.events) {
+    const chunks = reply.kind === 'sse' ? reply.events.map((event) => encodeSse(event)) : reply.frames;
+    res.writeHead(
+      200,
+      reply.kind === 'sse'
+        ? { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
+        : { 'content-type': reply.contentType, ...reply.headers },
+    );
+    for (const chunk of chunks) {
       if (res.destroyed) return;
-      res.write(encodeSse(event));
+      res.write(chunk);
       if (options.eventDelayMs !== undefined && options.eventDelayMs > 0) await sleep(options.eventDelayMs);
     }
     res.end();
@@ -160,7 +164,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
     const stream =
       wire === 'generate-content'
         ? generate?.[2] === 'streamGenerateContent'
-        : field(body, 'stream') === true;
+        : wire === 'converse-stream' || field(body, 'stream') === true;
     const servable = req.method === 'POST' && wire !== undefined;
     let turn: number | undefined;
     if (servable && next < script.length) turn = next++;
@@ -184,7 +188,7 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
     }
     if (wire === undefined) {
       const message = CONVERSE.test(url.pathname)
-        ? 'converse and converse-stream are not served by this model server yet'
+        ? 'converse is not served by this model server yet (converse-stream is)'
         : `no model endpoint at ${url.pathname}`;
       writeJson(res, CONVERSE.test(url.pathname) ? 501 : 404, { error: { message } });
       return;
@@ -192,17 +196,20 @@ export function createModelServer(options: ModelServerOptions = {}): ModelServer
     const module = WIRES[wire];
     const entry = turn === undefined ? undefined : script[turn];
     if (entry === undefined) {
-      writeJson(res, 500, module.errorBody(500, 'model server script exhausted'));
+      writeJson(res, 500, module.errorBody(500, 'model server script exhausted'), module.errorHeaders?.(500));
       return;
     }
     const chosen: Turn = typeof entry === 'function' ? entry(recorded) : entry;
     if (chosen.type === 'error') {
       const message = chosen.message ?? `scripted error ${String(chosen.status)}`;
-      writeJson(res, chosen.status, chosen.body ?? module.errorBody(chosen.status, message), chosen.headers);
+      writeJson(res, chosen.status, chosen.body ?? module.errorBody(chosen.status, message), {
+        ...module.errorHeaders?.(chosen.status),
+        ...chosen.headers,
+      });
       return;
     }
     const context: ReplyContext = {
-      model: generate?.[1] ?? stringField(body, 'model') ?? 'unknown-model',
+      model: generate?.[1] ?? converseModelId(url.pathname) ?? stringField(body, 'model') ?? 'unknown-model',
       stream,
       includeUsage: field(field(body, 'stream_options'), 'include_usage') === true,
       jsonArray: wire === 'generate-content' && stream && url.searchParams.get('alt') !== 'sse',

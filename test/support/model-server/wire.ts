@@ -7,10 +7,16 @@ export interface SseEvent {
   readonly data: string;
 }
 
-/** An answer: one JSON body, or a stream of events. */
+/** An answer: one JSON body, a stream of events, or a stream of binary frames (AWS event stream). */
 export type Reply =
   | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
-  | { readonly kind: 'sse'; readonly events: readonly SseEvent[] };
+  | { readonly kind: 'sse'; readonly events: readonly SseEvent[] }
+  | {
+      readonly kind: 'frames';
+      readonly contentType: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly frames: readonly Uint8Array[];
+    };
 
 /** What a wire module knows about the request it answers. */
 export interface ReplyContext {
@@ -27,10 +33,12 @@ export interface ReplyContext {
   readonly created: number;
 }
 
-/** A wire style: its answer to a text or tool-call turn, and its error body. */
+/** A wire style: its answer to a text or tool-call turn, and its error body (and headers, if any). */
 export interface WireModule {
   reply(turn: TextTurn | ToolCallTurn, context: ReplyContext): Reply;
   errorBody(status: number, message: string): unknown;
+  /** Headers an error answer carries besides `content-type` (scripted `ErrorTurn.headers` win). */
+  errorHeaders?(status: number): Readonly<Record<string, string>>;
 }
 
 /** `data` as JSON, with the event name when the wire names events. */

@@ -98,7 +98,7 @@ describe('model server', () => {
     server.reset([text('kept')]);
     expect((await fetch(`${server.origin}/v1/chat/completions`)).status).toBe(405);
     expect((await postJson(server.origin, '/v1/embeddings', {})).status).toBe(404);
-    expect((await postJson(server.origin, '/model/some-model/converse-stream', {})).status).toBe(501);
+    expect((await postJson(server.origin, '/model/some-model/converse', {})).status).toBe(501);
     expect(server.remaining()).toBe(1);
     expect(server.requests.map((request) => [request.method, request.wire, request.turn])).toEqual([
       ['GET', 'chat-completions', undefined],
@@ -125,7 +125,13 @@ describe('model server', () => {
     ['/v1/messages', 'messages'],
     ['/v1beta/models/m-1.5:streamGenerateContent', 'generate-content'],
     ['/v1beta/models/m:generateContent', 'generate-content'],
-    ['/model/m/converse-stream', undefined],
+    ['/model/m/converse-stream', 'converse-stream'],
+    [
+      '/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.m-v1%3A0/converse-stream',
+      'converse-stream',
+    ],
+    ['/model/m/converse', undefined],
+    ['/model/converse-stream', undefined],
     ['/v1/models', undefined],
   ])('maps %s to %s', (path, wire) => expect(wireOf(path)).toBe(wire));
 });

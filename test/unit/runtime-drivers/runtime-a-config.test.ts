@@ -36,7 +36,7 @@ describe('provider mapping (runtimes.md §1.6)', () => {
     ['vendor_b', 'anthropic', '@ai-sdk/anthropic', { baseURL: `${URL}/v1` }],
     ['vendor_c', 'openai', '@ai-sdk/openai', { baseURL: `${URL}/v1` }],
     ['vendor_d', 'google', '@ai-sdk/google', { baseURL: `${URL}/v1beta` }],
-    ['vendor_e', 'azure', '@ai-sdk/azure', { baseURL: `${URL}/openai/v1` }],
+    ['vendor_e', 'azure', '@ai-sdk/azure', { baseURL: `${URL}/vendor_c/v1` }],
     ['compatible', 'gateway', '@ai-sdk/openai-compatible', { baseURL: `${URL}/v1` }],
   ])('%s → provider %s (%s)', (provider, id, npm, options) => {
     const model = {

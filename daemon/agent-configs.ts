@@ -1,0 +1,71 @@
+/**
+ * Runtime configurations written by `PUT /v1/agent/config`, kept by hash so an execution names the one
+ * it runs with and an unchanged configuration is never written twice. The configuration holds no
+ * credential (the gateway injects it); its files go to a root-owned folder the agent can read but not
+ * change, beside the read-only config home that stops opencode's background plugin install
+ * (runtimes.md §1.4).
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AGENT_CONFIG_DIR, type AgentConfigWrite } from '../protocol/agent-wire.js';
+
+/** Configurations kept; the oldest is forgotten beyond this. */
+const KEPT = 16;
+
+/** Where the runtime's `XDG_CONFIG_HOME` points: read-only, holding `opencode/.gitignore`. */
+export const AGENT_CONFIG_HOME = '/run/agent-config-home';
+
+/** A configuration sandboxd holds. */
+export interface StoredConfig {
+  readonly hash: string;
+  readonly text: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** The configurations of one sandbox. */
+export class AgentConfigs {
+  readonly #byHash = new Map<string, StoredConfig>();
+
+  constructor(
+    private readonly dir = AGENT_CONFIG_DIR,
+    private readonly configHome = AGENT_CONFIG_HOME,
+  ) {}
+
+  /** Writes the configuration's files (0644, root's) and keeps it under its hash. */
+  write(config: AgentConfigWrite): StoredConfig {
+    this.#prepare();
+    for (const file of config.files) {
+      // The schema allows only a file directly in the folder; the name is joined, never resolved.
+      const path = join(this.dir, file.path.slice(AGENT_CONFIG_DIR.length + 1));
+      writeFileSync(path, file.content, { mode: 0o644 });
+      chmodSync(path, 0o644);
+    }
+    const stored = { hash: config.hash, text: config.text, env: config.env };
+    this.#byHash.delete(config.hash);
+    this.#byHash.set(config.hash, stored);
+    if (this.#byHash.size > KEPT) this.#byHash.delete(this.#byHash.keys().next().value ?? '');
+    return stored;
+  }
+
+  /** The configuration with this hash, if written. */
+  get(hash: string): StoredConfig | undefined {
+    return this.#byHash.get(hash);
+  }
+
+  /** The read-only config home (made once). */
+  get configHomeDir(): string {
+    this.#prepare();
+    return this.configHome;
+  }
+
+  #prepare(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o755 });
+    chmodSync(this.dir, 0o755);
+    const opencode = join(this.configHome, 'opencode');
+    mkdirSync(opencode, { recursive: true, mode: 0o755 });
+    // Present, so opencode never needs to write into the (read-only) folder.
+    writeFileSync(join(opencode, '.gitignore'), 'node_modules\npackage.json\nbun.lock\n.gitignore\n', {
+      mode: 0o644,
+    });
+  }
+}

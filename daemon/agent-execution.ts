@@ -1,0 +1,144 @@
+/**
+ * One agent execution as its subscribers see it: the runtime's output lines turned into SPEC events
+ * (`RunAccumulator`), numbered in a log that any holder of the sandbox's token can read from a cursor,
+ * and closed by exactly one final event (`done` or `agent_failed`) carrying the summary.
+ */
+import { Observable, Subject } from 'rxjs';
+import type {
+  AgentEvent,
+  AgentWireLine,
+  WireExecutionLimits,
+  ExecutionSummary,
+} from '../protocol/agent-wire.js';
+import type { AgentFailureReason } from '../rules/agent-reasons.js';
+import { RunAccumulator, type RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
+
+/** Events that stay in the log past `maxOutputBytes`: the step boundaries limits are counted on. */
+const ALWAYS_KEPT: ReadonlySet<string> = new Set(['step_started', 'step_finished']);
+
+/** How an execution ended. */
+export type ExecutionOutcomeEvent =
+  { readonly type: 'done' } | { readonly type: 'agent_failed'; readonly reason: AgentFailureReason };
+
+/** The wire line without its keepalive form. */
+type NumberedLine = Exclude<AgentWireLine, { keepalive: true }>;
+
+/** One execution. */
+export class AgentExecution {
+  readonly #lines: NumberedLine[] = [];
+  readonly #live = new Subject<NumberedLine>();
+  readonly #run: RunAccumulator;
+  #partial = '';
+  #keptBytes = 0;
+  #droppedOverCap = 0;
+  #announcedSession = false;
+  #outcome: ExecutionOutcomeEvent | undefined;
+  #exitCode: number | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly limits: WireExecutionLimits,
+    readonly startedAt: number,
+    private readonly requestedSession: string | undefined,
+    reasoning: boolean,
+  ) {
+    this.#run = new RunAccumulator({ reasoning, toolOutputBytes: 8192 });
+  }
+
+  /** Takes a chunk of the runtime's stdout; returns the events of the complete lines in it. */
+  output(chunk: string): RuntimeEvent[] {
+    const text = this.#partial + chunk;
+    const lines = text.split('\n');
+    this.#partial = lines.pop() ?? '';
+    return lines.flatMap((line) => this.#run.push(line));
+  }
+
+  /** The rest of the output once the runtime's stdout closed. */
+  flush(): RuntimeEvent[] {
+    const rest = this.#partial;
+    this.#partial = '';
+    return rest === '' ? [] : this.#run.push(rest);
+  }
+
+  /** True when the runtime reported a failure of its own (an `error` event). */
+  get runtimeReportedFailure(): boolean {
+    return this.#run.summary().failure !== undefined;
+  }
+
+  /** Logs one event for subscribers (past the output cap only step boundaries are kept). */
+  emit(event: RuntimeEvent): void {
+    this.#announceSession();
+    const size = JSON.stringify(event).length;
+    if (!ALWAYS_KEPT.has(event.type) && this.#keptBytes + size > this.limits.maxOutputBytes) {
+      this.#droppedOverCap += 1;
+      return;
+    }
+    this.#keptBytes += size;
+    this.#append({ event: event as AgentEvent });
+  }
+
+  /** Records the runtime's exit code (null when a signal ended it). */
+  exited(code: number | null): void {
+    this.#exitCode = code;
+  }
+
+  /** Ends the execution with its final event and summary (once). */
+  finish(outcome: ExecutionOutcomeEvent): void {
+    if (this.#outcome !== undefined) return;
+    this.#outcome = outcome;
+    this.#announceSession();
+    this.#append({ event: outcome, summary: this.summary() });
+    this.#live.complete();
+  }
+
+  /** How it ended, once it has. */
+  get outcome(): ExecutionOutcomeEvent | undefined {
+    return this.#outcome;
+  }
+
+  /** What `AgentResult` is made of, so far. */
+  summary(): ExecutionSummary {
+    const run = this.#run.summary();
+    return {
+      text: run.text,
+      sessionId: run.sessionId ?? this.requestedSession ?? '',
+      steps: run.steps,
+      usage: run.usage,
+      exitCode: this.#exitCode,
+      toolCalls: run.toolCalls.map((call) => ({ ...call })),
+      droppedLines: run.droppedLines + this.#droppedOverCap,
+    };
+  }
+
+  /** The lines after `after` (0: all), then the live ones; completes after the final event. */
+  lines(after = 0): Observable<NumberedLine> {
+    return new Observable<NumberedLine>((subscriber) => {
+      for (const line of this.#lines) if (line.seq > after) subscriber.next(line);
+      if (this.#outcome !== undefined) {
+        subscriber.complete();
+        return undefined;
+      }
+      const last = this.#lines.at(-1)?.seq ?? 0;
+      const live = this.#live.subscribe({
+        next: (line) => {
+          if (line.seq > Math.max(after, last)) subscriber.next(line);
+        },
+        complete: () => subscriber.complete(),
+      });
+      return () => live.unsubscribe();
+    });
+  }
+
+  #announceSession(): void {
+    const session = this.#run.summary().sessionId;
+    if (this.#announcedSession || session === undefined) return;
+    this.#announcedSession = true;
+    this.#append({ session });
+  }
+
+  #append(line: { event: AgentEvent; summary?: ExecutionSummary } | { session: string }): void {
+    const numbered = { ...line, seq: this.#lines.length + 1 } as NumberedLine;
+    this.#lines.push(numbered);
+    this.#live.next(numbered);
+  }
+}

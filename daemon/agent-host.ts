@@ -1,0 +1,364 @@
+/**
+ * The sandbox's agent, hosted in sandboxd (issue 11 "Where executions live"): one actor of the agent
+ * execution machine per sandbox, so `busy` holds whichever process calls, and timeout and abort hold
+ * when the caller has died. The machine decides; this host runs its effects (start the runtime, SIGTERM
+ * the tree, freeze and kill it, report the outcome), feeds it the runtime's step boundaries, its exit,
+ * the clock at the machine's next deadline, and `tree_empty` once no process of the execution remains.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import type { Observable } from 'rxjs';
+import type { ActorSystem } from '../actors/actor-system.js';
+import { HostedActor, stateName } from '../actors/hosted-actor.js';
+import {
+  agentExecutionMachine,
+  agentNextDueAt,
+  type AgentExecutionEvent,
+} from '../machines/agent-execution-machine.js';
+import type {
+  AgentConfigWrite,
+  AgentWireLine,
+  StartExecution,
+  WireExecutionLimits,
+} from '../protocol/agent-wire.js';
+import { AgentError } from '../rules/errors.js';
+import { RequestError } from './request-error.js';
+import type { RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
+import { AgentConfigs } from './agent-configs.js';
+import { AgentExecution } from './agent-execution.js';
+import { ExecutionTree } from './execution-tree.js';
+import { ManagedProcess, type SandboxUser } from './managed-process.js';
+import { RUNTIME_A_BINARY, runtimeACommand, runtimeAEnvironment } from './runtime-a-launch.js';
+
+type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
+
+const EFFECTS: readonly AgentEffect[] = [
+  'startRuntime',
+  'rejectBusy',
+  'terminateTree',
+  'freezeAndKillTree',
+  'reportOutcome',
+];
+
+/** Ended executions kept for late readers. */
+const KEPT_EXECUTIONS = 16;
+
+/** How often a stopping tree is looked at. */
+const TREE_POLL_MS = 20;
+
+/** What the host needs. */
+export interface AgentHostOptions {
+  /** The sandbox user; `cgroupProcs` names the commands' cgroup, under which executions get theirs. */
+  readonly user: SandboxUser;
+  /** Where transitions are reported. */
+  readonly system?: ActorSystem | undefined;
+  /** The runtime_a binary (the sdk-agent template's by default). */
+  readonly runtimeBinary?: string;
+  readonly configs?: AgentConfigs;
+  /** Told when a runtime process starts and ends (sandboxd's audit stream). */
+  readonly onProcess?: (pid: number, event: 'start' | 'end') => void;
+}
+
+/** One execution and what runs it. */
+interface Entry {
+  readonly execution: AgentExecution;
+  readonly tree: ExecutionTree;
+  readonly start: StartExecution;
+  process?: ManagedProcess;
+  promptSent: boolean;
+}
+
+/** The agent of one sandbox. */
+export class AgentHost {
+  readonly #options: AgentHostOptions;
+  readonly #configs: AgentConfigs;
+  readonly #actor: HostedActor<typeof agentExecutionMachine, AgentEffect>;
+  readonly #effects: Readonly<Record<AgentEffect, () => void>>;
+  readonly #entries = new Map<string, Entry>();
+  /** Trees a normal end left populated: removed once they are empty. */
+  readonly #leftTrees: ExecutionTree[] = [];
+  #current: Entry | undefined;
+  #starting: { entry: Entry; environment: Record<string, string> } | undefined;
+  /** Calls the machine refused with `busy` (its rejectBusy effect). */
+  #busyRefusals = 0;
+  #clock: NodeJS.Timeout | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  #warming = false;
+
+  constructor(options: AgentHostOptions) {
+    this.#options = options;
+    this.#configs = options.configs ?? new AgentConfigs();
+    this.#actor = new HostedActor(agentExecutionMachine, {
+      id: 'agent',
+      kind: 'agent_execution',
+      effects: EFFECTS,
+      system: options.system,
+    });
+    this.#effects = {
+      startRuntime: () => this.#startRuntime(),
+      rejectBusy: () => void (this.#busyRefusals += 1),
+      terminateTree: () => {
+        this.#current?.tree.signal('SIGTERM');
+        this.#watchTree();
+      },
+      freezeAndKillTree: () => {
+        void this.#current?.tree.freezeAndKill();
+        this.#watchTree();
+      },
+      reportOutcome: () => this.#reportOutcome(),
+    };
+  }
+
+  /** Keeps a configuration (its files written) under its hash. */
+  writeConfig(config: AgentConfigWrite): { hash: string } {
+    return { hash: this.#configs.write(config).hash };
+  }
+
+  /**
+   * Starts an execution: the runtime spawns and waits for its prompt.
+   *
+   * @throws AgentError `busy` while one runs, `runtime_missing` without the runtime binary
+   * @throws SdkError `not_found` for a configuration this daemon does not hold, `invalid_argument` for a
+   *   working directory that does not exist
+   */
+  start(start: StartExecution): string {
+    this.#send({ type: 'clock', now: Date.now() });
+    const limits = machineLimits(start.limits);
+    if (this.#current !== undefined) {
+      const refusals = this.#busyRefusals;
+      this.#send({ type: 'run', limits });
+      if (this.#busyRefusals > refusals)
+        throw new AgentError('busy', 'another agent execution is running on this sandbox');
+    }
+    const config = this.#configs.get(start.configHash);
+    if (config === undefined) {
+      throw new RequestError('not_found', 'no agent configuration with this hash: write it first');
+    }
+    if (!existsSync(this.#binary)) {
+      throw new AgentError('runtime_missing', 'the runtime binary is not in this sandbox image');
+    }
+    if (!isDirectory(start.workdir)) {
+      throw new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
+        field: 'workdir',
+      });
+    }
+    this.#collectLeftTrees();
+    const id = `exe_${randomBytes(12).toString('hex')}`;
+    const entry: Entry = {
+      execution: new AgentExecution(id, start.limits, Date.now(), start.sessionId, start.reasoning),
+      tree: ExecutionTree.create(cgroupDirOf(this.#options.user.cgroupProcs), `agent-${id}`),
+      start,
+      promptSent: false,
+    };
+    this.#entries.set(id, entry);
+    this.#forgetOldEntries();
+    this.#starting = { entry, environment: runtimeAEnvironment(config, this.#configs.configHomeDir) };
+    this.#send({ type: 'run', limits });
+    return id;
+  }
+
+  /** Writes the prompt to the runtime's stdin and closes it (once per execution). */
+  prompt(id: string, prompt: Buffer): void {
+    const entry = this.#entry(id);
+    if (entry.promptSent)
+      throw new RequestError('invalid_argument', 'the prompt of this execution was sent already');
+    entry.promptSent = true;
+    entry.process?.writeStdin(prompt);
+    entry.process?.closeStdin();
+  }
+
+  /** The execution's lines after `after`, then live ones; completes after its final event. */
+  lines(id: string, after = 0): Observable<Exclude<AgentWireLine, { keepalive: true }>> {
+    return this.#entry(id).execution.lines(after);
+  }
+
+  /** Aborts the execution if it is the running one (an ended one stays as it ended). */
+  abort(id: string): void {
+    const entry = this.#entry(id);
+    if (entry === this.#current) this.#send({ type: 'abort' });
+  }
+
+  /** The running execution and the ones kept. */
+  list(): {
+    current: string | null;
+    executions: {
+      executionId: string;
+      runtime: 'runtime_a';
+      state: string;
+      startedAt: number;
+      steps: number;
+      totalTokens: number;
+      limits: WireExecutionLimits;
+      outcome: { type: 'done' | 'agent_failed'; reason?: AgentError['reason'] } | null;
+    }[];
+  } {
+    const snapshot = this.#actor.snapshot;
+    return {
+      current: this.#current?.execution.id ?? null,
+      executions: [...this.#entries.values()].map(({ execution, start }) => {
+        const running = this.#current?.execution === execution;
+        const summary = execution.summary();
+        return {
+          executionId: execution.id,
+          runtime: start.runtime,
+          state: running ? stateName(snapshot.value) : 'ended',
+          startedAt: execution.startedAt,
+          steps: running ? snapshot.context.steps : summary.steps,
+          totalTokens: running ? snapshot.context.totalTokens : summary.usage.total,
+          limits: execution.limits,
+          outcome: execution.outcome ?? null,
+        };
+      }),
+    };
+  }
+
+  /** Reads the runtime binary into the page cache in the background (SPEC `prepare`). */
+  prepare(): void {
+    if (this.#warming || !existsSync(this.#binary)) return;
+    this.#warming = true;
+    const stream = createReadStream(this.#binary, { highWaterMark: 1 << 20 });
+    const done = (): void => void (this.#warming = false);
+    stream.on('error', done).on('close', done).resume();
+  }
+
+  /** Kills the running execution's tree (sandboxd is stopping). */
+  close(): void {
+    clearTimeout(this.#clock);
+    clearInterval(this.#poll);
+    this.#current?.tree.signal('SIGKILL');
+    this.#actor.stop();
+  }
+
+  get #binary(): string {
+    return this.#options.runtimeBinary ?? RUNTIME_A_BINARY;
+  }
+
+  #entry(id: string): Entry {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new RequestError('not_found', 'no agent execution with this id');
+    return entry;
+  }
+
+  #send(event: AgentExecutionEvent): void {
+    this.#actor.sendNow(event, this.#effects);
+    clearTimeout(this.#clock);
+    const due = agentNextDueAt(this.#actor.snapshot);
+    if (due !== undefined) {
+      this.#clock = setTimeout(
+        () => this.#send({ type: 'clock', now: Date.now() }),
+        Math.max(0, due - Date.now()),
+      );
+    }
+  }
+
+  #startRuntime(): void {
+    const starting = this.#starting;
+    this.#starting = undefined;
+    if (starting === undefined) return;
+    const { entry, environment } = starting;
+    this.#current = entry;
+    const { user } = this.#options;
+    const proc = new ManagedProcess(
+      {
+        cmd: runtimeACommand(entry.start, this.#binary),
+        envs: environment,
+        cwd: entry.start.workdir,
+        timeoutMs: undefined,
+        killTree: false,
+      },
+      { ...user, ...(entry.tree.procsFile === undefined ? {} : { cgroupProcs: entry.tree.procsFile }) },
+    );
+    entry.process = proc;
+    entry.tree.root = proc.pid;
+    proc.started.catch(() => {
+      if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });
+    });
+    const decoder = new StringDecoder('utf8');
+    proc.follow((event) => {
+      if (event.type === 'start') this.#options.onProcess?.(event.pid, 'start');
+      if (event.type === 'data' && event.stream === 'stdout') {
+        for (const parsed of entry.execution.output(decoder.write(Buffer.from(event.data, 'base64')))) {
+          this.#runtimeEvent(entry, parsed);
+        }
+      }
+      if (event.type !== 'end') return;
+      this.#options.onProcess?.(proc.pid, 'end');
+      for (const parsed of entry.execution.output(decoder.end())) this.#runtimeEvent(entry, parsed);
+      for (const parsed of entry.execution.flush()) this.#runtimeEvent(entry, parsed);
+      entry.execution.exited(event.exitCode);
+      if (this.#current !== entry) return;
+      this.#send(
+        event.exitCode === 0 && !entry.execution.runtimeReportedFailure
+          ? { type: 'runtime_exited' }
+          : { type: 'runtime_failed', reason: 'runtime_error' },
+      );
+    });
+  }
+
+  /** Step boundaries go through the machine; nothing is emitted once it stopped the run. */
+  #runtimeEvent(entry: Entry, event: RuntimeEvent): void {
+    const active = (): boolean =>
+      this.#current === entry && this.#actor.snapshot.matches({ running: 'active' });
+    if (!active()) return;
+    if (event.type === 'step_started') {
+      this.#send({ type: 'step_started' });
+      if (active()) entry.execution.emit(event);
+      return;
+    }
+    entry.execution.emit(event);
+    if (event.type === 'step_finished') this.#send({ type: 'step_finished', totalTokens: event.usage.total });
+  }
+
+  #watchTree(): void {
+    if (this.#poll !== undefined) return;
+    this.#poll = setInterval(() => {
+      if (this.#current?.tree.empty !== false) this.#send({ type: 'tree_empty' });
+    }, TREE_POLL_MS);
+  }
+
+  #reportOutcome(): void {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
+    const entry = this.#current;
+    this.#current = undefined;
+    if (entry === undefined) return;
+    const { outcome } = this.#actor.snapshot.context;
+    entry.execution.finish(
+      outcome === undefined || outcome.kind === 'done'
+        ? { type: 'done' }
+        : { type: 'agent_failed', reason: outcome.reason },
+    );
+    // Processes an agent left running after a normal end are not killed; their cgroup goes later.
+    if (!entry.tree.remove()) this.#leftTrees.push(entry.tree);
+  }
+
+  #collectLeftTrees(): void {
+    for (let i = this.#leftTrees.length - 1; i >= 0; i--) {
+      if (this.#leftTrees[i]?.remove() === true) this.#leftTrees.splice(i, 1);
+    }
+  }
+
+  #forgetOldEntries(): void {
+    for (const [id, entry] of this.#entries) {
+      if (this.#entries.size <= KEPT_EXECUTIONS) return;
+      if (entry.execution.outcome !== undefined) this.#entries.delete(id);
+    }
+  }
+}
+
+function machineLimits(limits: WireExecutionLimits) {
+  return { timeoutMs: limits.timeoutMs, maxSteps: limits.maxSteps, maxTotalTokens: limits.maxTotalTokens };
+}
+
+function cgroupDirOf(procsFile: string | undefined): string | undefined {
+  return procsFile === undefined ? undefined : procsFile.slice(0, procsFile.lastIndexOf('/'));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * runtime_a's configuration for one spec on one sandbox (the body of `PUT /v1/agent/config`): the
+ * configuration from `runtime-drivers/runtime-a/config.ts`, with each gateway the spec needs pointed
+ * at its route's loopback listener, the instructions in a file named by their hash, and the provider
+ * package's non-secret placeholder key. No credential anywhere: the gateway injects the key.
+ */
+import { createHash } from 'node:crypto';
+import { AGENT_CONFIG_DIR, agentConfigSchema, type AgentConfigWrite } from '../protocol/agent-wire.js';
+import { buildRuntimeAConfig, RuntimeAConfigError } from '../runtime-drivers/runtime-a/config.js';
+import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
+import { InvalidArgumentError } from '../rules/errors.js';
+import type { AgentSpec } from './agent-spec.js';
+import type { SandboxGateways } from './sandbox-gateways.js';
+
+/** The value of the provider package's placeholder key variable; the gateway drops the header. */
+export const PLACEHOLDER_KEY = 'sdk-placeholder';
+
+/** Where the instructions are written: named by the first 16 hex digits of their sha256. */
+export function instructionsPath(instructions: string | undefined): string {
+  const digest = createHash('sha256')
+    .update(instructions ?? '')
+    .digest('hex');
+  return `${AGENT_CONFIG_DIR}/instructions-${digest.slice(0, 16)}.md`;
+}
+
+/**
+ * The configuration write of `spec` on this handle. Every gateway of `spec.gatewayNames()` must have
+ * a status (checked before, by `checkAgentGateways`).
+ *
+ * @throws InvalidArgumentError when the configuration cannot be built or is over the daemon's limits
+ */
+export function runtimeAConfigWrite(
+  operation: string,
+  spec: AgentSpec,
+  gateways: SandboxGateways,
+): AgentConfigWrite {
+  const listeners: Record<string, string> = {};
+  for (const name of spec.gatewayNames()) {
+    const status = gateways.get(name);
+    if (status !== undefined) listeners[name] = `http://127.0.0.1:${status.port}`;
+  }
+  let built;
+  try {
+    built = buildRuntimeAConfig({
+      model: spec.model,
+      smallModel: spec.smallModel,
+      instructions: spec.instructions,
+      instructionsPath: instructionsPath(spec.instructions),
+      permissions: spec.permissions,
+      agents: spec.agents,
+      mcp: spec.mcp,
+      rawConfig: spec.rawConfig,
+      gateways: listeners,
+    });
+  } catch (error) {
+    // Its messages name fields and rules only.
+    if (error instanceof RuntimeAConfigError) {
+      throw new InvalidArgumentError(`${operation}: spec: ${error.message}`, { field: 'spec' });
+    }
+    throw error;
+  }
+  const keyEnv = OPENCODE_PROVIDERS[spec.model.provider].placeholderKeyEnv;
+  const parsed = agentConfigSchema.safeParse({
+    runtime: 'runtime_a',
+    hash: built.hash,
+    text: built.text,
+    files: built.files.map((file) => ({ path: file.path, content: file.content })),
+    env: keyEnv === undefined ? {} : { [keyEnv]: PLACEHOLDER_KEY },
+  });
+  if (!parsed.success) {
+    const tooLong = parsed.error.issues.some((issue) => issue.path[0] === 'files');
+    throw new InvalidArgumentError(
+      `${operation}: spec: ${tooLong ? 'instructions are over 1 MiB' : 'the runtime configuration is over 1 MiB'}`,
+      { field: tooLong ? 'spec.instructions' : 'spec' },
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,105 @@
+/**
+ * The world of an agent integration test file: the scripted model server as an HTTPS upstream with its
+ * own test CA, a control plane whose gateways trust that CA, a secret store holding the model key, and
+ * `sdk-agent` sandboxes whose one gateway route `llm` reaches the model.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { AgentModel } from '../../../sdk/agent-model.js';
+import { AgentSpec, type AgentSpecOptions } from '../../../sdk/agent-spec.js';
+import { SecretGateway } from '../../../sdk/secret-gateway.js';
+import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
+import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import type { AgentProvider } from '../../../rules/agent-providers.js';
+import type { ModelServerOptions } from '../../support/model-server/index.js';
+import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import { startModelUpstream, type ModelUpstream } from '../support/model-upstream.js';
+
+/** The planted model key: it must reach the upstream and nothing the agent can read. */
+export const MODEL_KEY = 'sk-agent-planted-9f8e7d6c5b4a39281706';
+
+/** The header each provider's key travels in, and the paths its runtime posts to. */
+export const PROVIDER_ROUTES: Readonly<Record<AgentProvider, { header: string; allow: string }>> = {
+  vendor_a: { header: 'authorization', allow: '/model/*' },
+  vendor_b: { header: 'x-api-key', allow: '/v1/messages' },
+  vendor_c: { header: 'authorization', allow: '/v1/*' },
+  vendor_d: { header: 'x-goog-api-key', allow: '/v1beta/models/*' },
+  vendor_e: { header: 'api-key', allow: '/vendor_c/v1/*' },
+  compatible: { header: 'authorization', allow: '/v1/chat/completions' },
+};
+
+/** What a test file uses. */
+export interface AgentWorld {
+  readonly upstream: ModelUpstream;
+  readonly cp: InProcessControlPlane;
+  /** An `sdk-agent` sandbox (closed egress) with gateway `llm` to the model for `provider`. */
+  sandbox(provider?: AgentProvider, options?: { template?: string }): Promise<Sandbox>;
+  /** A spec on gateway `llm` for `provider`. */
+  spec(provider?: AgentProvider, options?: Omit<AgentSpecOptions, 'model'>): AgentSpec;
+}
+
+/** Registers hooks building and tearing down the world (`slot` separates test namespaces). */
+export function useAgentWorld(slot: number, model: ModelServerOptions = {}): AgentWorld {
+  let upstream: ModelUpstream | undefined;
+  let cp: InProcessControlPlane | undefined;
+  let dir = '';
+  let cache: SecretCache | undefined;
+
+  beforeAll(async () => {
+    upstream = await startModelUpstream(slot, model);
+    cp = await startControlPlane({ gatewayCa: upstream.caPem });
+    dir = mkdtempSync(join(tmpdir(), 'sdk-agent-secrets-'));
+    const store = new SecretStore({ file: join(dir, 'secrets.json') });
+    await store.create('model-key', MODEL_KEY);
+    cache = new SecretCache({ store });
+  }, 120_000);
+
+  afterAll(async () => {
+    await cp?.stop();
+    await upstream?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the agent world is not set up');
+    return value;
+  };
+
+  return {
+    get upstream() {
+      return need(upstream);
+    },
+    get cp() {
+      return need(cp);
+    },
+    sandbox: (provider = 'compatible', options = {}) => {
+      const route = PROVIDER_ROUTES[provider];
+      return need(cp).createSandbox({
+        template: options.template ?? 'sdk-agent',
+        secretCache: need(cache),
+        gateways: {
+          llm: new SecretGateway({
+            upstream: need(upstream).origin,
+            headers: { [route.header]: 'model-key' },
+            allow: [['POST', route.allow]],
+            ratePerMinute: 6000,
+          }),
+        },
+      });
+    },
+    spec: (provider = 'compatible', options = {}) =>
+      new AgentSpec({
+        model: new AgentModel({
+          provider,
+          id: 'model-1',
+          gateway: 'llm',
+          ...(provider === 'vendor_a' ? { region: 'us-east-1' } : {}),
+          ...(provider === 'compatible' ? { basePath: '/v1' } : {}),
+        }),
+        ...options,
+      }),
+  };
+}

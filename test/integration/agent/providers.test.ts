@@ -1,0 +1,50 @@
+/**
+ * Every AgentModel provider through its gateway route (issue 11 "runtime_a"): real opencode in an
+ * `sdk-agent` sandbox speaks each vendor's wire format to the scripted model server over HTTPS; the
+ * gateway injects the key in the vendor's header and the upstream sees exactly that value.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AgentProvider } from '../../../rules/agent-providers.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import { text, toolCall } from '../../support/model-server/index.js';
+import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+
+const world = useAgentWorld(21, {
+  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
+});
+
+/** The path each provider's package posts to for model `model-1`. */
+const PATHS: Readonly<Record<AgentProvider, string>> = {
+  vendor_a: '/model/model-1/converse-stream',
+  vendor_b: '/v1/messages',
+  vendor_c: '/v1/responses',
+  vendor_d: '/v1beta/models/model-1:streamGenerateContent',
+  vendor_e: '/vendor_c/v1/responses',
+  compatible: '/v1/chat/completions',
+};
+
+const sandboxes: Sandbox[] = [];
+afterAll(async () => {
+  await Promise.all(sandboxes.map((sbx) => sbx.kill()));
+});
+
+describe('each provider end to end', () => {
+  for (const provider of Object.keys(PATHS) as AgentProvider[]) {
+    it(`${provider}: a tool call runs in the sandbox and the key reaches only the upstream`, async () => {
+      const sbx = await world.sandbox(provider);
+      sandboxes.push(sbx);
+      world.upstream.model.reset([
+        toolCall('bash', { command: `echo ${provider} > /home/user/who.txt`, description: 'write' }),
+        text(`${provider} done`),
+      ]);
+      const result = await sbx.agent.run('write who you are', { spec: world.spec(provider) });
+      expect(result).toMatchObject({ text: `${provider} done`, steps: 2, exitCode: 0 });
+      expect(result.usage.total).toBeGreaterThan(0);
+      expect((await sbx.commands.run('cat /home/user/who.txt')).stdout).toBe(`${provider}\n`);
+      const requests = world.upstream.model.requests;
+      expect(requests.map((r) => r.path)).toEqual([PATHS[provider], PATHS[provider]]);
+      const header = PROVIDER_ROUTES[provider].header;
+      for (const r of requests) expect(r.credentials).toEqual({ [header]: 'expected' });
+    }, 90_000);
+  }
+});

@@ -1,0 +1,389 @@
+/**
+ * runtime_a end to end (issue 11): real sandboxes of the `sdk-agent` template, real opencode, a real
+ * gateway route to the scripted model server over HTTPS. Every test scripts the model's turns; the tool
+ * calls it makes run real commands in the sandbox.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { request } from 'undici';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ndjsonValues } from '../../../protocol/ndjson.js';
+import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-events.js';
+import { AgentError } from '../../../rules/errors.js';
+import { AgentLimits } from '../../../sdk/agent-limits.js';
+import { AgentPermissions } from '../../../sdk/agent-permissions.js';
+import { McpLocal } from '../../../sdk/mcp-servers.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import { SubAgent } from '../../../sdk/sub-agent.js';
+import {
+  errorStatus,
+  text,
+  toolCall,
+  type RecordedRequest,
+  type ScriptEntry,
+} from '../../support/model-server/index.js';
+import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+
+const world = useAgentWorld(20, {
+  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
+});
+const CLIENT = fileURLToPath(new URL('../../fixtures/agent-client.mjs', import.meta.url));
+const run = promisify(execFile);
+
+let sbx: Sandbox;
+
+beforeAll(async () => {
+  sbx = await world.sandbox();
+}, 120_000);
+
+afterAll(async () => {
+  await sbx.kill();
+});
+
+beforeEach(() => {
+  world.upstream.model.reset();
+});
+
+// A failed test must not leave its execution running into the next one.
+afterEach(async () => {
+  const { current } = await sbx.agent.executions();
+  if (current === null) return;
+  const stream = await sbx.agent.attach(current);
+  await stream.abort();
+  stream.close();
+});
+
+const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
+
+/** Events of sandboxd's own audit stream, from the start up to now. */
+async function auditCalls(): Promise<DaemonEvent[]> {
+  const { daemonUrl } = await world.cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+  const res = await request(`${daemonUrl}/v1/events?after=0`, {
+    headers: { authorization: `Bearer ${sbx.accessToken}` },
+  });
+  const events: DaemonEvent[] = [];
+  const until = Date.now() + 500;
+  const timer = setTimeout(() => res.body.destroy(), 500);
+  try {
+    for await (const value of ndjsonValues(res.body)) {
+      events.push(daemonEventSchema.parse(value));
+      if (Date.now() > until) break;
+    }
+  } catch {
+    // cut by the timer: everything logged so far was read
+  } finally {
+    clearTimeout(timer);
+    res.body.on('error', () => undefined).destroy();
+  }
+  return events;
+}
+
+const agentCalls = (events: readonly DaemonEvent[], afterSeq: number): string[] =>
+  events.flatMap((e) =>
+    e.seq > afterSeq && e.type === 'call' && e.endpoint.includes('/v1/agent/') ? [e.endpoint] : [],
+  );
+
+/** The tool names a chat-completions request offered. */
+const toolNames = (request: RecordedRequest | undefined): string[] =>
+  ((request?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? []).map(
+    (tool) => tool.function.name,
+  );
+
+/** Lines of `ps` naming `needle` (the pattern never matches itself). */
+async function processesNamed(needle: string): Promise<number> {
+  const pattern = `[${needle.slice(0, 1)}]${needle.slice(1)}`;
+  const out = await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`);
+  return Number(out.stdout.trim());
+}
+
+describe('runtime_a in a closed-egress sandbox', () => {
+  it('edits a file through the gateway: result, events in order, the key injected upstream', async () => {
+    script(toolCall('bash', { command: 'echo edited > notes.txt', description: 'edit' }), text('edited it'));
+    const stream = sbx.agent.stream('edit notes.txt', { spec: world.spec() });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).toEqual([
+      'step_started',
+      'tool_call',
+      'step_finished',
+      'step_started',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    const result = await stream.result();
+    expect(result).toMatchObject({ text: 'edited it', steps: 2, exitCode: 0, droppedLines: 0 });
+    expect(result.sessionId).toMatch(/^ses_/);
+    expect(stream.sessionId).toBe(result.sessionId);
+    expect(result.usage.total).toBe(30);
+    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'bash', status: 'completed' })]);
+    expect((await sbx.commands.run('cat /home/user/notes.txt')).stdout).toBe('edited\n');
+    const requests = world.upstream.model.requests;
+    expect(requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+    expect(requests.every((r) => r.credentials['authorization'] === 'expected')).toBe(true);
+  });
+
+  it('makes 3 calls to sandboxd for a new configuration and 2 when its hash is unchanged', async () => {
+    const before = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
+    const spec = world.spec('compatible', { instructions: `Count calls ${String(Date.now())}.` });
+    script(text('one'), text('two'));
+    await sbx.agent.run('first', { spec });
+    const middle = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
+    await sbx.agent.run('second', { spec });
+    const events = await auditCalls();
+    expect(agentCalls(events, before)).toEqual([
+      'PUT /v1/agent/config',
+      'POST /v1/agent/executions',
+      'POST /v1/agent/executions/:id/prompt',
+      'POST /v1/agent/executions',
+      'POST /v1/agent/executions/:id/prompt',
+    ]);
+    expect(agentCalls(events, middle)).toHaveLength(2);
+  });
+
+  it('never lets the agent read the key: its environment, config files and logs hold none of it', async () => {
+    script(
+      toolCall('bash', {
+        command:
+          '{ env; cat /proc/self/environ; ls -la /run/agent; cat /run/agent/* /run/agent-config-home/opencode/*; cat ~/.local/share/opencode/log/*; ps -eo args; } > /tmp/seen.txt 2>&1; echo saw',
+        description: 'look around',
+      }),
+      text('looked'),
+    );
+    const result = await sbx.agent.run('print your environment', { spec: world.spec() });
+    expect(JSON.stringify(result)).not.toContain(MODEL_KEY);
+    const seen = await sbx.commands.run('cat /tmp/seen.txt');
+    expect(seen.stdout).toContain('OPENCODE_CONFIG_CONTENT');
+    expect(seen.stdout).not.toContain(MODEL_KEY);
+    // Nowhere in reach of sandbox code either (the pattern travels base64-encoded, never on a command line).
+    const pattern = Buffer.from(MODEL_KEY.slice(0, 20)).toString('base64');
+    const search = await sbx.commands.run(
+      `echo ${pattern} | base64 -d > /tmp/.p; { cat /proc/[0-9]*/environ; cat /proc/[0-9]*/cmdline; } 2>/dev/null | grep -a -c -F -f /tmp/.p; grep -rs -l -F -f /tmp/.p /home /tmp /run --exclude=.p; echo end`,
+    );
+    expect(search.stdout).toBe('0\nend\n');
+  });
+
+  it('continues a session from an earlier result', async () => {
+    script(text('the first answer'), text('the second answer'));
+    const spec = world.spec();
+    const first = await sbx.agent.run('remember this', { spec });
+    const second = await sbx.agent.run('and now?', { spec, sessionId: first.sessionId });
+    expect(second.sessionId).toBe(first.sessionId);
+    const last = world.upstream.model.requests.at(-1);
+    expect(JSON.stringify(last?.body)).toContain('the first answer');
+  });
+
+  it('denies a tool the permissions deny: the call fails and changes nothing', async () => {
+    script(toolCall('bash', { command: 'touch /home/user/denied', description: 'try' }), text('could not'));
+    const spec = world.spec('compatible', {
+      permissions: new AgentPermissions({ tools: { bash: 'deny' } }),
+    });
+    const result = await sbx.agent.run('try it', { spec });
+    // opencode no longer offers a denied tool: the model's call to it goes to opencode's `invalid` tool.
+    expect(result.toolCalls.map((call) => call.name)).toEqual(['invalid']);
+    expect(toolNames(world.upstream.model.requests[0])).not.toContain('bash');
+    expect((await sbx.commands.run('test -e /home/user/denied; echo $?')).stdout).toBe('1\n');
+  });
+
+  it('stops at the step limit when the next step starts', async () => {
+    world.upstream.model.reset([toolCall('bash', { command: 'true', description: 'again' })]);
+    const loop = world.upstream.model;
+    for (let i = 0; i < 10; i++) loop.enqueue(toolCall('bash', { command: 'true', description: 'again' }));
+    const stream = sbx.agent.stream('loop', {
+      spec: world.spec(),
+      limits: new AgentLimits({ maxSteps: 2 }),
+    });
+    const events = [];
+    for await (const event of stream) events.push(event);
+    expect(events.filter((e) => e.type === 'step_started')).toHaveLength(2);
+    expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'max_steps' });
+  });
+
+  it('stops once the token budget is exceeded after a step', async () => {
+    const usage = { input: 500, output: 100 };
+    script(
+      toolCall('bash', { command: 'true', description: 'a' }, { usage }),
+      toolCall('bash', { command: 'true', description: 'b' }, { usage }),
+      toolCall('bash', { command: 'true', description: 'c' }, { usage }),
+      text('never', usage),
+    );
+    const error = await sbx.agent
+      .run('spend', { spec: world.spec(), limits: new AgentLimits({ maxTotalTokens: 700 }) })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentError);
+    expect((error as AgentError).reason).toBe('token_budget');
+  });
+
+  it('ends with timeout only once a tree that ignores SIGTERM is gone (5 s grace, then frozen and killed)', async () => {
+    script(
+      toolCall('bash', {
+        command: "sh -c 'trap \"\" TERM; exec setsid sleep 301' & trap '' TERM; sleep 302",
+        description: 'stubborn',
+      }),
+    );
+    const started = Date.now();
+    const error = await sbx.agent
+      .run('hang', { spec: world.spec(), limits: new AgentLimits({ timeoutMs: 3_000 }) })
+      .catch((e: unknown) => e);
+    const took = Date.now() - started;
+    expect((error as AgentError).reason).toBe('timeout');
+    expect(took).toBeGreaterThanOrEqual(8_000);
+    expect(await processesNamed('sleep 30')).toBe(0);
+  }, 90_000);
+
+  it('aborts mid-tool on an AbortSignal: frozen and killed without grace', async () => {
+    script(toolCall('bash', { command: 'sleep 303', description: 'wait' }));
+    const controller = new AbortController();
+    const stream = sbx.agent.stream('wait', { spec: world.spec(), signal: controller.signal });
+    const events = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'step_started') {
+        await expect.poll(() => processesNamed('sleep 303'), { timeout: 20_000 }).toBeGreaterThan(0);
+        controller.abort();
+      }
+    }
+    expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'aborted' });
+    expect(await processesNamed('sleep 303')).toBe(0);
+  });
+
+  it('answers busy to another SDK process, which can attach and abort the running execution', async () => {
+    script(toolCall('bash', { command: 'sleep 304', description: 'wait' }));
+    const stream = sbx.agent.stream('wait here', { spec: world.spec() });
+    const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
+    const other = (mode: string) =>
+      run(process.execPath, [CLIENT, world.cp.url, sbx.sandboxId, mode], { env, timeout: 60_000 });
+    await expect.poll(() => processesNamed('sleep 304'), { timeout: 20_000 }).toBeGreaterThan(0);
+    const busy = await other('run');
+    expect(JSON.parse(busy.stdout)).toEqual({ reason: 'busy', name: 'AgentError' });
+    const attached = await other('attach-abort');
+    const lines = attached.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    expect(lines[0]).toEqual({ event: 'step_started' });
+    expect(lines.slice(-2)).toEqual([{ event: 'agent_failed', reason: 'aborted' }, { done: true }]);
+    const events = [];
+    for await (const event of stream) events.push(event.type);
+    expect(events.at(-1)).toBe('agent_failed');
+    expect((await stream.result().catch((e: unknown) => e)) as AgentError).toMatchObject({
+      reason: 'aborted',
+    });
+  }, 90_000);
+
+  it('reads the same execution again from a cursor', async () => {
+    script(toolCall('bash', { command: 'echo a', description: 'a' }), text('done here'));
+    const stream = sbx.agent.stream('go', { spec: world.spec() });
+    const first = [];
+    for await (const event of stream) first.push(event.type);
+    const again = await sbx.agent.attach(stream.executionId, { after: 2 });
+    const rest = [];
+    for await (const event of again) rest.push(event.type);
+    expect(rest).toEqual(first.slice(rest.length === first.length ? 0 : first.length - rest.length));
+    expect(rest.at(-1)).toBe('done');
+    expect(rest.length).toBeLessThan(first.length);
+  });
+
+  it('delegates to a subagent with its own instructions', async () => {
+    const pick = (request: RecordedRequest) =>
+      JSON.stringify(request.body).includes('You review patches.')
+        ? text('looks fine')
+        : text('all reviewed');
+    script(
+      toolCall('task', { description: 'review', prompt: 'review the patch', subagent_type: 'reviewer' }),
+      pick,
+      pick,
+    );
+    const spec = world.spec('compatible', {
+      agents: {
+        reviewer: new SubAgent({ description: 'Reviews patches', instructions: 'You review patches.' }),
+      },
+    });
+    const result = await sbx.agent.run('get a review', { spec });
+    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'task', status: 'completed' })]);
+    expect(result.text).toBe('all reviewed');
+    expect(
+      world.upstream.model.requests.some((r) => JSON.stringify(r.body).includes('You review patches.')),
+    ).toBe(true);
+  });
+
+  it('runs a local MCP server as a child process and calls its tool', async () => {
+    const server = `
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = (id, result) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, result }) + '\\n');
+rl.on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.method === 'initialize') send(m.id, { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'shout', version: '1.0.0' } });
+  else if (m.method === 'tools/list') send(m.id, { tools: [{ name: 'shout', description: 'Upper-cases text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }] });
+  else if (m.method === 'tools/call') send(m.id, { content: [{ type: 'text', text: String(m.params.arguments.text).toUpperCase() + process.env.SHOUT_SUFFIX }] });
+  else if (m.id !== undefined) send(m.id, {});
+});`;
+    await sbx.commands.run(`cat > /home/user/shout.cjs <<'EOF'\n${server}\nEOF`);
+    script(toolCall('loud_shout', { text: 'quiet please' }), text('shouted'));
+    const spec = world.spec('compatible', {
+      mcp: { loud: new McpLocal({ command: ['node', '/home/user/shout.cjs'], envs: { SHOUT_SUFFIX: '!' } }) },
+    });
+    const result = await sbx.agent.run('shout', { spec });
+    expect(result.toolCalls).toEqual([
+      expect.objectContaining({
+        name: 'loud_shout',
+        status: 'completed',
+        output: expect.stringContaining('QUIET PLEASE!') as unknown,
+      }),
+    ]);
+  });
+
+  it('merges rawConfig into the configuration the runtime reads', async () => {
+    script(
+      toolCall('bash', {
+        command: 'printf %s "$OPENCODE_CONFIG_CONTENT" > /tmp/config.json',
+        description: 'read',
+      }),
+      text('read it'),
+    );
+    const spec = world.spec('compatible', { rawConfig: { username: 'raw-config-user' } });
+    await sbx.agent.run('read your configuration', { spec });
+    const config = JSON.parse((await sbx.commands.run('cat /tmp/config.json')).stdout) as Record<
+      string,
+      unknown
+    >;
+    expect(config['username']).toBe('raw-config-user');
+    expect(config['enabled_providers']).toEqual(['gateway']);
+    expect(toolNames(world.upstream.model.requests[0])).toContain('bash');
+  });
+
+  it('keeps at most maxOutputBytes: the run goes on and the rest is counted as dropped', async () => {
+    script(toolCall('bash', { command: 'seq 1 500', description: 'count' }), text('counted'));
+    const result = await sbx.agent.run('count', {
+      spec: world.spec(),
+      limits: new AgentLimits({ maxOutputBytes: 64 }),
+    });
+    expect(result.droppedLines).toBeGreaterThan(0);
+    expect(result.steps).toBe(2);
+  });
+
+  it('reports a model failure as agent_failed, never the vendor text', async () => {
+    script(errorStatus(401, { message: 'vendor secret detail' }));
+    const error = await sbx.agent.run('fail', { spec: world.spec() }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentError);
+    expect((error as AgentError).reason).toBe('runtime_error');
+    expect((error as AgentError).message).not.toContain('vendor secret detail');
+  });
+});
+
+describe('without the runtime', () => {
+  it('ends with runtime_missing in a sandbox whose template lacks it', async () => {
+    const bare = await world.sandbox('compatible', { template: 'sdk-base-caps' });
+    try {
+      const events = [];
+      for await (const event of bare.agent.stream('hi', { spec: world.spec() })) events.push(event);
+      expect(events).toEqual([{ type: 'agent_failed', reason: 'runtime_missing' }]);
+      await expect(bare.agent.run('hi', { spec: world.spec() })).rejects.toMatchObject({
+        reason: 'runtime_missing',
+      });
+    } finally {
+      await bare.kill();
+    }
+  });
+});

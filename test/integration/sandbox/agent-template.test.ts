@@ -1,0 +1,272 @@
+/**
+ * The `sdk-agent` template (issue 11): opencode and rg at /opt/agents (built by `npm run
+ * template:agent`), read-only for sandbox code; its memory default; and the commands' memory cgroup,
+ * under which the sandbox's root creates a child cgroup per agent execution and the driver removes
+ * every child at destroy.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { claimsOf } from '../../../sandbox-drivers/namespace/uid-ranges.js';
+import { Commands } from '../../../sdk/commands.js';
+import { DaemonClient } from '../../../sdk/daemon-client.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Where `npm run template:agent` builds the folder (the driver's default). */
+const AGENTS_BUILD = fileURLToPath(new URL('../../../templates/sdk-agent/build/opt-agents', import.meta.url));
+
+let cp: InProcessControlPlane;
+let agent: Sandbox;
+
+beforeAll(async () => {
+  if (!existsSync(join(AGENTS_BUILD, 'bin', 'opencode'))) {
+    throw new Error('the sdk-agent template is not built: run `npm run template:agent` first');
+  }
+  cp = await startControlPlane();
+  agent = await cp.createSandbox({ template: 'sdk-agent' });
+});
+
+afterAll(async () => {
+  await cp.stop();
+});
+
+/** The user's memory cgroup limit of a sandbox, MiB, read on the host. */
+const userMemoryMb = (sbx: Sandbox): number =>
+  Number(
+    readFileSync(
+      join(cgroupPaths(cp.driver.instance, sbx.sandboxId).userMemory, 'memory.limit_in_bytes'),
+      'utf8',
+    ),
+  ) /
+  2 ** 20;
+
+/**
+ * The host pid of a sandbox's sandboxd (in the sandbox's own memory cgroup, beside the two bwrap
+ * processes, whose command lines name it too; the outer one stays in the host's mount namespace).
+ */
+function sandboxdPid(sbx: Sandbox): string {
+  const procs = readFileSync(
+    join(cgroupPaths(cp.driver.instance, sbx.sandboxId).memory, 'cgroup.procs'),
+    'utf8',
+  );
+  const pid = procs
+    .split('\n')
+    .find(
+      (p) =>
+        p !== '' &&
+        readFileSync(`/proc/${p}/cmdline`, 'utf8') === '/usr/bin/node\0/opt/sdk/dist/daemon/main.js\0',
+    );
+  if (pid === undefined) throw new Error('no sandboxd process');
+  return pid;
+}
+
+/**
+ * Runs `script` as the sandbox's root, inside its user and mount namespaces (with every capability of
+ * that namespace, more than sandboxd keeps): stdout, or `exit <code>: <stderr>` when it fails.
+ */
+async function asSandboxRoot(sbx: Sandbox, script: string): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync('nsenter', [
+      `--target=${sandboxdPid(sbx)}`,
+      '--user',
+      '--mount',
+      '--root', // sandboxd's root folder: the sandbox's, not its mount namespace's
+      '--wd',
+      '--setuid=0',
+      '--setgid=0',
+      '/bin/sh',
+      '-c',
+      script,
+    ]);
+    return stdout;
+  } catch (error) {
+    const { code, stderr } = error as { code: number; stderr: string };
+    return `exit ${String(code)}: ${stderr}`;
+  }
+}
+
+describe('the sdk-agent template', () => {
+  it('runs opencode and rg from /opt/agents as the sandbox user', async () => {
+    const opencode = await agent.commands.run('id -u; /opt/agents/bin/opencode --version');
+    expect(opencode.stdout).toBe('1000\n1.18.33\n');
+    const rg = await agent.commands.run('/opt/agents/bin/rg --version');
+    expect(rg.stdout).toMatch(/^ripgrep \d+\.\d+\.\d+/);
+    // rg searches as the agent's grep tool does.
+    const search = await agent.commands.run(
+      'mkdir -p ~/w && echo needle > ~/w/a.txt && /opt/agents/bin/rg -l needle ~/w',
+    );
+    expect(search.stdout).toBe('/home/user/w/a.txt\n');
+  });
+
+  it('keeps /opt/agents read-only for the sandbox user, reachable, and with no host path', async () => {
+    const { stdout } = await agent.commands.run(
+      'stat -c "%a %U %n" /opt /opt/agents /opt/agents/bin /opt/agents/bin/opencode /opt/agents/bin/rg; ' +
+        'for p in /opt/agents /opt/agents/bin /opt/agents/bin/opencode /opt/agents/bin/rg; do ' +
+        '[ -w "$p" ] && echo "writable $p"; done; ' +
+        '(touch /opt/agents/x || mkdir /opt/agents/bin/y || rm -f /opt/agents/bin/rg || chmod 777 /opt/agents/bin/rg) 2>/dev/null && echo changed; ' +
+        'echo end',
+    );
+    expect(stdout).toBe(
+      [
+        '755 root /opt',
+        '755 nobody /opt/agents',
+        '755 nobody /opt/agents/bin',
+        '755 nobody /opt/agents/bin/opencode',
+        '755 nobody /opt/agents/bin/rg',
+        'end',
+        '',
+      ].join('\n'),
+    );
+    const mounts = await agent.commands.run('cat /proc/self/mountinfo');
+    for (const hostPath of [process.cwd(), '/work', AGENTS_BUILD])
+      expect(mounts.stdout).not.toContain(hostPath);
+  });
+
+  it('gets at least 1 GiB of memory by default; an explicit memoryMb wins', async () => {
+    expect(userMemoryMb(agent)).toBeGreaterThanOrEqual(1024);
+    const small = await cp.createSandbox({ template: 'sdk-agent', memoryMb: 768 });
+    const base = await cp.createSandbox();
+    try {
+      expect(userMemoryMb(small)).toBe(768);
+      expect(userMemoryMb(base)).toBe(512);
+    } finally {
+      await Promise.all([small.kill(), base.kill()]);
+    }
+  });
+
+  it('has no /opt/agents in a sandbox of sdk-base-caps, and /opt is reachable there too', async () => {
+    const base = await cp.createSandbox();
+    try {
+      const { stdout } = await base.commands.run(
+        'ls -A /opt; stat -c %a /opt; [ -e /opt/agents ] || echo none',
+      );
+      expect(stdout).toBe('sdk\n755\nnone\n');
+    } finally {
+      await base.kill();
+    }
+  });
+});
+
+describe("the commands' memory cgroup", () => {
+  it("lets the sandbox's root make child cgroups but not change the limits, and destroy removes every child", async () => {
+    const sbx = await cp.createSandbox({ template: 'sdk-agent' });
+    const paths = cgroupPaths(cp.driver.instance, sbx.sandboxId);
+    const hostRoot = claimsOf(cp.driver.instance).get(sbx.sandboxId)?.hostBase;
+    expect(hostRoot).toBeDefined();
+    expect(statSync(paths.userMemory).uid).toBe(hostRoot);
+    for (const file of ['memory.limit_in_bytes', 'memory.kmem.tcp.limit_in_bytes', 'memory.oom_control']) {
+      expect(statSync(join(paths.userMemory, file)).uid).toBe(0);
+    }
+
+    // The sandbox's root, inside the sandbox: a child per execution, and one below it.
+    expect(
+      await asSandboxRoot(
+        sbx,
+        'mkdir /run/sdk/memory/exec-1 /run/sdk/memory/exec-1/inner /run/sdk/memory/exec-2 && echo made',
+      ),
+    ).toBe('made\n');
+    expect(existsSync(join(paths.userMemory, 'exec-1', 'inner', 'cgroup.procs'))).toBe(true);
+    // ... but not the limits of `user`, nor anything of the sandbox's own cgroup.
+    const limits = await asSandboxRoot(
+      sbx,
+      'for f in memory.limit_in_bytes memory.kmem.tcp.limit_in_bytes memory.oom_control memory.soft_limit_in_bytes; do ' +
+        '(echo 1 > /run/sdk/memory/$f) 2>/dev/null && echo "wrote $f"; done; ' +
+        '(chmod 666 /run/sdk/memory/memory.limit_in_bytes) 2>/dev/null && echo chmod; echo end',
+    );
+    expect(limits).toBe('end\n');
+    expect(Number(readFileSync(join(paths.userMemory, 'memory.limit_in_bytes'), 'utf8'))).toBe(
+      1024 * 2 ** 20,
+    );
+    // The sandbox user cannot make one.
+    expect((await sbx.commands.run('mkdir /run/sdk/memory/mine 2>/dev/null || echo refused')).stdout).toBe(
+      'refused\n',
+    );
+
+    // A sandbox process in the deepest child: destroy kills it, then removes children before `user`.
+    await sbx.commands.run('sleep 300 >/dev/null 2>&1 &');
+    const sleeper = await vi.waitFor(() => {
+      const pid = readFileSync(join(paths.userMemory, 'cgroup.procs'), 'utf8')
+        .split('\n')
+        .find((p) => p !== '' && readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('sleep'));
+      if (pid === undefined) throw new Error('the sleeper did not start');
+      return pid;
+    });
+    writeFileSync(join(paths.userMemory, 'exec-1', 'inner', 'cgroup.procs'), sleeper);
+    expect(readFileSync(join(paths.userMemory, 'exec-1', 'inner', 'cgroup.procs'), 'utf8')).toBe(
+      `${sleeper}\n`,
+    );
+
+    await sbx.kill();
+    expect(existsSync(paths.memory)).toBe(false);
+    expect(existsSync(`/proc/${sleeper}`)).toBe(false);
+    expect(await cp.driver.list()).not.toContain(sbx.sandboxId);
+  });
+});
+
+describe('reconciliation', () => {
+  it("removes a leftover sandbox's child cgroups too when a restarted driver destroys it", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'sdk-state-'));
+    const first = new NamespaceDriver({ stateDir });
+    const id = randomBytes(6).toString('hex');
+    try {
+      await first.launch({
+        id,
+        template: 'sdk-agent',
+        allowInternetAccess: false,
+        memoryBytes: 1024 * 2 ** 20,
+        maxPids: 256,
+        cpus: 1,
+        accessToken: randomBytes(24).toString('base64url'),
+      });
+      const { userMemory, memory } = cgroupPaths(first.instance, id);
+      mkdirSync(join(userMemory, 'exec-1', 'inner'), { recursive: true });
+      first.close(); // the process that launched it is gone; the sandbox is a leftover
+      const restarted = new NamespaceDriver({ stateDir });
+      expect(await restarted.list()).toEqual([id]);
+      await restarted.destroy(id);
+      restarted.close();
+      expect(existsSync(memory)).toBe(false);
+      expect(await restarted.list()).toEqual([]);
+    } finally {
+      await first.destroy(id);
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a driver whose agents folder does not exist', () => {
+  it('still creates sdk-agent sandboxes, without /opt/agents', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'sdk-state-'));
+    const driver = new NamespaceDriver({ stateDir, agentsDir: join(stateDir, 'no-such-folder') });
+    const id = randomBytes(6).toString('hex');
+    const accessToken = randomBytes(24).toString('base64url');
+    try {
+      const launched = await driver.launch({
+        id,
+        template: 'sdk-agent',
+        allowInternetAccess: false,
+        memoryBytes: 1024 * 2 ** 20,
+        maxPids: 256,
+        cpus: 1,
+        accessToken,
+      });
+      const commands = new Commands(new DaemonClient({ url: launched.daemonUrl, accessToken }));
+      const { stdout } = await commands.run('ls -A /opt; [ -e /opt/agents ] || echo none');
+      expect(stdout).toBe('sdk\nnone\n');
+    } finally {
+      await driver.destroy(id);
+      driver.close();
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The scripted model server (test/support/model-server) as a real HTTPS upstream: TLS with a test CA,
+ * served by this process on the host end of a test namespace, reached by gateways at
+ * `https://<namespace address>:8443` through a TCP forwarder inside the namespace (sandboxes may not
+ * reach the host's own addresses; the namespace they may).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  createModelServer,
+  type ModelServer,
+  type ModelServerOptions,
+} from '../../support/model-server/index.js';
+import { makeTestPki } from './test-ca.js';
+import { createTestNetwork } from './test-network.js';
+
+const FORWARDER = fileURLToPath(new URL('../../fixtures/tcp-forward.mjs', import.meta.url));
+
+/** A running model upstream. */
+export interface ModelUpstream {
+  /** `https://<namespace address>:8443`. */
+  readonly origin: string;
+  /** The test CA's certificate (give it to the control plane as `gatewayCa`). */
+  readonly caPem: string;
+  /** The scripted server: its script and the requests it received. */
+  readonly model: ModelServer;
+  stop(): Promise<void>;
+}
+
+/** Starts the model upstream in a fresh test namespace (`slot` as in `createTestNetwork`). */
+export async function startModelUpstream(
+  slot: number,
+  options: ModelServerOptions = {},
+): Promise<ModelUpstream> {
+  const dir = mkdtempSync(join(tmpdir(), 'sdk-model-'));
+  const network = createTestNetwork(slot);
+  try {
+    const pki = makeTestPki(dir, 'model', [network.nsAddress]);
+    const model = createModelServer(options);
+    const server = createServer(
+      { cert: readFileSync(pki.certFile), key: readFileSync(pki.keyFile) },
+      model.handler,
+    );
+    server.listen(0, network.hostAddress);
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const forwarder = spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        network.ns,
+        process.execPath,
+        FORWARDER,
+        network.nsAddress,
+        '8443',
+        network.hostAddress,
+        String(port),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      forwarder.once('exit', (code) => reject(new Error(`forwarder exited with ${String(code)}`)));
+      forwarder.stdout.once('data', () => resolve());
+    });
+    return {
+      origin: `https://${network.nsAddress}:8443`,
+      caPem: pki.caPem,
+      model,
+      stop: async () => {
+        if (forwarder.exitCode === null) {
+          forwarder.kill('SIGTERM');
+          await once(forwarder, 'exit');
+        }
+        server.closeAllConnections();
+        server.close();
+        network.destroy();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    network.destroy();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}

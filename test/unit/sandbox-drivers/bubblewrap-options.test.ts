@@ -1,0 +1,39 @@
+/** bubblewrap's options: where /opt and the agents' runtime come in the list (notes/runtimes.md §0). */
+import { describe, expect, it } from 'vitest';
+import { AGENTS_DIR, bubblewrapArgs } from '../../../sandbox-drivers/namespace/bubblewrap-options.js';
+
+const images = { etc: '/run/sdk/images/etc-1', sdk: '/run/sdk/images/sdk-1' };
+const memory = 512 * 2 ** 20;
+
+/** Index of the option `name` followed by `values` (bwrap reads them in order). */
+function indexOf(args: readonly string[], ...option: string[]): number {
+  return args.findIndex((_, i) => option.every((part, j) => args[i + j] === part));
+}
+
+/** Targets of every bind (`--bind`, `--ro-bind`: source then target) under /opt. */
+function optBindTargets(args: readonly string[]): number[] {
+  return args.flatMap((arg, i) =>
+    (arg === '--bind' || arg === '--ro-bind') && args[i + 2]?.startsWith('/opt/') === true ? [i] : [],
+  );
+}
+
+describe('bubblewrap options', () => {
+  it('makes /opt with --dir before any bind below it, so uid 1000 can reach /opt/agents', () => {
+    const args = bubblewrapArgs({ ...images, agents: '/run/sdk/images/agents-1' }, '/cg/user', memory);
+    const dir = indexOf(args, '--dir', '/opt');
+    expect(dir).toBeGreaterThanOrEqual(0);
+    const binds = optBindTargets(args);
+    expect(binds.map((i) => args[i + 2])).toEqual(['/opt/sdk', AGENTS_DIR]);
+    for (const bind of binds) expect(bind).toBeGreaterThan(dir);
+  });
+
+  it('binds the agents image read-only at /opt/agents only when there is one', () => {
+    const withAgents = bubblewrapArgs({ ...images, agents: '/run/sdk/images/agents-1' }, '/cg/user', memory);
+    expect(indexOf(withAgents, '--ro-bind', '/run/sdk/images/agents-1', '/opt/agents')).toBeGreaterThan(0);
+    for (const agents of [undefined, {}]) {
+      const args = bubblewrapArgs({ ...images, ...agents }, '/cg/user', memory);
+      expect(args).not.toContain('/opt/agents');
+      expect(indexOf(args, '--dir', '/opt')).toBeLessThan(indexOf(args, '--ro-bind', images.sdk, '/opt/sdk'));
+    }
+  });
+});
