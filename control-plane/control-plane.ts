@@ -143,7 +143,7 @@ export class ControlPlane {
       controlKey,
       wallClock: options.now === undefined,
       onTraffic: (sandbox, at) => this.#scheduler.traffic(sandbox, at),
-      onRoute: (sandboxId, event) => this.#projection.recordRoute(sandboxId, event),
+      onTransition: (sandboxId, event) => this.#projection.recordDaemonTransition(sandboxId, event),
     });
     this.#stopExitWatch = this.#driver.onExit((id) => void this.#daemonExited(id));
   }

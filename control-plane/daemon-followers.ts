@@ -2,12 +2,12 @@
  * The control plane follows each live sandbox's daemon (DESIGN.md §5: events flow up, nothing polls),
  * one `followDaemon` per sandbox with its read-only credential. What sandboxd saw (calls to its API,
  * requests through its gateway routes) is traffic for the idle policy, journaled at the time sandboxd
- * saw it; its routes' transitions join the inspection feed. A follower stops when its sandbox ends.
+ * saw it; its actors' transitions (routes, the agent) join the inspection feed. A follower stops when its sandbox ends.
  */
 import { TRAFFIC_EVENTS } from '../protocol/daemon-events.js';
 import { followDaemon } from './daemon-feed.js';
 import { controlTokenFor } from './operator-key.js';
-import type { RouteTransition } from './projection.js';
+import type { DaemonTransition } from './projection.js';
 import type { LiveSandbox } from './sandbox-registry.js';
 
 /** Traffic closer than this (or a quarter of the idle time) to the last activity is not journaled again. */
@@ -24,8 +24,8 @@ export interface DaemonFollowersOptions {
   readonly wallClock: boolean;
   /** Journals traffic sandboxd saw at `at`. */
   readonly onTraffic: (sandbox: LiveSandbox, at: number) => Promise<void>;
-  /** A gateway route's transition. */
-  readonly onRoute: (sandboxId: string, transition: RouteTransition) => void;
+  /** A transition of an actor sandboxd hosts (a gateway route, the agent). */
+  readonly onTransition: (sandboxId: string, transition: DaemonTransition) => void;
 }
 
 /**
@@ -33,7 +33,7 @@ export interface DaemonFollowersOptions {
  *
  * @example
  * ```ts
- * const followers = new DaemonFollowers({ controlKey, wallClock: true, onTraffic, onRoute });
+ * const followers = new DaemonFollowers({ controlKey, wallClock: true, onTraffic, onTransition });
  * followers.follow(registry.adopt(id, input, facts));
  * ```
  */
@@ -58,7 +58,7 @@ export class DaemonFollowers {
       token: controlTokenFor(this.#options.controlKey, id),
       onEvent: (event) => {
         if (TRAFFIC_EVENTS.has(event.type)) this.#noteTraffic(sandbox, event.at);
-        if (event.type === 'transition') this.#options.onRoute(id, event);
+        if (event.type === 'transition') this.#options.onTransition(id, event);
       },
     });
     // Stops with its sandbox's end, or with `close`, whichever comes first (and only once).

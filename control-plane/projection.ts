@@ -16,7 +16,7 @@ import type { SandboxFacts } from './journal-records.js';
 type SandboxChange = Omit<SandboxEvent, 'seq'>;
 
 /** A gateway route's transition as sandboxd's event stream reports it. */
-export type RouteTransition = Extract<DaemonEvent, { readonly type: 'transition' }>;
+export type DaemonTransition = Extract<DaemonEvent, { readonly type: 'transition' }>;
 
 /**
  * The state-event log and the inspection feed.
@@ -113,7 +113,7 @@ export class Projection {
   }
 
   /** Gateway routes live in sandboxd: their transitions join the inspection feed from its stream. */
-  recordRoute(sandboxId: string, transition: RouteTransition): void {
+  recordDaemonTransition(sandboxId: string, transition: DaemonTransition): void {
     this.system.record({
       actorId: `${sandboxId}/${transition.actorId}`,
       kind: transition.kind,

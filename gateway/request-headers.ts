@@ -1,10 +1,12 @@
 /**
  * Step 3 of SPEC "In-sandbox gateway listener": the headers sent upstream. Every incoming header named
  * like a configured header is removed from the raw list (duplicates and `_`/`.` spellings included,
- * DESIGN.md §5), as are transport headers and those the client's `Connection` header nominates; then the
- * real values are injected once each.
+ * DESIGN.md §5), as are transport headers, those the client's `Connection` header nominates and any
+ * carrying the agent's placeholder key (`rules/placeholder-key.ts`); then the real values are injected
+ * once each.
  */
 import type { CheckedRoute } from './configuration.js';
+import { isPlaceholderCredential } from '../rules/placeholder-key.js';
 import { TRANSPORT_HEADERS, headerKey } from './header-rules.js';
 
 /** Transport headers that still describe the request body, so they pass through. */
@@ -45,8 +47,9 @@ export function buildUpstreamHeaders(raw: readonly string[], route: CheckedRoute
       continue;
     }
     const key = headerKey(name);
-    if (route.headerKeys.has(key) || nominated?.has(key) === true) continue;
-    out.push(name, raw[i + 1] ?? '');
+    const value = raw[i + 1] ?? '';
+    if (route.headerKeys.has(key) || nominated?.has(key) === true || isPlaceholderCredential(value)) continue;
+    out.push(name, value);
   }
   for (const header of route.headers) out.push(header.name, header.value.reveal());
   return out;

@@ -93,8 +93,8 @@ export const tokenUsageSchema = z.strictObject({
   input: z.number().int().nonnegative(),
   output: z.number().int().nonnegative(),
   reasoning: z.number().int().nonnegative(),
-  cache_read: z.number().int().nonnegative(),
-  cache_write: z.number().int().nonnegative(),
+  cacheRead: z.number().int().nonnegative(),
+  cacheWrite: z.number().int().nonnegative(),
   total: z.number().int().nonnegative(),
 });
 

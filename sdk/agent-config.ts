@@ -9,11 +9,9 @@ import { AGENT_CONFIG_DIR, agentConfigSchema, type AgentConfigWrite } from '../p
 import { buildRuntimeAConfig, RuntimeAConfigError } from '../runtime-drivers/runtime-a/config.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
 import { InvalidArgumentError } from '../rules/errors.js';
+import { PLACEHOLDER_KEY } from '../rules/placeholder-key.js';
 import type { AgentSpec } from './agent-spec.js';
 import type { SandboxGateways } from './sandbox-gateways.js';
-
-/** The value of the provider package's placeholder key variable; the gateway drops the header. */
-export const PLACEHOLDER_KEY = 'sdk-placeholder';
 
 /** Where the instructions are written: named by the first 16 hex digits of their sha256. */
 export function instructionsPath(instructions: string | undefined): string {
@@ -24,7 +22,7 @@ export function instructionsPath(instructions: string | undefined): string {
 }
 
 /**
- * The configuration write of `spec` on this handle. Every gateway of `spec.gatewayNames()` must have
+ * The configuration write of `spec` on this handle (declaring `model`, the call's other model, if any). Every gateway of `spec.gatewayNames()` must have
  * a status (checked before, by `checkAgentGateways`).
  *
  * @throws InvalidArgumentError when the configuration cannot be built or is over the daemon's limits
@@ -33,6 +31,7 @@ export function runtimeAConfigWrite(
   operation: string,
   spec: AgentSpec,
   gateways: SandboxGateways,
+  model?: string,
 ): AgentConfigWrite {
   const listeners: Record<string, string> = {};
   for (const name of spec.gatewayNames()) {
@@ -51,6 +50,7 @@ export function runtimeAConfigWrite(
       mcp: spec.mcp,
       rawConfig: spec.rawConfig,
       gateways: listeners,
+      otherModels: model === undefined ? [] : [model],
     });
   } catch (error) {
     // Its messages name fields and rules only.

@@ -168,7 +168,7 @@ export class SandboxAgent {
         failureClass: 'UnimplementedError',
       });
     }
-    const config = runtimeAConfigWrite(operation, o.spec, this.#gateways);
+    const config = runtimeAConfigWrite(operation, o.spec, this.#gateways, o.model);
     const { limits } = o;
     const start: StartExecution = {
       runtime: 'runtime_a',

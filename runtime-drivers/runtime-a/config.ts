@@ -77,6 +77,8 @@ export interface RuntimeAConfigInput {
   readonly rawConfig?: Readonly<Record<string, unknown>> | undefined;
   /** Gateway name → its loopback listener, `http://127.0.0.1:<port>`. */
   readonly gateways: Readonly<Record<string, string>>;
+  /** Model ids a run may choose instead of `model.id` (the `model` call option): declared too. */
+  readonly otherModels?: readonly string[] | undefined;
 }
 
 /** A file the driver writes before starting opencode. */
@@ -131,7 +133,12 @@ function providerBlock(input: RuntimeAConfigInput): Record<string, unknown> {
     if (model.region === undefined) throw new RuntimeAConfigError('model.region: required with vendor_a');
     options.region = model.region;
   }
-  const ids = [model.id, input.smallModel, ...Object.values(input.agents).map((sub) => sub.model)];
+  const ids = [
+    model.id,
+    input.smallModel,
+    ...Object.values(input.agents).map((sub) => sub.model),
+    ...(input.otherModels ?? []),
+  ];
   const models = Object.fromEntries(
     [...new Set(ids.filter((id) => id !== undefined))].map((id) => [id, { tool_call: true }]),
   );

@@ -3,14 +3,14 @@
  * A line that is not an event this parser knows is counted as dropped, never thrown.
  */
 
-/** SPEC `TokenUsage`. Parts are disjoint, as opencode reports them: `input` excludes cached tokens,
+/** SPEC `TokenUsage` (TypeScript names: `cacheRead`, `cacheWrite`). Parts are disjoint, as opencode reports them: `input` excludes cached tokens,
  * `output` excludes reasoning, and `total` is their sum. */
 export interface TokenUsage {
   readonly input: number;
   readonly output: number;
   readonly reasoning: number;
-  readonly cache_read: number;
-  readonly cache_write: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
   readonly total: number;
 }
 
@@ -109,8 +109,8 @@ function usageOf(tokens: unknown): TokenUsage | undefined {
     input,
     output,
     reasoning,
-    cache_read: cacheRead,
-    cache_write: cacheWrite,
+    cacheRead,
+    cacheWrite,
     total: tokens.total === undefined ? sum : total,
   };
 }
@@ -215,7 +215,7 @@ export interface RunSummary {
   readonly failure: RuntimeFailure | undefined;
 }
 
-const ZERO: TokenUsage = { input: 0, output: 0, reasoning: 0, cache_read: 0, cache_write: 0, total: 0 };
+const ZERO: TokenUsage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
 
 /**
  * Feeds lines through `parseLine` and keeps a running `RunSummary`.
@@ -260,8 +260,8 @@ export class RunAccumulator {
         input: this.usage.input + u.input,
         output: this.usage.output + u.output,
         reasoning: this.usage.reasoning + u.reasoning,
-        cache_read: this.usage.cache_read + u.cache_read,
-        cache_write: this.usage.cache_write + u.cache_write,
+        cacheRead: this.usage.cacheRead + u.cacheRead,
+        cacheWrite: this.usage.cacheWrite + u.cacheWrite,
         total: this.usage.total + u.total,
       };
     }

@@ -16,17 +16,21 @@ import type { Sandbox } from '../../../sdk/sandbox.js';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import type { ModelServerOptions } from '../../support/model-server/index.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import { createMcpEndpoint, type McpEndpoint } from '../support/mcp-endpoint.js';
 import { startModelUpstream, type ModelUpstream } from '../support/model-upstream.js';
 
 /** The planted model key: it must reach the upstream and nothing the agent can read. */
 export const MODEL_KEY = 'sk-agent-planted-9f8e7d6c5b4a39281706';
 
-/** The header each provider's key travels in, and the paths its runtime posts to. */
+/** The remote MCP server's key (a whole `authorization` value). */
+export const MCP_KEY = 'Bearer mcp-planted-0a1b2c3d4e5f60718293';
+
+/** The header each provider's key travels in (its preset's), and the paths its runtime posts to. */
 export const PROVIDER_ROUTES: Readonly<Record<AgentProvider, { header: string; allow: string }>> = {
   vendor_a: { header: 'authorization', allow: '/model/*' },
   vendor_b: { header: 'x-api-key', allow: '/v1/messages' },
   vendor_c: { header: 'authorization', allow: '/v1/*' },
-  vendor_d: { header: 'x-goog-api-key', allow: '/v1beta/models/*' },
+  vendor_d: { header: 'x-vendor_d-api-key', allow: '/v1beta/models/*' },
   vendor_e: { header: 'api-key', allow: '/vendor_c/v1/*' },
   compatible: { header: 'authorization', allow: '/v1/chat/completions' },
 };
@@ -35,7 +39,9 @@ export const PROVIDER_ROUTES: Readonly<Record<AgentProvider, { header: string; a
 export interface AgentWorld {
   readonly upstream: ModelUpstream;
   readonly cp: InProcessControlPlane;
-  /** An `sdk-agent` sandbox (closed egress) with gateway `llm` to the model for `provider`. */
+  /** The remote MCP server on the same upstream (`/mcp`), reached through gateway `tools`. */
+  readonly mcp: McpEndpoint;
+  /** An `sdk-agent` sandbox (closed egress) with gateway `llm` to the model for `provider`, `tools` to MCP. */
   sandbox(provider?: AgentProvider, options?: { template?: string }): Promise<Sandbox>;
   /** A spec on gateway `llm` for `provider`. */
   spec(provider?: AgentProvider, options?: Omit<AgentSpecOptions, 'model'>): AgentSpec;
@@ -47,13 +53,15 @@ export function useAgentWorld(slot: number, model: ModelServerOptions = {}): Age
   let cp: InProcessControlPlane | undefined;
   let dir = '';
   let cache: SecretCache | undefined;
+  const mcp = createMcpEndpoint(MCP_KEY);
 
   beforeAll(async () => {
-    upstream = await startModelUpstream(slot, model);
+    upstream = await startModelUpstream(slot, model, mcp.handler);
     cp = await startControlPlane({ gatewayCa: upstream.caPem });
     dir = mkdtempSync(join(tmpdir(), 'sdk-agent-secrets-'));
     const store = new SecretStore({ file: join(dir, 'secrets.json') });
     await store.create('model-key', MODEL_KEY);
+    await store.create('mcp-key', MCP_KEY);
     cache = new SecretCache({ store });
   }, 120_000);
 
@@ -75,6 +83,7 @@ export function useAgentWorld(slot: number, model: ModelServerOptions = {}): Age
     get cp() {
       return need(cp);
     },
+    mcp,
     sandbox: (provider = 'compatible', options = {}) => {
       const route = PROVIDER_ROUTES[provider];
       return need(cp).createSandbox({
@@ -85,6 +94,16 @@ export function useAgentWorld(slot: number, model: ModelServerOptions = {}): Age
             upstream: need(upstream).origin,
             headers: { [route.header]: 'model-key' },
             allow: [['POST', route.allow]],
+            ratePerMinute: 6000,
+          }),
+          tools: new SecretGateway({
+            upstream: need(upstream).origin,
+            headers: { authorization: 'mcp-key' },
+            allow: [
+              ['POST', '/mcp'],
+              ['GET', '/mcp'],
+              ['DELETE', '/mcp'],
+            ],
             ratePerMinute: 6000,
           }),
         },

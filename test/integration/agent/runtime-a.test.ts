@@ -3,7 +3,8 @@
  * gateway route to the scripted model server over HTTPS. Every test scripts the model's turns; the tool
  * calls it makes run real commands in the sandbox.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
@@ -13,7 +14,7 @@ import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-ev
 import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
-import { McpLocal } from '../../../sdk/mcp-servers.js';
+import { McpLocal, McpRemote } from '../../../sdk/mcp-servers.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { SubAgent } from '../../../sdk/sub-agent.js';
 import {
@@ -332,6 +333,55 @@ rl.on('line', (line) => {
         output: expect.stringContaining('QUIET PLEASE!') as unknown,
       }),
     ]);
+  });
+
+  it('reaches a remote MCP server only through its gateway, which injects its key', async () => {
+    script(toolCall('remote_lookup', { query: 'gateway' }), text('looked it up'));
+    const spec = world.spec('compatible', {
+      mcp: { remote: new McpRemote({ gateway: 'tools', path: '/mcp' }) },
+    });
+    const result = await sbx.agent.run('look it up', { spec });
+    expect(result.toolCalls).toEqual([
+      expect.objectContaining({
+        name: 'remote_lookup',
+        status: 'completed',
+        output: expect.stringContaining('found: gateway') as unknown,
+      }),
+    ]);
+    const methods = world.mcp.calls.map((call) => call.method);
+    expect(methods).toEqual(expect.arrayContaining(['initialize', 'tools/list', 'tools/call']));
+    expect(world.mcp.calls.every((call) => call.credential === 'expected')).toBe(true);
+  });
+
+  it('runs another model of the same provider when the call names one', async () => {
+    script(text('from model two'));
+    const result = await sbx.agent.run('hi', { spec: world.spec(), model: 'model-2' });
+    expect(result.text).toBe('from model two');
+    expect((world.upstream.model.requests[0]?.body as { model?: string }).model).toBe('model-2');
+  });
+
+  it('times out even when the calling process died', async () => {
+    script(toolCall('bash', { command: 'sleep 305', description: 'wait' }));
+    const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
+    const child = spawn(process.execPath, [CLIENT, world.cp.url, sbx.sandboxId, 'start-and-hang'], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(child.stdout, 'data')) as [Buffer];
+    const { executionId } = JSON.parse(line.toString()) as { executionId: string };
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    await expect
+      .poll(
+        async () =>
+          (await sbx.agent.executions()).executions.find((e) => e.executionId === executionId)?.outcome,
+        {
+          timeout: 30_000,
+          interval: 500,
+        },
+      )
+      .toEqual({ type: 'agent_failed', reason: 'timeout' });
+    expect(await processesNamed('sleep 305')).toBe(0);
   });
 
   it('merges rawConfig into the configuration the runtime reads', async () => {

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,8 @@ export interface ModelUpstream {
 export async function startModelUpstream(
   slot: number,
   options: ModelServerOptions = {},
+  /** Serves paths under `/mcp` instead of the model (a remote MCP server on the same upstream). */
+  mcp?: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<ModelUpstream> {
   const dir = mkdtempSync(join(tmpdir(), 'sdk-model-'));
   const network = createTestNetwork(slot);
@@ -45,7 +48,10 @@ export async function startModelUpstream(
     const model = createModelServer(options);
     const server = createServer(
       { cert: readFileSync(pki.certFile), key: readFileSync(pki.keyFile) },
-      model.handler,
+      (req, res) => {
+        if (mcp !== undefined && (req.url ?? '').startsWith('/mcp')) mcp(req, res);
+        else model.handler(req, res);
+      },
     );
     server.listen(0, network.hostAddress);
     await once(server, 'listening');

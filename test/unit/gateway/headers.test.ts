@@ -4,6 +4,7 @@ import { InjectedValues } from '../../../gateway/injected-values.js';
 import { buildUpstreamHeaders } from '../../../gateway/request-headers.js';
 import { filterResponseHeaders } from '../../../gateway/response-headers.js';
 import { SecretValue } from '../../../gateway/secret-value.js';
+import { PLACEHOLDER_KEY } from '../../../rules/placeholder-key.js';
 
 const KEY = 'sk-real-key-0123456789';
 const ORG = 'org-42';
@@ -24,6 +25,29 @@ function checkedRoute(): CheckedRoute {
 
 describe('upstream request headers', () => {
   const route = checkedRoute();
+
+  it("drops the agent's placeholder key in any header, bare or after a scheme, and nothing else", () => {
+    const raw = [
+      'x-goog-api-key',
+      PLACEHOLDER_KEY,
+      'Authorization',
+      `Bearer ${PLACEHOLDER_KEY}`,
+      'x-note',
+      `not ${PLACEHOLDER_KEY} at all`,
+      'Accept',
+      '*/*',
+    ];
+    expect(buildUpstreamHeaders(raw, route)).toEqual([
+      'x-note',
+      `not ${PLACEHOLDER_KEY} at all`,
+      'Accept',
+      '*/*',
+      'X-Api-Key',
+      KEY,
+      'x-org',
+      ORG,
+    ]);
+  });
 
   it('drops every spelling and duplicate of a configured header and injects each value once', () => {
     const raw = [

@@ -32,7 +32,7 @@ describe('parseLine', () => {
       LINES[2],
       {
         type: 'step_finished',
-        usage: { input: 100, output: 4, reasoning: 3, cache_read: 20, cache_write: 0, total: 127 },
+        usage: { input: 100, output: 4, reasoning: 3, cacheRead: 20, cacheWrite: 0, total: 127 },
       },
     ],
     [LINES[5], { type: 'text', text: 'done' }],
@@ -95,7 +95,7 @@ describe('RunAccumulator', () => {
     expect(run.summary()).toEqual({
       text: 'done',
       steps: 2,
-      usage: { input: 200, output: 8, reasoning: 6, cache_read: 40, cache_write: 0, total: 254 },
+      usage: { input: 200, output: 8, reasoning: 6, cacheRead: 40, cacheWrite: 0, total: 254 },
       toolCalls: [
         {
           name: 'bash',

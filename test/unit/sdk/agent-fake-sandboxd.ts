@@ -35,7 +35,7 @@ export const SUMMARY: ExecutionSummary = {
   text: 'all done',
   sessionId: 'ses_fake1',
   steps: 1,
-  usage: { input: 10, output: 5, reasoning: 0, cache_read: 0, cache_write: 0, total: 15 },
+  usage: { input: 10, output: 5, reasoning: 0, cacheRead: 0, cacheWrite: 0, total: 15 },
   exitCode: 0,
   toolCalls: [{ name: 'bash', status: 'completed', input: { command: 'ls' }, output: 'a\n' }],
   droppedLines: 0,

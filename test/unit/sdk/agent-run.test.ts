@@ -63,7 +63,6 @@ describe('sbx.agent.run', () => {
     await sbx.agent.run('again', {
       spec: spec('Be brief.'),
       sessionId: result.sessionId,
-      model: 'model-2',
       limits: new AgentLimits({ maxSteps: 3, maxTotalTokens: null }),
       workdir: '/home/user/project',
       reasoning: true,
@@ -75,11 +74,22 @@ describe('sbx.agent.run', () => {
     ]);
     expect(next.start).toMatchObject({
       sessionId: 'ses_fake1',
-      model: 'anthropic/model-2',
       limits: { maxSteps: 3, maxTotalTokens: null },
       workdir: '/home/user/project',
       reasoning: true,
     });
+  });
+
+  it('declares a model the call names in a configuration of its own and starts with it', async () => {
+    await sbx.agent.run('one', { spec: spec() });
+    await sbx.agent.run('two', { spec: spec(), model: 'model-2' });
+    expect(fake.agentCalls().slice(3, 5)).toEqual(['PUT /v1/agent/config', 'POST /v1/agent/executions']);
+    const configs = fake.requests.filter((r) => r.path === '/v1/agent/config');
+    const second = agentConfigSchema.parse(JSON.parse(configs[1]?.body ?? ''));
+    expect(JSON.parse(second.text)).toMatchObject({
+      provider: { anthropic: { models: { 'model-2': { tool_call: true } } } },
+    });
+    expect(fake.last().start).toMatchObject({ model: 'anthropic/model-2' });
   });
 
   it('writes the configuration again and starts once more when sandboxd no longer holds it', async () => {

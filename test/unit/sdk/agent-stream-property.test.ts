@@ -10,8 +10,8 @@ const usage = fc.record({
   input: fc.nat(),
   output: fc.nat(),
   reasoning: fc.nat(),
-  cache_read: fc.nat(),
-  cache_write: fc.nat(),
+  cacheRead: fc.nat(),
+  cacheWrite: fc.nat(),
   total: fc.nat(),
 });
 const toolCall = fc.record({
