@@ -23,6 +23,7 @@ import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
 import { cursorOf } from '../protocol/cursor.js';
+import { AGENT_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
 import {
   agentConfigSchema,
   prepareAgentSchema,
@@ -199,6 +200,17 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
 
   const { agents } = options;
+  // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
+  const agentsOf = (): AgentHost => {
+    if (!meetsVersion(options.version, AGENT_MIN_VERSION)) {
+      throw new RequestError(
+        'unimplemented',
+        `sandbox image ${options.version} predates the agent (${AGENT_MIN_VERSION})`,
+        'UnimplementedError',
+      );
+    }
+    return agents;
+  };
   const router = new Router<Handler>({
     // Readiness; nothing secret (answered before the token check).
     'GET /v1/health': () => ok({ ok: true }),
@@ -258,30 +270,32 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       await proc.kill(signal, tree);
       return ok();
     },
-    'PUT /v1/agent/config': async ({ req }) => ok(agents.writeConfig(await readJson(req, agentConfigSchema))),
+    'PUT /v1/agent/config': async ({ req }) =>
+      ok(agentsOf().writeConfig(await readJson(req, agentConfigSchema))),
     'POST /v1/agent/executions': async ({ req }) =>
-      ok({ executionId: agents.start(await readJson(req, startExecutionSchema)) }),
-    'GET /v1/agent/executions': () => ok(agents.list()),
+      ok({ executionId: agentsOf().start(await readJson(req, startExecutionSchema)) }),
+    'GET /v1/agent/executions': () => ok(agentsOf().list()),
     'POST /v1/agent/executions/:id/prompt': async ({ req, res, params }): Promise<Reply> => {
       const id = params['id'] ?? '';
       const prompt = await readBody(req, MAX_PROMPT_BYTES);
-      agents.prompt(id, prompt);
+      agentsOf().prompt(id, prompt);
       streamLines(res, agents.lines(id), keepaliveMs);
       return 'streamed';
     },
     'GET /v1/agent/executions/:id/events': ({ res, url, params }) => {
       const after = cursorOf(url);
       if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
-      streamLines(res, agents.lines(params['id'] ?? '', after ?? 0), keepaliveMs);
+      streamLines(res, agentsOf().lines(params['id'] ?? '', after ?? 0), keepaliveMs);
       return 'streamed';
     },
     'POST /v1/agent/executions/:id/abort': ({ params }) => {
-      agents.abort(params['id'] ?? '');
+      agentsOf().abort(params['id'] ?? '');
       return ok();
     },
     'POST /v1/agent/prepare': async ({ req }) => {
+      const host = agentsOf();
       await readJson(req, prepareAgentSchema);
-      agents.prepare();
+      host.prepare();
       return ok();
     },
   });

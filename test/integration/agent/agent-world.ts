@@ -66,9 +66,12 @@ export function useAgentWorld(slot: number, model: ModelServerOptions = {}): Age
   }, 120_000);
 
   afterAll(async () => {
-    await cp?.stop();
-    await upstream?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await cp?.stop();
+    } finally {
+      await upstream?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   const need = <T>(value: T | undefined): T => {

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { InspectionRecord } from '../../../actors/actor-system.js';
 import { ndjsonValues } from '../../../protocol/ndjson.js';
 import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-events.js';
 import { AgentError } from '../../../rules/errors.js';
@@ -123,6 +124,33 @@ describe('runtime_a in a closed-egress sandbox', () => {
     const requests = world.upstream.model.requests;
     expect(requests.map((r) => r.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
     expect(requests.every((r) => r.credentials['authorization'] === 'expected')).toBe(true);
+  });
+
+  it("puts every transition of the sandbox's execution actor in the control plane's inspection feed", async () => {
+    const seen: InspectionRecord[] = [];
+    const subscription = world.cp.plane.inspect$.subscribe((record) => {
+      if (record.kind === 'agent_execution' && record.actorId.startsWith(sbx.sandboxId)) seen.push(record);
+    });
+    try {
+      script(text('observed'));
+      await sbx.agent.run('be watched', { spec: world.spec() });
+      await expect
+        .poll(() => seen.map((r) => `${r.event.type}→${r.state}`).filter((t) => !t.startsWith('clock')))
+        .toEqual([
+          'run→running.active',
+          'step_started→running.active',
+          'step_finished→running.active',
+          'runtime_exited→idle',
+        ]);
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+
+  it('prepares the runtime in the background: prepare() returns at once and sandboxd warms it', async () => {
+    const before = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
+    sbx.agent.prepare({ runtime: 'runtime_a' }); // returns void: the call goes out in the background
+    await expect.poll(async () => agentCalls(await auditCalls(), before)).toEqual(['POST /v1/agent/prepare']);
   });
 
   it('makes 3 calls to sandboxd for a new configuration and 2 when its hash is unchanged', async () => {

@@ -1,0 +1,306 @@
+/**
+ * `npm run bench:agent` (root): the agent (runtime_a, opencode from the `sdk-agent` template) through
+ * the SDK in a closed-egress sandbox, beside the same runtime started directly on the host, both against
+ * the same scripted model conversation (a bash tool call, then a text) in one run:
+ *
+ *   (a) run() → runtime spawned: sandboxd's audit `process` start event vs the moment run() was called
+ *       (and the execution's `startedAt`, taken just before the spawn);
+ *   (b) run() → the first model request at the upstream, against the bare runtime's spawn → first
+ *       request; the same after `prepare()`; and, to tell the sandbox's CPU limit from the rest, the
+ *       bare runtime with the sandbox's CPU quota;
+ *   (c) the SDK's cost per event (a recorded wire stream read through `AgentStream`, event-cost.ts);
+ *   (d) calls to sandboxd per run, from its audit `call` events;
+ *   (e) peak memory of the agent sandbox (`memory.max_usage_in_bytes` of its `user` cgroup), beside the
+ *       bare runtime's (a cgroup of its own).
+ *
+ * BENCH_ITERATIONS (default 5) rounds of: a bare run, a bare run with the sandbox's CPU quota, a run, and
+ * a run after prepare(); medians, each with its target and PASS or MISS (a MISS is reported, not an
+ * error). Removes all it made.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { cgroupPaths } from '../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { AgentModel } from '../../sdk/agent-model.js';
+import { AgentSpec } from '../../sdk/agent-spec.js';
+import type { Sandbox } from '../../sdk/sandbox.js';
+import { SecretGateway } from '../../sdk/secret-gateway.js';
+import { SecretCache } from '../../sdk/secret-store/secret-cache.js';
+import { SecretStore } from '../../sdk/secret-store/secret-store.js';
+import { startControlPlane } from '../../test/integration/support/control-plane.js';
+import { text, toolCall } from '../../test/support/model-server/index.js';
+import { ensureBenchPackages } from '../support/host-packages.js';
+import { AuditFollower } from './audit-follower.js';
+import { BARE_BINARY, BareRuntime, type BareRun } from './bare-runtime.js';
+import { measureEventCost } from './event-cost.js';
+import { PACKAGE_ROOT, startLoopbackModel, startNamespaceModel, type TimedModel } from './timed-model.js';
+
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? '5');
+/** How long a caller of prepare() lets the warm-up run before its first run (bench choice). */
+const PREPARE_LEAD_MS = 1000;
+const PROMPT = 'edit notes.txt';
+const script = () => [
+  toolCall('bash', { command: 'echo edited > notes.txt', description: 'edit' }),
+  text('edited it'),
+];
+/** The calls one execution makes to sandboxd. */
+const RUN_ENDPOINTS = new Set([
+  'PUT /v1/agent/config',
+  'POST /v1/agent/executions',
+  'POST /v1/agent/executions/:id/prompt',
+]);
+
+/** One run through the SDK; times in ms from the run() call. */
+interface SandboxRun {
+  readonly spawnMs: number;
+  readonly startedAtMs: number;
+  readonly firstRequestMs: number;
+  readonly wallMs: number;
+  readonly calls: readonly string[];
+  readonly peakBytes: number;
+  readonly executionId: string;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[middle] ?? NaN)
+    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
+}
+
+const ms = (value: number): string => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS');
+const samples = (values: readonly number[], unit = ''): string =>
+  values.map((value) => `${value.toFixed(value < 100 ? 1 : 0)}${unit}`).join(', ');
+
+/** Runs the agent once through the SDK and reads what sandboxd and the upstream saw of it. */
+async function sandboxRun(
+  sbx: Sandbox,
+  spec: AgentSpec,
+  upstream: TimedModel,
+  audit: AuditFollower,
+  userMemory: string,
+  prepared: boolean,
+): Promise<SandboxRun> {
+  upstream.model.reset(script());
+  if (prepared) {
+    sbx.agent.prepare();
+    await sleep(PREPARE_LEAD_MS);
+  }
+  writeFileSync(join(userMemory, 'memory.max_usage_in_bytes'), '0');
+  const before = audit.lastSeq;
+  const called = performance.now();
+  const calledEpoch = performance.timeOrigin + called;
+  const result = await sbx.agent.run(PROMPT, { spec });
+  const wallMs = performance.now() - called;
+  if (result.steps !== 2) throw new Error(`the run took ${String(result.steps)} steps, not 2`);
+  const start = await audit.waitFor(before, (e) => e.type === 'process' && e.event === 'start');
+  if (start.type !== 'process') throw new Error('unreachable');
+  const end = await audit.waitFor(
+    start.seq,
+    (e) => e.type === 'process' && e.event === 'end' && e.pid === start.pid,
+  );
+  const calls = audit.events.flatMap((e) =>
+    e.seq > before && e.seq < end.seq && e.type === 'call' && RUN_ENDPOINTS.has(e.endpoint)
+      ? [e.endpoint]
+      : [],
+  );
+  const peakBytes = Number(readFileSync(join(userMemory, 'memory.max_usage_in_bytes'), 'utf8'));
+  const firstRequestMs = upstream.firstRequestAfter(called);
+  if (firstRequestMs === undefined) throw new Error('the upstream saw no request');
+  const { executions } = await sbx.agent.executions();
+  const execution = executions.reduce((a, b) => (b.startedAt >= a.startedAt ? b : a));
+  return {
+    spawnMs: start.at - calledEpoch,
+    startedAtMs: execution.startedAt - calledEpoch,
+    firstRequestMs,
+    wallMs,
+    calls,
+    peakBytes,
+    executionId: execution.executionId,
+  };
+}
+
+/** An ended execution's wire lines as sandboxd sends them (keepalives left out). */
+async function recordWire(daemonUrl: string, token: string, executionId: string): Promise<string[]> {
+  const res = await request(`${daemonUrl}/v1/agent/executions/${executionId}/events?after=0`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const body = await res.body.text();
+  return body.split('\n').filter((line) => line !== '' && !line.includes('"keepalive"'));
+}
+
+async function main(): Promise<void> {
+  const problem = ensureBenchPackages({});
+  if (problem !== undefined) throw new Error(problem);
+  if (!existsSync(BARE_BINARY)) throw new Error(`${BARE_BINARY} is missing: run npm run template:agent`);
+  const opencode = (
+    JSON.parse(readFileSync(join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies['opencode-ai'];
+
+  const cleanups: (() => Promise<void> | void)[] = [];
+  try {
+    const upstream = await startNamespaceModel(0);
+    cleanups.push(() => upstream.stop());
+    const loopback = await startLoopbackModel();
+    cleanups.push(() => loopback.stop());
+    const cp = await startControlPlane({ gatewayCa: upstream.caPem });
+    cleanups.push(() => cp.stop());
+    const secrets = mkdtempSync(join(tmpdir(), 'sdk-bench-secrets-'));
+    cleanups.push(() => rmSync(secrets, { recursive: true, force: true }));
+    const store = new SecretStore({ file: join(secrets, 'secrets.json') });
+    await store.create('model-key', 'Bearer sk-bench-agent-0123456789');
+    const sbx = await cp.createSandbox({
+      template: 'sdk-agent',
+      secretCache: new SecretCache({ store }),
+      gateways: {
+        llm: new SecretGateway({
+          upstream: upstream.origin,
+          headers: { authorization: 'model-key' },
+          allow: [['POST', '/v1/chat/completions']],
+          ratePerMinute: 6000,
+        }),
+      },
+    });
+    cleanups.push(() => sbx.kill());
+    const spec = new AgentSpec({
+      model: new AgentModel({ provider: 'compatible', id: 'model-1', gateway: 'llm', basePath: '/v1' }),
+    });
+    const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
+    const audit = await AuditFollower.open(daemonUrl, sbx.accessToken);
+    cleanups.push(() => audit.close());
+    const paths = cgroupPaths(cp.driver.instance, sbx.sandboxId);
+    const { userMemory } = paths;
+    const memoryLimit = Number(readFileSync(join(userMemory, 'memory.limit_in_bytes'), 'utf8'));
+    const cpus =
+      Number(readFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), 'utf8')) /
+      Number(readFileSync(join(paths.cpu, 'cpu.cfs_period_us'), 'utf8'));
+    const bare = BareRuntime.create(spec, loopback, 'free');
+    cleanups.push(() => bare.close());
+    const bareLimited = BareRuntime.create(spec, loopback, 'cpu', cpus);
+    cleanups.push(() => bareLimited.close());
+
+    const bareRun = (runtime: BareRuntime): Promise<BareRun> => {
+      loopback.model.reset(script());
+      return runtime.run(PROMPT, loopback);
+    };
+    const run = (prepared: boolean): Promise<SandboxRun> =>
+      sandboxRun(sbx, spec, upstream, audit, userMemory, prepared);
+
+    // The first run on a handle writes the configuration (3 calls); it and a bare run also warm the
+    // page cache. Reported apart from the medians.
+    await bareRun(bare);
+    await bareRun(bareLimited);
+    const first = await run(false);
+    const bares: BareRun[] = [];
+    const limited: BareRun[] = [];
+    const cold: SandboxRun[] = [];
+    const warm: SandboxRun[] = [];
+    for (let i = 0; i < ITERATIONS; i++) {
+      bares.push(await bareRun(bare));
+      limited.push(await bareRun(bareLimited));
+      cold.push(await run(false));
+      warm.push(await run(true));
+      process.stderr.write(`iteration ${String(i + 1)}/${String(ITERATIONS)} done\n`);
+    }
+    const recorded = await recordWire(daemonUrl, sbx.accessToken, first.executionId);
+    const eventsPerRun = recorded.filter((line) => line.includes('"event"')).length;
+    const cost = await measureEventCost(recorded);
+
+    const bareFirst = median(bares.map((r) => r.firstRequestMs));
+    const limitedFirst = median(limited.map((r) => r.firstRequestMs));
+    const sdkRuns = [...cold, ...warm];
+    const spawn = median(sdkRuns.map((r) => r.spawnMs));
+    const coldFirst = median(cold.map((r) => r.firstRequestMs));
+    const warmFirst = median(warm.map((r) => r.firstRequestMs));
+    const later = sdkRuns.map((r) => r.calls);
+    const peak = Math.max(...[first, ...sdkRuns].map((r) => r.peakBytes));
+
+    const row = (label: string, value: string, target: string, pass?: boolean): void =>
+      console.log(
+        `${label.padEnd(36)}${value.padStart(10)}   ${target.padEnd(40)}${pass === undefined ? '' : verdict(pass)}`,
+      );
+    const note = (text: string): void => console.log(`      ${text}`);
+    console.log(
+      `agent benchmark: runtime_a (opencode-ai ${String(opencode)}) in a closed-egress sdk-agent sandbox ` +
+        `(${String(cpus)} CPU, ${mib(memoryLimit)}) through the SDK and an in-process control plane, beside the same ` +
+        `binary, command line, environment and configuration started directly on the host ("bare": HOME on tmpfs, ` +
+        `model over loopback HTTP). Conversation: a bash tool call, then a text (2 model requests, ` +
+        `${String(eventsPerRun)} events). ${String(ITERATIONS)} rounds of: bare run, bare run with the sandbox's ` +
+        `CPU quota, run(), prepare() + ${String(PREPARE_LEAD_MS)} ms + run(); medians. Node ${process.version}, ` +
+        `${String(availableParallelism())} CPUs.\n`,
+    );
+    row('(a) run() -> runtime spawned', ms(spawn), 'target <= 20 ms', spawn <= 20);
+    note(`to sandboxd's audit 'process' start event; samples ${samples(sdkRuns.map((r) => r.spawnMs))} ms`);
+    note(
+      `execution startedAt (just before the spawn) ${ms(median(sdkRuns.map((r) => r.startedAtMs)))}; ` +
+        `first run on the handle (configuration written) ${ms(first.spawnMs)}`,
+    );
+    const coldRatio = coldFirst / bareFirst;
+    const warmRatio = warmFirst / bareFirst;
+    row(
+      '(b) run() -> first model request',
+      ms(coldFirst),
+      `${coldRatio.toFixed(2)}x bare; target <= 1.15x`,
+      coldRatio <= 1.15,
+    );
+    row('    after prepare()', ms(warmFirst), `${warmRatio.toFixed(2)}x bare; target < 1.00x`, warmRatio < 1);
+    note(
+      `bare spawn -> first request ${ms(bareFirst)} (samples ${samples(bares.map((r) => r.firstRequestMs))} ms)`,
+    );
+    note(
+      `bare with the sandbox's CPU quota ${ms(limitedFirst)} (samples ${samples(limited.map((r) => r.firstRequestMs))} ms): ` +
+        `run() is ${(coldFirst / limitedFirst).toFixed(2)}x that, after prepare() ${(warmFirst / limitedFirst).toFixed(2)}x`,
+    );
+    note(
+      `samples: run() ${samples(cold.map((r) => r.firstRequestMs))} ms; after prepare() ${samples(warm.map((r) => r.firstRequestMs))} ms`,
+    );
+    row('(c) SDK cost per event', `${cost.streamUs.toFixed(2)} us`, 'no target');
+    note(
+      `AgentStream reading a recorded wire stream repeated to ${String(cost.events)} events from a local fake ` +
+        `sandboxd; of it undici + NDJSON ${cost.transportUs.toFixed(2)} us, parse and dispatch ` +
+        `${(cost.streamUs - cost.transportUs).toFixed(2)} us`,
+    );
+    note(
+      `whole runs, for context: run() ${ms(median(cold.map((r) => r.wallMs)))}, bare spawn -> exit ` +
+        `${ms(median(bares.map((r) => r.exitMs)))}, bare with the CPU quota ${ms(median(limited.map((r) => r.exitMs)))}`,
+    );
+    const callsPass = first.calls.length === 3 && later.every((calls) => calls.length === 2);
+    row(
+      '(d) calls to sandboxd per run',
+      `${String(first.calls.length)}, then ${[...new Set(later.map((calls) => calls.length))].join('/')}`,
+      'target 2 or 3 (3: new configuration)',
+      callsPass,
+    );
+    note(`from sandboxd's audit 'call' events; first run: ${first.calls.join(', ')}`);
+    note(`later runs: ${[...new Set(later.map((calls) => calls.join(', ')))].join(' | ')}`);
+    row(
+      '(e) peak memory of the agent sandbox',
+      mib(peak),
+      `target <= its memory, ${mib(memoryLimit)}`,
+      peak <= memoryLimit,
+    );
+    note(
+      `memory.max_usage_in_bytes of its user cgroup, highest run (median ${mib(median(sdkRuns.map((r) => r.peakBytes)))}); ` +
+        `bare runtime's cgroup ${mib(Math.max(...bares.map((r) => r.peakBytes)))}, with the CPU quota ` +
+        mib(Math.max(...limited.map((r) => r.peakBytes))),
+    );
+  } finally {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        console.error('cleanup:', error instanceof Error ? error.message : error);
+      }
+    }
+  }
+}
+
+await main();
