@@ -18,7 +18,7 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
-import { defaultMemoryMb } from '../rules/limits.js';
+import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
@@ -186,7 +186,7 @@ export class ControlPlane {
       allowInternetAccess: parsed.allowInternetAccess,
       memoryMb: parsed.memoryMb ?? defaultMemoryMb(parsed.template),
       maxPids: parsed.maxPids,
-      cpus: parsed.cpus,
+      cpus: parsed.cpus ?? defaultCpus(parsed.template),
     });
     const input: SandboxMachineInput = {
       now: this.#now(),

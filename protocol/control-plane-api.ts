@@ -27,8 +27,13 @@ export const createSandboxRequestSchema = z.strictObject({
     .optional()
     .describe('memory of sandbox code, MiB; by default 512, and 1024 for template sdk-agent'),
   maxPids: z.number().int().min(16).max(32_768).default(512),
-  /** CPU time of the whole sandbox, in CPUs (0.5 = half of one CPU). */
-  cpus: z.number().min(0.05).max(64).default(1),
+  /** CPU time of the whole sandbox, in CPUs (0.5 = half of one CPU); when absent, `defaultCpus(template)`. */
+  cpus: z
+    .number()
+    .min(0.05)
+    .max(64)
+    .optional()
+    .describe('CPU time of the whole sandbox, in CPUs; by default 1, and 2 for template sdk-agent'),
 });
 
 /** A create request as sent. */

@@ -1,6 +1,6 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
-import { defaultMemoryMb, LIMITS } from '../rules/limits.js';
+import { defaultCpus, defaultMemoryMb, LIMITS } from '../rules/limits.js';
 import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
@@ -52,8 +52,11 @@ const sandboxOptions = z
       .min(32, 'must be at least 32')
       .max(16_384, 'must be at most 16384')
       .optional(),
-    /** CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). */
-    cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').default(1),
+    /**
+     * CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). By default 1, and 2 for template
+     * `sdk-agent` (`defaultCpus`).
+     */
+    cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').optional(),
   })
   .superRefine((o, ctx) => {
     if (o.pool !== undefined && Object.keys(o.gateways).length > 0) {
@@ -67,8 +70,12 @@ const sandboxOptions = z
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
     }
   })
-  // The template's default memory when none is asked for; an explicit memoryMb always wins.
-  .transform((o) => ({ ...o, memoryMb: o.memoryMb ?? defaultMemoryMb(o.template) }));
+  // The template's default memory and CPUs when none are asked for; explicit values always win.
+  .transform((o) => ({
+    ...o,
+    memoryMb: o.memoryMb ?? defaultMemoryMb(o.template),
+    cpus: o.cpus ?? defaultCpus(o.template),
+  }));
 
 /** Options of `Sandbox.create`. */
 export type SandboxOptions = z.input<typeof sandboxOptions>;

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../../control-plane/openapi.js';
 import { createSandboxRequestSchema } from '../../../protocol/control-plane-api.js';
-import { DEFAULT_MEMORY_MB, defaultMemoryMb } from '../../../rules/limits.js';
+import { DEFAULT_CPUS, DEFAULT_MEMORY_MB, defaultCpus, defaultMemoryMb } from '../../../rules/limits.js';
 import { AGENT_TEMPLATE, TEMPLATE_NAME } from '../../../rules/names.js';
 import { BASE_TEMPLATES } from '../../../sandbox-drivers/namespace/base-template.js';
 import { resolveSandboxOptions } from '../../../sdk/sandbox-options.js';
@@ -47,6 +47,18 @@ describe('the memory default rule', () => {
   });
 });
 
+describe('the CPU default rule', () => {
+  it('gives sdk-agent 2 CPUs and every other template 1; an explicit cpus wins', () => {
+    expect(defaultCpus('sdk-agent')).toBe(2);
+    for (const template of ['sdk-base', 'sdk-base-caps', 'sdk-agent2'])
+      expect(defaultCpus(template)).toBe(DEFAULT_CPUS);
+    expect(resolveSandboxOptions().cpus).toBe(1);
+    expect(resolveSandboxOptions({ template: 'sdk-agent' }).cpus).toBe(2);
+    expect(resolveSandboxOptions({ template: 'sdk-agent', cpus: 0.5 }).cpus).toBe(0.5);
+    expect(createSandboxRequestSchema.parse({ template: 'sdk-agent' }).cpus).toBeUndefined();
+  });
+});
+
 describe('the control plane', () => {
   let world: MemoryPlaneWorld;
   beforeEach(() => {
@@ -68,5 +80,14 @@ describe('the control plane', () => {
     expect(await launched({ ...closed, template: 'sdk-agent', memoryMb: 640 })).toBe(640 * MiB);
     expect(await launched({ ...closed, template: 'sdk-base-caps' })).toBe(512 * MiB);
     expect(await launched({ template: 'sdk-base' })).toBe(512 * MiB);
+  });
+
+  it('launches sdk-agent sandboxes with 2 CPUs unless cpus is given', async () => {
+    const plane = await world.start();
+    const cpus = async (request: Parameters<typeof plane.create>[0]) =>
+      world.driver.sandbox((await plane.create(request)).sandboxId)?.request.cpus;
+    expect(await cpus({ allowInternetAccess: false, template: 'sdk-agent' })).toBe(2);
+    expect(await cpus({ allowInternetAccess: false, template: 'sdk-agent', cpus: 1.5 })).toBe(1.5);
+    expect(await cpus({ template: 'sdk-base' })).toBe(1);
   });
 });
