@@ -25,11 +25,12 @@ import type {
 import { AgentError } from '../rules/errors.js';
 import { RequestError } from './request-error.js';
 import type { RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
-import { AgentConfigs } from './agent-configs.js';
+import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
-import { ManagedProcess, type SandboxUser } from './managed-process.js';
-import { RUNTIME_A_BINARY, runtimeACommand, runtimeAEnvironment } from './runtime-a-launch.js';
+import type { ManagedProcess, SandboxUser } from './managed-process.js';
+import { launchRuntimeA, RUNTIME_A_BINARY, runtimeAEnvironment } from './runtime-a-launch.js';
+import { STANDBY_MS, standbyFits, type StandbyRuntime } from './runtime-standby.js';
 
 type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
 
@@ -79,7 +80,12 @@ export class AgentHost {
   /** Trees a normal end left populated: removed once they are empty. */
   readonly #leftTrees: ExecutionTree[] = [];
   #current: Entry | undefined;
-  #starting: { entry: Entry; environment: Record<string, string> } | undefined;
+  #starting:
+    { entry: Entry; environment: Record<string, string>; adopted: ManagedProcess | undefined } | undefined;
+  /** A runtime `prepare()` started for the next run. */
+  #standby: StandbyRuntime | undefined;
+  /** The configuration written last: what `prepare()` starts a runtime with. */
+  #lastConfig: StoredConfig | undefined;
   /** Calls the machine refused with `busy` (its rejectBusy effect). */
   #busyRefusals = 0;
   #clock: NodeJS.Timeout | undefined;
@@ -112,7 +118,8 @@ export class AgentHost {
 
   /** Keeps a configuration (its files written) under its hash. */
   writeConfig(config: AgentConfigWrite): { hash: string } {
-    return { hash: this.#configs.write(config).hash };
+    this.#lastConfig = this.#configs.write(config);
+    return { hash: this.#lastConfig.hash };
   }
 
   /**
@@ -143,17 +150,22 @@ export class AgentHost {
         field: 'workdir',
       });
     }
+    const standby = this.#takeStandby(start);
     this.#collectLeftTrees();
     const id = `exe_${randomBytes(12).toString('hex')}`;
     const entry: Entry = {
       execution: new AgentExecution(id, start.limits, Date.now(), start.sessionId, start.reasoning),
-      tree: ExecutionTree.create(cgroupDirOf(this.#options.user.cgroupProcs), `agent-${id}`),
+      tree: standby?.tree ?? ExecutionTree.create(this.#cgroupDir, `agent-${id}`),
       start,
       promptSent: false,
     };
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
-    this.#starting = { entry, environment: runtimeAEnvironment(config, this.#configs.configHomeDir) };
+    this.#starting = {
+      entry,
+      environment: runtimeAEnvironment(config, this.#configs.configHomeDir),
+      adopted: standby?.process,
+    };
     this.#send({ type: 'run', limits });
     return id;
   }
@@ -213,21 +225,71 @@ export class AgentHost {
     };
   }
 
-  /** Reads the runtime binary into the page cache in the background (SPEC `prepare`). */
+  /**
+   * Warms the runtime up in the background (SPEC `prepare`): reads its binary into the page cache and,
+   * once a configuration was written and no execution runs, starts a runtime for the next run with it
+   * (`runtime-standby.ts`).
+   */
   prepare(): void {
-    if (this.#warming || !existsSync(this.#binary)) return;
-    this.#warming = true;
-    const stream = createReadStream(this.#binary, { highWaterMark: 1 << 20 });
-    const done = (): void => void (this.#warming = false);
-    stream.on('error', done).on('close', done).resume();
+    if (!existsSync(this.#binary)) return;
+    if (!this.#warming) {
+      this.#warming = true;
+      const stream = createReadStream(this.#binary, { highWaterMark: 1 << 20 });
+      const done = (): void => void (this.#warming = false);
+      stream.on('error', done).on('close', done).resume();
+    }
+    const config = this.#lastConfig;
+    const { home } = this.#options.user;
+    if (config === undefined || this.#current !== undefined || this.#standby?.process.running === true)
+      return;
+    this.#dropStandby();
+    const tree = ExecutionTree.create(this.#cgroupDir, `agent-standby-${randomBytes(6).toString('hex')}`);
+    const runtime = launchRuntimeA({
+      start: { reasoning: false, workdir: home },
+      environment: runtimeAEnvironment(config, this.#configs.configHomeDir),
+      tree,
+      user: this.#options.user,
+      binary: this.#binary,
+    });
+    runtime.started.catch(() => this.#dropStandby());
+    const expiry = setTimeout(() => this.#dropStandby(), STANDBY_MS);
+    this.#standby = { configHash: config.hash, workdir: home, process: runtime, tree, expiry };
   }
 
-  /** Kills the running execution's tree (sandboxd is stopping). */
+  /** Kills the running execution's tree and a prepared runtime (sandboxd is stopping). */
   close(): void {
     clearTimeout(this.#clock);
     clearInterval(this.#poll);
     this.#current?.tree.signal('SIGKILL');
+    this.#dropStandby();
     this.#actor.stop();
+  }
+
+  /** The prepared runtime if `start` fits it; any other is ended first. */
+  #takeStandby(start: StartExecution): StandbyRuntime | undefined {
+    const standby = this.#standby;
+    if (standby === undefined) return undefined;
+    if (!standbyFits(standby, start)) {
+      this.#dropStandby();
+      return undefined;
+    }
+    clearTimeout(standby.expiry);
+    this.#standby = undefined;
+    return standby;
+  }
+
+  /** Ends the prepared runtime, if any: its whole tree, which only it ever used. */
+  #dropStandby(): void {
+    const standby = this.#standby;
+    if (standby === undefined) return;
+    this.#standby = undefined;
+    clearTimeout(standby.expiry);
+    void standby.tree.freezeAndKill();
+    this.#leftTrees.push(standby.tree);
+  }
+
+  get #cgroupDir(): string | undefined {
+    return cgroupDirOf(this.#options.user.cgroupProcs);
   }
 
   get #binary(): string {
@@ -258,19 +320,16 @@ export class AgentHost {
     if (starting === undefined) return;
     const { entry, environment } = starting;
     this.#current = entry;
-    const { user } = this.#options;
-    const proc = new ManagedProcess(
-      {
-        cmd: runtimeACommand(entry.start, this.#binary),
-        envs: environment,
-        cwd: entry.start.workdir,
-        timeoutMs: undefined,
-        killTree: false,
-      },
-      { ...user, ...(entry.tree.procsFile === undefined ? {} : { cgroupProcs: entry.tree.procsFile }) },
-    );
+    const proc =
+      starting.adopted ??
+      launchRuntimeA({
+        start: entry.start,
+        environment,
+        tree: entry.tree,
+        user: this.#options.user,
+        binary: this.#binary,
+      });
     entry.process = proc;
-    entry.tree.root = proc.pid;
     proc.started.catch(() => {
       if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });
     });

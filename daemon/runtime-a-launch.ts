@@ -7,6 +7,8 @@
 import { RUNTIME_A_ENVIRONMENT } from '../runtime-drivers/runtime-a/environment.js';
 import type { StartExecution } from '../protocol/agent-wire.js';
 import type { StoredConfig } from './agent-configs.js';
+import type { ExecutionTree } from './execution-tree.js';
+import { ManagedProcess, type SandboxUser } from './managed-process.js';
 
 /** Where the sdk-agent template puts the runtime. */
 export const AGENT_BIN_DIR = '/opt/agents/bin';
@@ -20,7 +22,10 @@ function quote(argument: string): string {
 }
 
 /** The command line: `exec` so the runtime is the process sandboxd started. */
-export function runtimeACommand(start: StartExecution, binary = RUNTIME_A_BINARY): string {
+export function runtimeACommand(
+  start: Pick<StartExecution, 'model' | 'sessionId' | 'reasoning'>,
+  binary = RUNTIME_A_BINARY,
+): string {
   const args = [binary, 'run', '--format', 'json', '--title', 'sdk agent run'];
   if (start.model !== undefined) args.push('--model', start.model);
   if (start.sessionId !== undefined) args.push('--session', start.sessionId);
@@ -37,4 +42,32 @@ export function runtimeAEnvironment(config: StoredConfig, configHome: string): R
     XDG_CONFIG_HOME: configHome,
     OPENCODE_CONFIG_CONTENT: config.text,
   };
+}
+
+/** What one runtime process is started with. */
+export interface RuntimeALaunch {
+  readonly start: Pick<StartExecution, 'model' | 'sessionId' | 'reasoning' | 'workdir'>;
+  /** From `runtimeAEnvironment`. */
+  readonly environment: Record<string, string>;
+  /** Its processes' cgroup; the commands' one when the tree has none. */
+  readonly tree: ExecutionTree;
+  readonly user: SandboxUser;
+  readonly binary: string;
+}
+
+/** Spawns runtime_a as the sandbox user in the execution's tree; it waits for its prompt on stdin. */
+export function launchRuntimeA(launch: RuntimeALaunch): ManagedProcess {
+  const { tree, user } = launch;
+  const proc = new ManagedProcess(
+    {
+      cmd: runtimeACommand(launch.start, launch.binary),
+      envs: launch.environment,
+      cwd: launch.start.workdir,
+      timeoutMs: undefined,
+      killTree: false,
+    },
+    { ...user, ...(tree.procsFile === undefined ? {} : { cgroupProcs: tree.procsFile }) },
+  );
+  tree.root = proc.pid;
+  return proc;
 }

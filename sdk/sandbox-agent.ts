@@ -95,7 +95,9 @@ export class SandboxAgent {
 
   /**
    * Starts warming the runtime up in the background and returns at once; a failure of the warm-up is
-   * ignored. runtime_b has nothing to warm up in this release.
+   * ignored. sandboxd starts a runtime with the configuration written last, which the next run adopts
+   * when it fits (same spec and working directory, a new session, the spec's model, no reasoning);
+   * runtime_b has nothing to warm up in this release.
    *
    * @throws InvalidArgumentError for a malformed option
    */

@@ -153,6 +153,32 @@ describe('runtime_a in a closed-egress sandbox', () => {
     await expect.poll(async () => agentCalls(await auditCalls(), before)).toEqual(['POST /v1/agent/prepare']);
   });
 
+  it('prepare() starts a runtime ahead that the next fitting run adopts; a run it does not fit ends it', async () => {
+    script(text('first'), text('adopted'), text('not adopted'));
+    const spec = world.spec();
+    await sbx.agent.run('write the configuration', { spec });
+    const runtimes = async (): Promise<string[]> =>
+      (await sbx.commands.run("ps -eo pid,args | grep '[o]pencode run' | awk '{print $1}' || true")).stdout
+        .split('\n')
+        .filter((line) => line !== '');
+    sbx.agent.prepare({ runtime: 'runtime_a' });
+    await expect.poll(runtimes, { timeout: 20_000 }).toHaveLength(1);
+    const [prepared] = await runtimes();
+    const before = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
+    expect((await sbx.agent.run('use it', { spec })).text).toBe('adopted');
+    const started = (await auditCalls()).filter(
+      (e) => e.seq > before && e.type === 'process' && e.event === 'start',
+    );
+    expect(started.map((e) => (e.type === 'process' ? String(e.pid) : ''))).toEqual([prepared]);
+
+    sbx.agent.prepare({ runtime: 'runtime_a' });
+    await expect.poll(runtimes, { timeout: 20_000 }).toHaveLength(1);
+    const [unused] = await runtimes();
+    const other = await sbx.agent.run('not this one', { spec, reasoning: true });
+    expect(other.text).toBe('not adopted');
+    expect(await runtimes()).not.toContain(unused);
+  });
+
   it('makes 3 calls to sandboxd for a new configuration and 2 when its hash is unchanged', async () => {
     const before = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
     const spec = world.spec('compatible', { instructions: `Count calls ${String(Date.now())}.` });
@@ -201,6 +227,22 @@ describe('runtime_a in a closed-egress sandbox', () => {
     expect(second.sessionId).toBe(first.sessionId);
     const last = world.upstream.model.requests.at(-1);
     expect(JSON.stringify(last?.body)).toContain('the first answer');
+  });
+
+  it('continues a session from another SDK process', async () => {
+    script(text('said here'), text('continued elsewhere'));
+    const first = await sbx.agent.run('remember this', { spec: world.spec() });
+    const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
+    const { stdout } = await run(
+      process.execPath,
+      [CLIENT, world.cp.url, sbx.sandboxId, 'run', first.sessionId],
+      {
+        env,
+        timeout: 60_000,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({ text: 'continued elsewhere', sessionId: first.sessionId });
+    expect(JSON.stringify(world.upstream.model.requests.at(-1)?.body)).toContain('said here');
   });
 
   it('denies a tool the permissions deny: the call fails and changes nothing', async () => {
