@@ -1,29 +1,16 @@
 /**
  * The scripted model server (test/support/model-server) with the arrival time of every request: over
- * HTTPS in a test namespace for sandboxes (as `test/integration/support/model-upstream.ts` serves it,
- * with the forwarder from the sources' `test/fixtures/`, which the bench build does not copy), and over
+ * HTTPS in a test namespace for sandboxes (`test/integration/support/model-upstream.ts`), and over
  * loopback HTTP for the bare runtime. Both listen in this process, so their times share one clock with
  * the SDK calls the benchmark makes.
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { makeTestPki } from '../../test/integration/support/test-ca.js';
-import { createTestNetwork } from '../../test/integration/support/test-network.js';
+import { startModelUpstream } from '../../test/integration/support/model-upstream.js';
 import { createModelServer, type ModelServer } from '../../test/support/model-server/index.js';
 
-/** The package root: the nearest folder above this module with a `package.json`. */
-export const PACKAGE_ROOT = ((): string => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
-})();
+export { PACKAGE_ROOT } from '../../test/integration/support/model-upstream.js';
 
 /** A scripted model server that notes when each request's headers arrived (`performance.now()`). */
 export interface TimedModel {
@@ -76,57 +63,7 @@ export async function startLoopbackModel(): Promise<TimedModel> {
 
 /** Over HTTPS with a test CA in a test namespace (`slot` as in `createTestNetwork`): for gateways. */
 export async function startNamespaceModel(slot: number): Promise<TimedModel & { readonly caPem: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sdk-bench-model-'));
-  const network = createTestNetwork(slot);
-  try {
-    const pki = makeTestPki(dir, 'model', [network.nsAddress]);
-    const model = createModelServer();
-    const { handler, arrivals } = timedHandler(model);
-    const server = createHttpsServer(
-      { cert: readFileSync(pki.certFile), key: readFileSync(pki.keyFile) },
-      handler,
-    );
-    server.listen(0, network.hostAddress);
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const forwarder = spawn(
-      'ip',
-      [
-        'netns',
-        'exec',
-        network.ns,
-        process.execPath,
-        join(PACKAGE_ROOT, 'test', 'fixtures', 'tcp-forward.mjs'),
-        network.nsAddress,
-        '8443',
-        network.hostAddress,
-        String(port),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      forwarder.once('exit', (code) => reject(new Error(`forwarder exited with ${String(code)}`)));
-      forwarder.stdout.once('data', () => resolve());
-    });
-    return {
-      model,
-      origin: `https://${network.nsAddress}:8443`,
-      caPem: pki.caPem,
-      firstRequestAfter: (since) => firstAfter(arrivals, since),
-      stop: async () => {
-        if (forwarder.exitCode === null && forwarder.signalCode === null) {
-          forwarder.kill('SIGTERM');
-          await once(forwarder, 'exit');
-        }
-        server.closeAllConnections();
-        server.close();
-        network.destroy();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    network.destroy();
-    rmSync(dir, { recursive: true, force: true });
-    throw error;
-  }
+  const arrivals: number[] = [];
+  const upstream = await startModelUpstream(slot, { onRequest: () => arrivals.push(performance.now()) });
+  return { ...upstream, firstRequestAfter: (since) => firstAfter(arrivals, since) };
 }

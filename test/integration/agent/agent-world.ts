@@ -56,7 +56,7 @@ export function useAgentWorld(slot: number, model: ModelServerOptions = {}): Age
   const mcp = createMcpEndpoint(MCP_KEY);
 
   beforeAll(async () => {
-    upstream = await startModelUpstream(slot, model, mcp.handler);
+    upstream = await startModelUpstream(slot, { model, mcp: mcp.handler });
     cp = await startControlPlane({ gatewayCa: upstream.caPem });
     dir = mkdtempSync(join(tmpdir(), 'sdk-agent-secrets-'));
     const store = new SecretStore({ file: join(dir, 'secrets.json') });

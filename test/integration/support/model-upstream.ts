@@ -1,17 +1,17 @@
 /**
  * The scripted model server (test/support/model-server) as a real HTTPS upstream: TLS with a test CA,
  * served by this process on the host end of a test namespace, reached by gateways at
- * `https://<namespace address>:8443` through a TCP forwarder inside the namespace (sandboxes may not
- * reach the host's own addresses; the namespace they may).
+ * `https://<namespace address>:8443` through a TCP forwarder inside the namespace (the agent example's:
+ * sandboxes may not reach the host's own addresses; the namespace they may).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createModelServer,
@@ -21,7 +21,27 @@ import {
 import { makeTestPki } from './test-ca.js';
 import { createTestNetwork } from './test-network.js';
 
-const FORWARDER = fileURLToPath(new URL('../../fixtures/tcp-forward.mjs', import.meta.url));
+/** The package root: the nearest folder above this module with a `package.json` (sources or a build). */
+export const PACKAGE_ROOT = ((): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+})();
+
+/** The agent example's TCP forwarder (`scripted-model.mjs forward …`), from the sources. */
+const FORWARDER = join(PACKAGE_ROOT, 'examples', 'scripted-model.mjs');
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What the upstream serves besides the model. */
+export interface ModelUpstreamOptions {
+  /** The scripted model server's options. */
+  readonly model?: ModelServerOptions;
+  /** Serves paths under `/mcp` instead of the model (a remote MCP server on the same upstream). */
+  readonly mcp?: Handler;
+  /** Told as each request arrives, before it is served. */
+  readonly onRequest?: (req: IncomingMessage) => void;
+}
 
 /** A running model upstream. */
 export interface ModelUpstream {
@@ -37,18 +57,18 @@ export interface ModelUpstream {
 /** Starts the model upstream in a fresh test namespace (`slot` as in `createTestNetwork`). */
 export async function startModelUpstream(
   slot: number,
-  options: ModelServerOptions = {},
-  /** Serves paths under `/mcp` instead of the model (a remote MCP server on the same upstream). */
-  mcp?: (req: IncomingMessage, res: ServerResponse) => void,
+  options: ModelUpstreamOptions = {},
 ): Promise<ModelUpstream> {
+  const { mcp, onRequest } = options;
   const dir = mkdtempSync(join(tmpdir(), 'sdk-model-'));
   const network = createTestNetwork(slot);
   try {
     const pki = makeTestPki(dir, 'model', [network.nsAddress]);
-    const model = createModelServer(options);
+    const model = createModelServer(options.model);
     const server = createServer(
       { cert: readFileSync(pki.certFile), key: readFileSync(pki.keyFile) },
       (req, res) => {
+        onRequest?.(req);
         if (mcp !== undefined && (req.url ?? '').startsWith('/mcp')) mcp(req, res);
         else model.handler(req, res);
       },
@@ -64,6 +84,7 @@ export async function startModelUpstream(
         network.ns,
         process.execPath,
         FORWARDER,
+        'forward',
         network.nsAddress,
         '8443',
         network.hostAddress,
@@ -80,7 +101,7 @@ export async function startModelUpstream(
       caPem: pki.caPem,
       model,
       stop: async () => {
-        if (forwarder.exitCode === null) {
+        if (forwarder.exitCode === null && forwarder.signalCode === null) {
           forwarder.kill('SIGTERM');
           await once(forwarder, 'exit');
         }

@@ -18,8 +18,16 @@ import type { ErrorEnvelope } from '../../../protocol/error-envelope.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { vi } from 'vitest';
-import { Sandbox, SecretCache, SecretStore, type SecretGateway } from '../../../sdk/index.js';
+import { afterEach, beforeEach, vi } from 'vitest';
+import {
+  AgentModel,
+  AgentSpec,
+  Sandbox,
+  SecretCache,
+  SecretStore,
+  vendorBGateway,
+  type SecretGateway,
+} from '../../../sdk/index.js';
 
 /** One request the fake received. */
 export interface FakeRequest {
@@ -353,4 +361,39 @@ export async function createdHandle(
     rmSync(dir, { recursive: true, force: true });
     vi.unstubAllEnvs();
   }
+}
+
+/** A spec on gateway `llm` with provider vendor_b, model `model-1`. */
+export const VENDOR_B_SPEC = new AgentSpec({
+  model: new AgentModel({ provider: 'vendor_b', id: 'model-1', gateway: 'llm' }),
+});
+
+/** Every event of a stream, in order. */
+export async function allEvents(stream: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
+  const events: AgentEvent[] = [];
+  for await (const event of stream) events.push(event);
+  return events;
+}
+
+/** A fake sandboxd per test and a created handle on it with gateway `llm` (vendor_b preset). */
+export function useFakeSandboxd(): { readonly fake: FakeSandboxd; readonly sbx: Sandbox } {
+  let fake: FakeSandboxd | undefined;
+  let sbx: Sandbox | undefined;
+  beforeEach(async () => {
+    fake = await FakeSandboxd.start();
+    sbx = await createdHandle(fake, { llm: vendorBGateway('vendor-b-key') });
+  });
+  afterEach(() => fake?.close());
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the fake sandboxd is not set up');
+    return value;
+  };
+  return {
+    get fake() {
+      return need(fake);
+    },
+    get sbx() {
+      return need(sbx);
+    },
+  };
 }
