@@ -13,6 +13,15 @@ import type {
 import type { AgentFailureReason } from '../rules/agent-reasons.js';
 import { RunAccumulator, type RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
 
+/**
+ * Most a runtime line may hold: longer ones are dropped (and counted) as they arrive, so output without
+ * newlines cannot grow sandboxd's memory.
+ */
+export const MAX_LINE_CHARS = 1024 * 1024;
+
+/** Most output sandboxd keeps for one execution, whatever `maxOutputBytes` asks (the SDK keeps its own). */
+export const DAEMON_KEPT_BYTES = 16 * 1024 * 1024;
+
 /** Events that stay in the log past `maxOutputBytes`: the step boundaries limits are counted on. */
 const ALWAYS_KEPT: ReadonlySet<string> = new Set(['step_started', 'step_finished']);
 
@@ -29,7 +38,11 @@ export class AgentExecution {
   readonly #live = new Subject<NumberedLine>();
   readonly #run: RunAccumulator;
   #partial = '';
+  /** True while the rest of an over-long line is being skipped. */
+  #skipping = false;
   #keptBytes = 0;
+  /** What this log keeps: `maxOutputBytes`, at most `DAEMON_KEPT_BYTES`. */
+  readonly #keepBytes: number;
   #droppedOverCap = 0;
   #announcedSession = false;
   #outcome: ExecutionOutcomeEvent | undefined;
@@ -42,15 +55,29 @@ export class AgentExecution {
     private readonly requestedSession: string | undefined,
     reasoning: boolean,
   ) {
-    this.#run = new RunAccumulator({ reasoning, toolOutputBytes: 8192 });
+    this.#keepBytes = Math.min(limits.maxOutputBytes, DAEMON_KEPT_BYTES);
+    this.#run = new RunAccumulator({ reasoning, toolOutputBytes: 8192 }, this.#keepBytes);
   }
 
   /** Takes a chunk of the runtime's stdout; returns the events of the complete lines in it. */
   output(chunk: string): RuntimeEvent[] {
-    const text = this.#partial + chunk;
-    const lines = text.split('\n');
+    const lines = (this.#partial + chunk).split('\n');
     this.#partial = lines.pop() ?? '';
-    return lines.flatMap((line) => this.#run.push(line));
+    if (this.#skipping && lines.length > 0) {
+      lines.shift(); // the end of the over-long line
+      this.#skipping = false;
+    }
+    if (this.#skipping) this.#partial = '';
+    else if (this.#partial.length > MAX_LINE_CHARS) {
+      this.#partial = '';
+      this.#skipping = true;
+      this.#droppedOverCap += 1;
+    }
+    return lines.flatMap((line) => {
+      if (line.length <= MAX_LINE_CHARS) return this.#run.push(line);
+      this.#droppedOverCap += 1;
+      return [];
+    });
   }
 
   /** The rest of the output once the runtime's stdout closed. */
@@ -69,7 +96,7 @@ export class AgentExecution {
   emit(event: RuntimeEvent): void {
     this.#announceSession();
     const size = JSON.stringify(event).length;
-    if (!ALWAYS_KEPT.has(event.type) && this.#keptBytes + size > this.limits.maxOutputBytes) {
+    if (!ALWAYS_KEPT.has(event.type) && this.#keptBytes + size > this.#keepBytes) {
       this.#droppedOverCap += 1;
       return;
     }

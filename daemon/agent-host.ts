@@ -43,7 +43,7 @@ const EFFECTS: readonly AgentEffect[] = [
 ];
 
 /** Ended executions kept for late readers. */
-const KEPT_EXECUTIONS = 16;
+const KEPT_EXECUTIONS = 4;
 
 /** How often a stopping tree is looked at. */
 const TREE_POLL_MS = 20;
@@ -346,6 +346,7 @@ export class AgentHost {
       for (const parsed of entry.execution.output(decoder.end())) this.#runtimeEvent(entry, parsed);
       for (const parsed of entry.execution.flush()) this.#runtimeEvent(entry, parsed);
       entry.execution.exited(event.exitCode);
+      entry.process = undefined; // its kept output history goes with it
       if (this.#current !== entry) return;
       this.#send(
         event.exitCode === 0 && !entry.execution.runtimeReportedFailure

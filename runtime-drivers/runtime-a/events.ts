@@ -236,7 +236,17 @@ export class RunAccumulator {
   private droppedLines = 0;
   private failure: RuntimeFailure | undefined;
 
-  constructor(private readonly options: ParseOptions = DEFAULT_PARSE_OPTIONS) {}
+  #keptToolCallBytes = 0;
+
+  /**
+   * @param options - what the parser emits
+   * @param keepBytes - tool calls kept for the summary, by their JSON size; later ones are not kept
+   *   (their events are still returned)
+   */
+  constructor(
+    private readonly options: ParseOptions = DEFAULT_PARSE_OPTIONS,
+    private readonly keepBytes = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** Takes one line; returns the events to emit (zero or one). */
   push(line: string): RuntimeEvent[] {
@@ -253,7 +263,12 @@ export class RunAccumulator {
     else if (event.type === 'text') this.text = event.text;
     else if (event.type === 'tool_call') {
       const { name, status, input, output } = event;
-      this.toolCalls.push({ name, status, input, output });
+      const call = { name, status, input, output };
+      const size = JSON.stringify(call).length;
+      if (this.#keptToolCallBytes + size <= this.keepBytes) {
+        this.#keptToolCallBytes += size;
+        this.toolCalls.push(call);
+      }
     } else if (event.type === 'step_finished') {
       const u = event.usage;
       this.usage = {

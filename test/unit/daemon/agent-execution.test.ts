@@ -1,0 +1,80 @@
+/**
+ * One execution's log in sandboxd: runtime output in any chunking becomes numbered lines (the session
+ * once, events, one final event with the summary) readable from a cursor; and sandbox code, which the
+ * runtime is, cannot grow sandboxd's memory with output: over-long lines and output past the kept
+ * bytes are dropped and counted, step boundaries always kept.
+ */
+import { lastValueFrom, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { AgentExecution, MAX_LINE_CHARS } from '../../../daemon/agent-execution.js';
+import type { RuntimeEvent } from '../../../runtime-drivers/runtime-a/events.js';
+
+const LIMITS = { timeoutMs: 60_000, maxSteps: 50, maxTotalTokens: null, maxOutputBytes: 16 * 2 ** 20 };
+const line = (type: string, part: object) => `${JSON.stringify({ type, sessionID: 'ses_1', part })}\n`;
+const STEP = line('step_start', { type: 'step-start' });
+const TEXT = (text: string) => line('text', { text });
+const TOOL = (command: string) =>
+  line('tool_use', { tool: 'bash', state: { status: 'completed', input: { command }, output: 'ok' } });
+const FINISH = line('step_finish', { tokens: { total: 3, input: 2, output: 1, cache: {} } });
+
+/** Feeds output the way the host does: every event goes to the log. */
+function feed(execution: AgentExecution, chunks: readonly string[]): RuntimeEvent[] {
+  const events = chunks.flatMap((chunk) => execution.output(chunk));
+  for (const event of events) execution.emit(event);
+  return events;
+}
+
+describe('an execution log', () => {
+  it('numbers the session, the events and the final event with its summary, whatever the chunking', async () => {
+    const execution = new AgentExecution('exe_1', LIMITS, 0, undefined, false);
+    const output = STEP + TOOL('ls') + FINISH + STEP + TEXT('done') + FINISH;
+    feed(execution, output.match(/[\s\S]{1,7}/g) ?? []);
+    execution.exited(0);
+    execution.finish({ type: 'done' });
+    const lines = await lastValueFrom(execution.lines().pipe(toArray()));
+    expect(lines.map((l) => ('session' in l ? 'session' : l.event.type))).toEqual([
+      'session',
+      'step_started',
+      'tool_call',
+      'step_finished',
+      'step_started',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    expect(lines.map((l) => l.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(lines.at(-1)).toMatchObject({
+      summary: { text: 'done', sessionId: 'ses_1', steps: 2, exitCode: 0 },
+    });
+    const after = await lastValueFrom(execution.lines(6).pipe(toArray()));
+    expect(after.map((l) => l.seq)).toEqual([7, 8]);
+  });
+
+  it('drops an over-long line, even one that never ends, and goes on with the next', () => {
+    const execution = new AgentExecution('exe_2', LIMITS, 0, undefined, false);
+    const huge = 'x'.repeat(64 * 1024);
+    const chunks = Array.from({ length: Math.ceil((3 * MAX_LINE_CHARS) / huge.length) }, () => huge);
+    expect(feed(execution, chunks)).toEqual([]);
+    expect(feed(execution, [`tail\n${TEXT('after')}`])).toEqual([{ type: 'text', text: 'after' }]);
+    expect(feed(execution, [`${'y'.repeat(MAX_LINE_CHARS + 1)}\n`])).toEqual([]);
+    expect(execution.summary().droppedLines).toBe(2);
+  });
+
+  it('keeps at most maxOutputBytes of events but every step boundary, counting what it dropped', () => {
+    const execution = new AgentExecution('exe_3', { ...LIMITS, maxOutputBytes: 200 }, 0, undefined, false);
+    const output = Array.from({ length: 10 }, (_, i) => STEP + TOOL(`echo ${String(i)}`) + FINISH).join('');
+    feed(execution, [output]);
+    execution.finish({ type: 'done' });
+    const kept: string[] = [];
+    execution.lines().subscribe((l) => kept.push('session' in l ? 'session' : l.event.type));
+    expect(kept.filter((t) => t === 'step_started')).toHaveLength(10);
+    expect(kept.filter((t) => t === 'step_finished')).toHaveLength(10);
+    const toolCalls = kept.filter((t) => t === 'tool_call').length;
+    expect(toolCalls).toBeLessThan(10);
+    const summary = execution.summary();
+    expect(summary.steps).toBe(10);
+    expect(summary.usage.total).toBe(30);
+    expect(summary.droppedLines).toBe(10 - toolCalls);
+    expect(JSON.stringify(summary.toolCalls).length).toBeLessThanOrEqual(200);
+  });
+});
