@@ -24,7 +24,7 @@ const LIBRARY_FOLDERS = {
     packages: ['node:*', 'undici', 'xstate', 'rxjs'],
   },
   presets: { imports: ['rules', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
-  'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: ['node:crypto'] },
+  'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: ['node:crypto', 'zod'] },
   'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },
   templates: { imports: [], packages: ['node:*'] },
 };

@@ -11,7 +11,7 @@ import type {
   ExecutionSummary,
 } from '../protocol/agent-wire.js';
 import type { AgentFailureReason } from '../rules/agent-reasons.js';
-import { RunAccumulator, type RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
+import { RunAccumulator, type LineParser, type RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
 
 /**
  * Most a runtime line may hold: longer ones are dropped (and counted) as they arrive, so output without
@@ -24,6 +24,22 @@ export const DAEMON_KEPT_BYTES = 16 * 1024 * 1024;
 
 /** Events that stay in the log past `maxOutputBytes`: the step boundaries limits are counted on. */
 const ALWAYS_KEPT: ReadonlySet<string> = new Set(['step_started', 'step_finished']);
+
+/** Tool output kept per call, in UTF-8 bytes (SPEC: `tool_call` output is truncated). */
+const TOOL_OUTPUT_BYTES = 8192;
+
+/** What an execution is made with. */
+export interface ExecutionOptions {
+  readonly id: string;
+  readonly limits: WireExecutionLimits;
+  readonly startedAt: number;
+  /** The session the call continues, if any (the summary's until the runtime reports its own). */
+  readonly sessionId: string | undefined;
+  /** Emit `reasoning` events. */
+  readonly reasoning: boolean;
+  /** The runtime's line parser. */
+  readonly parse: LineParser;
+}
 
 /** How an execution ended. */
 export type ExecutionOutcomeEvent =
@@ -48,15 +64,22 @@ export class AgentExecution {
   #outcome: ExecutionOutcomeEvent | undefined;
   #exitCode: number | null = null;
 
-  constructor(
-    readonly id: string,
-    readonly limits: WireExecutionLimits,
-    readonly startedAt: number,
-    private readonly requestedSession: string | undefined,
-    reasoning: boolean,
-  ) {
-    this.#keepBytes = Math.min(limits.maxOutputBytes, DAEMON_KEPT_BYTES);
-    this.#run = new RunAccumulator({ reasoning, toolOutputBytes: 8192 }, this.#keepBytes);
+  readonly id: string;
+  readonly limits: WireExecutionLimits;
+  readonly startedAt: number;
+  readonly #requestedSession: string | undefined;
+
+  constructor(options: ExecutionOptions) {
+    this.id = options.id;
+    this.limits = options.limits;
+    this.startedAt = options.startedAt;
+    this.#requestedSession = options.sessionId;
+    this.#keepBytes = Math.min(options.limits.maxOutputBytes, DAEMON_KEPT_BYTES);
+    this.#run = new RunAccumulator(
+      options.parse,
+      { reasoning: options.reasoning, toolOutputBytes: TOOL_OUTPUT_BYTES },
+      this.#keepBytes,
+    );
   }
 
   /** Takes a chunk of the runtime's stdout; returns the events of the complete lines in it. */
@@ -128,7 +151,7 @@ export class AgentExecution {
     const run = this.#run.summary();
     return {
       text: run.text,
-      sessionId: run.sessionId ?? this.requestedSession ?? '',
+      sessionId: run.sessionId ?? this.#requestedSession ?? '',
       steps: run.steps,
       usage: run.usage,
       exitCode: this.#exitCode,

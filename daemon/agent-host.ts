@@ -24,7 +24,8 @@ import type {
 } from '../protocol/agent-wire.js';
 import { AgentError } from '../rules/errors.js';
 import { RequestError } from './request-error.js';
-import type { RuntimeEvent } from '../runtime-drivers/runtime-a/events.js';
+import { parseLine } from '../runtime-drivers/runtime-a/events.js';
+import type { RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
 import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
@@ -66,7 +67,7 @@ interface Entry {
   readonly execution: AgentExecution;
   readonly tree: ExecutionTree;
   readonly start: StartExecution;
-  process?: ManagedProcess;
+  process?: ManagedProcess | undefined;
   promptSent: boolean;
 }
 
@@ -154,7 +155,14 @@ export class AgentHost {
     this.#collectLeftTrees();
     const id = `exe_${randomBytes(12).toString('hex')}`;
     const entry: Entry = {
-      execution: new AgentExecution(id, start.limits, Date.now(), start.sessionId, start.reasoning),
+      execution: new AgentExecution({
+        id,
+        limits: start.limits,
+        startedAt: Date.now(),
+        sessionId: start.sessionId,
+        reasoning: start.reasoning,
+        parse: parseLine,
+      }),
       tree: standby?.tree ?? ExecutionTree.create(this.#cgroupDir, `agent-${id}`),
       start,
       promptSent: false,

@@ -7,7 +7,7 @@
 import { lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AgentExecution, MAX_LINE_CHARS } from '../../../daemon/agent-execution.js';
-import type { RuntimeEvent } from '../../../runtime-drivers/runtime-a/events.js';
+import { parseLine, type RuntimeEvent } from '../../../runtime-drivers/runtime-a/events.js';
 
 const LIMITS = { timeoutMs: 60_000, maxSteps: 50, maxTotalTokens: null, maxOutputBytes: 16 * 2 ** 20 };
 const line = (type: string, part: object) => `${JSON.stringify({ type, sessionID: 'ses_1', part })}\n`;
@@ -16,6 +16,9 @@ const TEXT = (text: string) => line('text', { text });
 const TOOL = (command: string) =>
   line('tool_use', { tool: 'bash', state: { status: 'completed', input: { command }, output: 'ok' } });
 const FINISH = line('step_finish', { tokens: { total: 3, input: 2, output: 1, cache: {} } });
+
+const newExecution = (id: string, limits: typeof LIMITS): AgentExecution =>
+  new AgentExecution({ id, limits, startedAt: 0, sessionId: undefined, reasoning: false, parse: parseLine });
 
 /** Feeds output the way the host does: every event goes to the log. */
 function feed(execution: AgentExecution, chunks: readonly string[]): RuntimeEvent[] {
@@ -26,7 +29,7 @@ function feed(execution: AgentExecution, chunks: readonly string[]): RuntimeEven
 
 describe('an execution log', () => {
   it('numbers the session, the events and the final event with its summary, whatever the chunking', async () => {
-    const execution = new AgentExecution('exe_1', LIMITS, 0, undefined, false);
+    const execution = newExecution('exe_1', LIMITS);
     const output = STEP + TOOL('ls') + FINISH + STEP + TEXT('done') + FINISH;
     feed(execution, output.match(/[\s\S]{1,7}/g) ?? []);
     execution.exited(0);
@@ -51,7 +54,7 @@ describe('an execution log', () => {
   });
 
   it('drops an over-long line, even one that never ends, and goes on with the next', () => {
-    const execution = new AgentExecution('exe_2', LIMITS, 0, undefined, false);
+    const execution = newExecution('exe_2', LIMITS);
     const huge = 'x'.repeat(64 * 1024);
     const chunks = Array.from({ length: Math.ceil((3 * MAX_LINE_CHARS) / huge.length) }, () => huge);
     expect(feed(execution, chunks)).toEqual([]);
@@ -61,7 +64,7 @@ describe('an execution log', () => {
   });
 
   it('keeps at most maxOutputBytes of events but every step boundary, counting what it dropped', () => {
-    const execution = new AgentExecution('exe_3', { ...LIMITS, maxOutputBytes: 200 }, 0, undefined, false);
+    const execution = newExecution('exe_3', { ...LIMITS, maxOutputBytes: 200 });
     const output = Array.from({ length: 10 }, (_, i) => STEP + TOOL(`echo ${String(i)}`) + FINISH).join('');
     feed(execution, [output]);
     execution.finish({ type: 'done' });

@@ -82,7 +82,7 @@ describe('parseLine', () => {
 
 describe('RunAccumulator', () => {
   it('gives what AgentResult needs', () => {
-    const run = new RunAccumulator();
+    const run = new RunAccumulator(parseLine);
     const events = LINES.flatMap((line) => run.push(line));
     expect(events.map((event) => event.type)).toEqual([
       'step_started',
