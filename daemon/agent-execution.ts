@@ -1,7 +1,8 @@
 /**
  * One agent execution as its subscribers see it: the runtime's output lines turned into SPEC events
  * (`RunAccumulator`), numbered in a log that any holder of the sandbox's token can read from a cursor,
- * and closed by exactly one final event (`done` or `agent_failed`) carrying the summary.
+ * and closed by exactly one final event (`done` or `agent_failed`) carrying the summary. Live readers
+ * get every line; what is kept for later readers is bounded (`DAEMON_KEPT_BYTES`, `maxOutputBytes`).
  */
 import { Observable, Subject } from 'rxjs';
 import type {
@@ -50,7 +51,9 @@ type NumberedLine = Exclude<AgentWireLine, { keepalive: true }>;
 
 /** One execution. */
 export class AgentExecution {
+  /** The lines kept for readers that come later (past the kept bytes, only step boundaries). */
   readonly #lines: NumberedLine[] = [];
+  #seq = 0;
   readonly #live = new Subject<NumberedLine>();
   readonly #run: RunAccumulator;
   #partial = '';
@@ -59,7 +62,7 @@ export class AgentExecution {
   #keptBytes = 0;
   /** What this log keeps: `maxOutputBytes`, at most `DAEMON_KEPT_BYTES`. */
   readonly #keepBytes: number;
-  #droppedOverCap = 0;
+  #droppedLong = 0;
   #announcedSession = false;
   #outcome: ExecutionOutcomeEvent | undefined;
   #exitCode: number | null = null;
@@ -94,11 +97,11 @@ export class AgentExecution {
     else if (this.#partial.length > MAX_LINE_CHARS) {
       this.#partial = '';
       this.#skipping = true;
-      this.#droppedOverCap += 1;
+      this.#droppedLong += 1;
     }
     return lines.flatMap((line) => {
       if (line.length <= MAX_LINE_CHARS) return this.#run.push(line);
-      this.#droppedOverCap += 1;
+      this.#droppedLong += 1;
       return [];
     });
   }
@@ -115,16 +118,16 @@ export class AgentExecution {
     return this.#run.summary().failure !== undefined;
   }
 
-  /** Logs one event for subscribers (past the output cap only step boundaries are kept). */
+  /**
+   * Logs one event: live readers get every one; past the kept bytes only step boundaries are kept for
+   * readers that come later (the SDK applies `maxOutputBytes` to what it keeps, and counts what it drops).
+   */
   emit(event: RuntimeEvent): void {
     this.#announceSession();
     const size = JSON.stringify(event).length;
-    if (!ALWAYS_KEPT.has(event.type) && this.#keptBytes + size > this.#keepBytes) {
-      this.#droppedOverCap += 1;
-      return;
-    }
-    this.#keptBytes += size;
-    this.#append({ event: event as AgentEvent });
+    const keep = ALWAYS_KEPT.has(event.type) || this.#keptBytes + size <= this.#keepBytes;
+    if (keep) this.#keptBytes += size;
+    this.#append({ event: event as AgentEvent }, keep);
   }
 
   /** Records the runtime's exit code (null when a signal ended it). */
@@ -156,11 +159,13 @@ export class AgentExecution {
       usage: run.usage,
       exitCode: this.#exitCode,
       toolCalls: run.toolCalls.map((call) => ({ ...call })),
-      droppedLines: run.droppedLines + this.#droppedOverCap,
+      droppedLines: run.droppedLines + this.#droppedLong,
     };
   }
 
-  /** The lines after `after` (0: all), then the live ones; completes after the final event. */
+  /**
+   * The kept lines after `after` (0: all), then every live one; completes after the final event.
+   */
   lines(after = 0): Observable<NumberedLine> {
     return new Observable<NumberedLine>((subscriber) => {
       for (const line of this.#lines) if (line.seq > after) subscriber.next(line);
@@ -168,7 +173,7 @@ export class AgentExecution {
         subscriber.complete();
         return undefined;
       }
-      const last = this.#lines.at(-1)?.seq ?? 0;
+      const last = this.#seq;
       const live = this.#live.subscribe({
         next: (line) => {
           if (line.seq > Math.max(after, last)) subscriber.next(line);
@@ -186,9 +191,10 @@ export class AgentExecution {
     this.#append({ session });
   }
 
-  #append(line: { event: AgentEvent; summary?: ExecutionSummary } | { session: string }): void {
-    const numbered = { ...line, seq: this.#lines.length + 1 } as NumberedLine;
-    this.#lines.push(numbered);
+  /** Numbers a line and hands it to live readers; `keep` also keeps it for readers that come later. */
+  #append(line: { event: AgentEvent; summary?: ExecutionSummary } | { session: string }, keep = true): void {
+    const numbered = { ...line, seq: ++this.#seq } as NumberedLine;
+    if (keep) this.#lines.push(numbered);
     this.#live.next(numbered);
   }
 }

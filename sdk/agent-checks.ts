@@ -26,8 +26,8 @@ function neededGateways(spec: AgentSpec): [field: string, gateway: string][] {
  * Checks `spec` (and the `model` call option) against the handle's gateways:
  * - the model's gateway and every `McpRemote` gateway is a route of the handle (with a listener);
  * - with a preset route: vendor_a and vendor_d serve the model (the `model` option when given, else
- *   `spec.model.id`) only when it is in the preset's `models`, vendor_d also the small model; a
- *   `compatible` model's base path equals the preset's.
+ *   `spec.model.id`) only when it is in the preset's `models`, and so every subagent's model; vendor_d
+ *   also the small model; a `compatible` model's base path equals the preset's.
  *
  * @throws InvalidArgumentError naming the field and the rule, never a value
  */
@@ -51,6 +51,12 @@ export function checkAgentGateways(
     if (!models.includes(id)) fail(operation, field, "is not in the models of the gateway's preset");
     if (provider === 'vendor_d' && !models.includes(spec.smallModel)) {
       fail(operation, 'spec.smallModel', "is not in the models of the gateway's preset (preset rule 1)");
+    }
+    // A subagent's model goes through the same route: the gateway would refuse any other (403).
+    for (const [name, sub] of Object.entries(spec.agents)) {
+      if (sub.model !== undefined && !models.includes(sub.model)) {
+        fail(operation, `spec.agents.${name}.model`, "is not in the models of the gateway's preset");
+      }
     }
   }
   if (

@@ -54,7 +54,11 @@ export class AgentModel {
   readonly region: string | undefined;
   /** Base path, `compatible` only; must equal the preset's. */
   readonly basePath: string;
-  /** Whether the runtime asks for prompt caching. */
+  /**
+   * Whether the runtime asks for prompt caching (default true). runtime_a (opencode 1.18.33) caches
+   * wherever its provider package does and has no switch to turn that off: `false` changes nothing
+   * there.
+   */
   readonly promptCaching: boolean;
 
   constructor(options: AgentModelOptions) {

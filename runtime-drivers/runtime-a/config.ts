@@ -19,7 +19,7 @@ export interface ModelInput {
   readonly region?: string | undefined;
   /** Base path, `compatible` only. */
   readonly basePath?: string | undefined;
-  /** Whether prompt caching is wanted (opencode caches by default; see README). */
+  /** Whether prompt caching is wanted: opencode 1.18.33 caches by default with no switch, so unused. */
   readonly promptCaching: boolean;
 }
 

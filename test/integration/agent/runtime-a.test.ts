@@ -473,14 +473,61 @@ rl.on('line', (line) => {
     expect(toolNames(world.upstream.model.requests[0])).toContain('bash');
   });
 
-  it('keeps at most maxOutputBytes: the run goes on and the rest is counted as dropped', async () => {
+  it('keeps at most maxOutputBytes: a live loop still sees every event, the run goes on, the rest is counted', async () => {
     script(toolCall('bash', { command: 'seq 1 500', description: 'count' }), text('counted'));
-    const result = await sbx.agent.run('count', {
+    const stream = sbx.agent.stream('count', {
       spec: world.spec(),
       limits: new AgentLimits({ maxOutputBytes: 64 }),
     });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).toEqual([
+      'step_started',
+      'tool_call',
+      'step_finished',
+      'step_started',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    const result = await stream.result();
     expect(result.droppedLines).toBeGreaterThan(0);
     expect(result.steps).toBe(2);
+  });
+
+  it('leaves running what the agent started once it ends normally; the next run is not busy', async () => {
+    script(
+      toolCall('bash', { command: 'setsid sleep 400 > /dev/null 2>&1 < /dev/null &', description: 'start' }),
+      text('left it running'),
+      text('next one'),
+    );
+    expect((await sbx.agent.run('start a server', { spec: world.spec() })).text).toBe('left it running');
+    expect(await processesNamed('sleep 400')).toBe(1);
+    expect((await sbx.agent.run('and now', { spec: world.spec() })).text).toBe('next one');
+    expect(await processesNamed('sleep 400')).toBe(1);
+    await sbx.commands.run("pkill -f 'sleep 400' || true");
+  });
+
+  it("aborts without grace and signals only the execution's tree, never the sandbox's other commands", async () => {
+    await sbx.commands.run('nohup sleep 401 > /dev/null 2>&1 < /dev/null &');
+    script(toolCall('bash', { command: 'sh -c "trap \'\' TERM; sleep 402"', description: 'stubborn' }));
+    const stream = sbx.agent.stream('be stubborn', { spec: world.spec() });
+    let abortedAt = 0;
+    const events = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'step_started') {
+        await expect.poll(() => processesNamed('sleep 402'), { timeout: 20_000 }).toBeGreaterThan(0);
+        abortedAt = Date.now();
+        await stream.abort();
+      }
+    }
+    // Without grace: the 5 s of a timeout's SIGTERM never elapse (the tool ignores SIGTERM).
+    expect(Date.now() - abortedAt).toBeLessThan(4_000);
+    expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'aborted' });
+    expect(await processesNamed('sleep 402')).toBe(0);
+    expect(await processesNamed('sleep 401')).toBe(1);
+    await sbx.commands.run("pkill -f 'sleep 401' || true");
   });
 
   it('reports a model failure as agent_failed, never the vendor text', async () => {

@@ -4,6 +4,7 @@ import {
   AgentSpec,
   InvalidArgumentError,
   McpRemote,
+  SubAgent,
   SandboxError,
   compatibleGateway,
   vendorAGateway,
@@ -97,6 +98,14 @@ describe('checks before any call', () => {
     await refused(sbx, { spec: vendorD('big', 'tiny') }, 'spec.smallModel');
     await refused(sbx, { spec: vendorD('huge', 'small') }, 'spec.model.id');
     await refused(sbx, { spec: vendorD('big', 'small'), model: 'huge' }, 'model');
+    const withSubagent = (subModel: string) =>
+      new AgentSpec({
+        model: model({ provider: 'vendor_d', id: 'big' }),
+        smallModel: 'small',
+        agents: { helper: new SubAgent({ description: 'helps', instructions: 'help', model: subModel }) },
+      });
+    await refused(sbx, { spec: withSubagent('huge') }, 'spec.agents.helper.model');
+    await expect(sbx.agent.run('go', { spec: withSubagent('small') })).resolves.toBeDefined();
     await expect(
       sbx.agent.run('go', { spec: vendorD('big', 'small'), model: 'small' }),
     ).resolves.toBeDefined();
