@@ -8,6 +8,8 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_CONFIG_DIR, type AgentConfigWrite } from '../protocol/agent-wire.js';
+import { configHash } from '../runtime-drivers/config-hash.js';
+import { RequestError } from './request-error.js';
 
 /** Configurations kept; the oldest is forgotten beyond this. */
 const KEPT = 16;
@@ -31,8 +33,17 @@ export class AgentConfigs {
     private readonly configHome = AGENT_CONFIG_HOME,
   ) {}
 
-  /** Writes the configuration's files (0644, root's) and keeps it under its hash. */
+  /**
+   * Writes the configuration's files (0644, root's) and keeps it under its hash.
+   *
+   * @throws RequestError `invalid_argument` when the hash is not the configuration's own
+   */
   write(config: AgentConfigWrite): StoredConfig {
+    if (configHash(config.text, config.files) !== config.hash) {
+      throw new RequestError('invalid_argument', 'hash: is not the hash of this configuration', undefined, {
+        field: 'hash',
+      });
+    }
     this.#prepare();
     for (const file of config.files) {
       // The schema allows only a file directly in the folder; the name is joined, never resolved.

@@ -21,7 +21,7 @@ import { RunAccumulator, type LineParser, type RuntimeEvent } from '../runtime-d
 export const MAX_LINE_CHARS = 1024 * 1024;
 
 /** Most output sandboxd keeps for one execution, whatever `maxOutputBytes` asks (the SDK keeps its own). */
-export const DAEMON_KEPT_BYTES = 16 * 1024 * 1024;
+export const DAEMON_KEPT_BYTES = 8 * 1024 * 1024;
 
 /** Events that stay in the log past `maxOutputBytes`: the step boundaries limits are counted on. */
 const ALWAYS_KEPT: ReadonlySet<string> = new Set(['step_started', 'step_finished']);

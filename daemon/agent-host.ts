@@ -44,7 +44,7 @@ const EFFECTS: readonly AgentEffect[] = [
 ];
 
 /** Ended executions kept for late readers. */
-const KEPT_EXECUTIONS = 4;
+const KEPT_EXECUTIONS = 3;
 
 /** How often a stopping tree is looked at. */
 const TREE_POLL_MS = 20;
@@ -69,6 +69,8 @@ interface Entry {
   readonly start: StartExecution;
   process?: ManagedProcess | undefined;
   promptSent: boolean;
+  /** A step has started and not finished: only then is a `step_finished` taken. */
+  stepOpen: boolean;
 }
 
 /** The agent of one sandbox. */
@@ -163,9 +165,10 @@ export class AgentHost {
         reasoning: start.reasoning,
         parse: parseLine,
       }),
-      tree: standby?.tree ?? ExecutionTree.create(this.#cgroupDir, `agent-${id}`),
+      tree: standby?.tree ?? this.#newTree(`agent-${id}`),
       start,
       promptSent: false,
+      stepOpen: false,
     };
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
@@ -251,7 +254,12 @@ export class AgentHost {
     if (config === undefined || this.#current !== undefined || this.#standby?.process.running === true)
       return;
     this.#dropStandby();
-    const tree = ExecutionTree.create(this.#cgroupDir, `agent-standby-${randomBytes(6).toString('hex')}`);
+    let tree: ExecutionTree;
+    try {
+      tree = ExecutionTree.create(this.#cgroupDir, `agent-standby-${randomBytes(6).toString('hex')}`);
+    } catch {
+      return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
+    }
     const runtime = launchRuntimeA({
       start: { reasoning: false, workdir: home },
       environment: runtimeAEnvironment(config, this.#configs.configHomeDir),
@@ -294,6 +302,15 @@ export class AgentHost {
     clearTimeout(standby.expiry);
     void standby.tree.freezeAndKill();
     this.#leftTrees.push(standby.tree);
+  }
+
+  /** The execution's tree in a cgroup of its own; refused when the cgroup cannot be made. */
+  #newTree(name: string): ExecutionTree {
+    try {
+      return ExecutionTree.create(this.#cgroupDir, name);
+    } catch {
+      throw new RequestError('sandbox_error', "the execution's cgroup could not be made");
+    }
   }
 
   get #cgroupDir(): string | undefined {
@@ -364,18 +381,29 @@ export class AgentHost {
     });
   }
 
-  /** Step boundaries go through the machine; nothing is emitted once it stopped the run. */
+  /**
+   * Step boundaries go through the machine; nothing is emitted once it stopped the run. The runtime is
+   * sandbox code: a `step_finished` outside a step is dropped, so step events stay within 2 × maxSteps.
+   */
   #runtimeEvent(entry: Entry, event: RuntimeEvent): void {
     const active = (): boolean =>
       this.#current === entry && this.#actor.snapshot.matches({ running: 'active' });
     if (!active()) return;
     if (event.type === 'step_started') {
       this.#send({ type: 'step_started' });
-      if (active()) entry.execution.emit(event);
+      if (!active()) return;
+      entry.stepOpen = true;
+      entry.execution.emit(event);
+      return;
+    }
+    if (event.type === 'step_finished') {
+      if (!entry.stepOpen) return;
+      entry.stepOpen = false;
+      entry.execution.emit(event);
+      this.#send({ type: 'step_finished', totalTokens: event.usage.total });
       return;
     }
     entry.execution.emit(event);
-    if (event.type === 'step_finished') this.#send({ type: 'step_finished', totalTokens: event.usage.total });
   }
 
   #watchTree(): void {

@@ -3,8 +3,8 @@
  * under the commands' cgroup: every process the runtime starts is born in it, whatever session or
  * parent it takes, and none can leave it (its `cgroup.procs` belongs to sandboxd's root, not to the
  * sandbox user). So "the execution's tree" is exactly `cgroup.procs`, and nothing outside it is ever
- * signalled. Without a cgroup (sandboxd run outside a sandbox) the tree is the runtime and its
- * descendants by parent pid.
+ * signalled. Outside a sandbox (no commands' cgroup) the tree is the runtime and its descendants by
+ * parent pid.
  */
 import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,18 +24,16 @@ export class ExecutionTree {
   ) {}
 
   /**
-   * Makes the execution's cgroup under `commandCgroupDir` (the folder of the commands' cgroup), or falls
-   * back to the parent-pid tree when that is not possible.
+   * Makes the execution's cgroup under `commandCgroupDir` (the folder of the commands' cgroup). Outside
+   * a sandbox (no such folder) the tree is the runtime and its descendants by parent pid.
+   *
+   * @throws Error when the cgroup cannot be made: inside a sandbox no execution runs without one
    */
   static create(commandCgroupDir: string | undefined, name: string): ExecutionTree {
     if (commandCgroupDir === undefined) return new ExecutionTree(undefined);
     const dir = join(commandCgroupDir, name);
-    try {
-      mkdirSync(dir);
-      return new ExecutionTree(dir);
-    } catch {
-      return new ExecutionTree(undefined);
-    }
+    mkdirSync(dir);
+    return new ExecutionTree(dir);
   }
 
   /** The `cgroup.procs` file the runtime joins before it becomes the sandbox user. */

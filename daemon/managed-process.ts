@@ -3,6 +3,7 @@
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import type { ProcessEvent } from '../protocol/process-events.js';
 import { killTree } from './process-tree.js';
 
@@ -12,20 +13,33 @@ export interface SandboxUser {
   readonly gid: number;
   readonly home: string;
   /**
-   * The `cgroup.procs` file of the memory cgroup every command joins before it becomes the user (inside a
-   * sandbox: the cgroup whose memory runs out before sandboxd's does). Commands start as the user directly
-   * when absent.
+   * The `cgroup.procs` file of the memory cgroup sandboxd moves every command into before it runs (inside
+   * a sandbox: the cgroup whose memory runs out before sandboxd's does). Without it commands run at once.
    */
   readonly cgroupProcs?: string;
 }
 
 /**
- * Run as the sandbox's root: join the commands' cgroup, be the first the OOM killer takes, then become
- * the user (real, effective and saved ids) with no groups and no capabilities, and run the command.
+ * Inside a sandbox a command starts as the sandbox's root with a fixed environment (nothing the caller
+ * chose: an `LD_PRELOAD` there would run as root), joins the commands' cgroup and raises its OOM score
+ * (cgroup v1 lets a process move only itself, or one of its own uid), becomes the user with `setpriv`
+ * (real, effective and saved ids, no groups, no capabilities), and only then takes the caller's
+ * environment, read as `export` lines from fd 3, and runs the command.
  * `sh -c SCRIPT sh <procs file> <uid> <gid> <command>`.
  */
 const JOIN_THEN_BECOME_USER =
-  'echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c "$4"';
+  'echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c \'eval "$(cat <&3)" && exec 3<&- && exec /bin/sh -c "$1"\' sh "$4"';
+
+/** `export 'NAME'='value'` lines for the user stage; names are checked by the wire schema. */
+function exportLines(envs: Readonly<Record<string, string>>): string {
+  const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+  return Object.entries(envs)
+    .map(([name, value]) => {
+      if (value.includes('\0')) throw new Error('an environment value holds a NUL byte');
+      return `export ${name}=${quote(value)}\n`;
+    })
+    .join('');
+}
 
 /** What to run. */
 export interface CommandSpec {
@@ -56,36 +70,40 @@ export class ManagedProcess {
   constructor(spec: CommandSpec, user: SandboxUser) {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
-    const [args, ids] =
-      user.cgroupProcs === undefined
-        ? [['-c', spec.cmd], { uid: user.uid, gid: user.gid }]
-        : [
-            [
-              '-c',
-              JOIN_THEN_BECOME_USER,
-              'sh',
-              user.cgroupProcs,
-              String(user.uid),
-              String(user.gid),
-              spec.cmd,
-            ],
-            {},
-          ];
-    this.#child = spawn('/bin/sh', args, {
-      ...ids,
-      cwd: spec.cwd ?? user.home,
-      // A clean environment: nothing of the daemon's own passes to sandbox code.
-      env: {
-        HOME: user.home,
-        USER: 'user',
-        LOGNAME: 'user',
-        SHELL: '/bin/sh',
-        PATH: '/usr/local/bin:/usr/bin:/bin',
-        LANG: 'C.UTF-8',
-        ...spec.envs,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    // A clean environment: nothing of the daemon's own passes to sandbox code.
+    const base = {
+      HOME: user.home,
+      USER: 'user',
+      LOGNAME: 'user',
+      SHELL: '/bin/sh',
+      PATH: '/usr/local/bin:/usr/bin:/bin',
+      LANG: 'C.UTF-8',
+    };
+    const procs = user.cgroupProcs;
+    this.#child =
+      procs === undefined
+        ? spawn('/bin/sh', ['-c', spec.cmd], {
+            uid: user.uid,
+            gid: user.gid,
+            cwd: spec.cwd ?? user.home,
+            env: { ...base, ...spec.envs },
+            stdio: ['pipe', 'pipe', 'pipe'],
+          })
+        : spawn(
+            '/bin/sh',
+            ['-c', JOIN_THEN_BECOME_USER, 'sh', procs, String(user.uid), String(user.gid), spec.cmd],
+            { cwd: spec.cwd ?? user.home, env: base, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] },
+          );
+    const environment = this.#child.stdio[3] as Writable | null | undefined;
+    if (environment) {
+      environment.on('error', () => undefined);
+      try {
+        environment.end(exportLines(spec.envs));
+      } catch {
+        environment.end();
+        this.#child.kill('SIGKILL');
+      }
+    }
     this.pid = this.#child.pid ?? 0;
     this.started = new Promise((resolve, reject) => {
       this.#child.once('spawn', resolve);

@@ -27,8 +27,9 @@ export function runtimeACommand(
   binary = RUNTIME_A_BINARY,
 ): string {
   const args = [binary, 'run', '--format', 'json', '--title', 'sdk agent run'];
-  if (start.model !== undefined) args.push('--model', start.model);
-  if (start.sessionId !== undefined) args.push('--session', start.sessionId);
+  // `--name=value`: a value is never read as a flag of its own.
+  if (start.model !== undefined) args.push(`--model=${start.model}`);
+  if (start.sessionId !== undefined) args.push(`--session=${start.sessionId}`);
   if (start.reasoning) args.push('--thinking');
   return `exec ${args.map(quote).join(' ')}`;
 }

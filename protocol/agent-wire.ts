@@ -19,6 +19,7 @@
  */
 import { z } from 'zod';
 import { AGENT_FAILURE_REASONS } from '../rules/agent-reasons.js';
+import { AGENT_SESSION_ID } from '../rules/names.js';
 
 /** Runtimes sandboxd can start. */
 export const AGENT_RUNTIMES = ['runtime_a'] as const;
@@ -44,9 +45,12 @@ export const agentConfigSchema = z.strictObject({
   files: z.array(configFileSchema).max(16),
   /**
    * Non-secret environment the runtime needs for its provider package (a placeholder key the gateway
-   * drops). Names only of the form `[A-Z][A-Z0-9_]*`.
+   * drops). Only key variable names (`…_API_KEY`, `AWS_BEARER_TOKEN_BEDROCK`): this never sets
+   * `LD_*`, `PATH` or anything else that changes how a process runs.
    */
-  env: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/), z.string().max(256)).default({}),
+  env: z
+    .record(z.string().regex(/^[A-Z][A-Z0-9_]*_(?:API_KEY|BEARER_TOKEN_BEDROCK)$/), z.string().max(256))
+    .default({}),
 });
 
 /** Parsed `PUT /v1/agent/config`. */
@@ -67,15 +71,12 @@ export type WireExecutionLimits = z.infer<typeof executionLimitsSchema>;
 export const startExecutionSchema = z.strictObject({
   runtime: z.enum(AGENT_RUNTIMES),
   configHash: z.string().regex(/^[0-9a-f]{64}$/),
-  /** A session to continue (runtime_a: `ses_…`). */
-  sessionId: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,128}$/)
-    .optional(),
+  /** A session to continue (runtime_a: `ses_…`, runtime_b: `rda_<32 hex>`). */
+  sessionId: z.string().regex(AGENT_SESSION_ID).optional(),
   /** `provider/model` for the runtime's model flag; the configuration's model when absent. */
   model: z
     .string()
-    .regex(/^[A-Za-z0-9._:/@-]{1,256}$/)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,255}$/)
     .optional(),
   limits: executionLimitsSchema,
   workdir: z

@@ -32,3 +32,12 @@ export const REGION = /^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$/;
 export function printableText(max: number): RegExp {
   return new RegExp(`^[^\\u0000-\\u001f\\u007f-\\u009f]{1,${max}}$`, 'u');
 }
+
+/**
+ * Agent session ids: runtime_a's `ses_…` (opencode's) and runtime_b's `rda_<32 hex>`. Never starting
+ * with `-`, so one is never read as a runtime flag.
+ */
+export const AGENT_SESSION_ID = /^(?:ses_[A-Za-z0-9]{1,100}|rda_[0-9a-f]{32})$/;
+
+/** Model ids a call may name: 1-200 characters, starting with a letter or digit (never a flag). */
+export const AGENT_MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$/;

@@ -37,7 +37,11 @@ export class AgentLimits {
   readonly maxSteps: number;
   /** Token budget, checked after each step (default 1,000,000; null disables). */
   readonly maxTotalTokens: number | null;
-  /** Runtime output kept by the SDK (default 16 MiB). */
+  /**
+   * Runtime output kept by the SDK (default 16 MiB): events replayed to late subscribers and what the
+   * result holds. It stops nothing and emits nothing; a live loop sees every event. sandboxd keeps at
+   * most 8 MiB of an execution for readers that attach later and for the result's tool calls.
+   */
   readonly maxOutputBytes: number;
 
   constructor(options: AgentLimitsOptions = {}) {

@@ -3,6 +3,7 @@
  * with zod before any call: a malformed one is an `InvalidArgumentError` naming the field.
  */
 import { z } from 'zod';
+import { AGENT_MODEL_ID, AGENT_SESSION_ID } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
 import { AgentLimits } from './agent-limits.js';
 import { AgentSpec } from './agent-spec.js';
@@ -19,11 +20,14 @@ const runOptions = z.strictObject({
   runtime,
   sessionId: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be a session id from an earlier result (1-128 [A-Za-z0-9_-])')
+    .regex(AGENT_SESSION_ID, 'must be a session id from an earlier result (ses_… or rda_<32 hex>)')
     .optional(),
   model: z
     .string()
-    .regex(/^[A-Za-z0-9._:@/-]{1,200}$/, 'must be a model id of 1-200 characters [A-Za-z0-9._:@/-]')
+    .regex(
+      AGENT_MODEL_ID,
+      'must be a model id of 1-200 characters [A-Za-z0-9._:@/-], starting with a letter or digit',
+    )
     .optional(),
   limits: z.instanceof(AgentLimits, { message: 'must be an AgentLimits' }).optional(),
   workdir: z

@@ -2,7 +2,9 @@
  * runtime_a's configuration: the JSON opencode 1.18.33 reads from `OPENCODE_CONFIG_CONTENT`
  * (runtimes.md §1.2), built from plain, already-validated input. Pure: no I/O, no process.
  */
-import { createHash } from 'node:crypto';
+import { configHash, type ConfigFile } from '../config-hash.js';
+
+export type { ConfigFile } from '../config-hash.js';
 import { opencodePermissions, type PermissionsInput } from './permissions.js';
 import { OPENCODE_PROVIDERS, type ProviderToken } from './providers.js';
 import { filterRawConfig } from './raw-config.js';
@@ -79,14 +81,6 @@ export interface RuntimeAConfigInput {
   readonly gateways: Readonly<Record<string, string>>;
   /** Model ids a run may choose instead of `model.id` (the `model` call option): declared too. */
   readonly otherModels?: readonly string[] | undefined;
-}
-
-/** A file the driver writes before starting opencode. */
-export interface ConfigFile {
-  /** Absolute path in the sandbox. */
-  readonly path: string;
-  /** Its content. */
-  readonly content: string;
 }
 
 /** The built configuration. */
@@ -180,13 +174,6 @@ function mcpBlock(input: RuntimeAConfigInput): Record<string, unknown> {
   return servers;
 }
 
-/** sha256 over the exact text written: key order is meaning (last-match permissions), so never sorted. */
-function hashOf(text: string, files: readonly ConfigFile[]): string {
-  const hash = createHash('sha256').update(text);
-  for (const file of files) hash.update(`\0${file.path}\0${file.content}`);
-  return hash.digest('hex');
-}
-
 /**
  * Builds runtime_a's configuration: one provider pointed at the model's gateway listener with no
  * credential, `model`/`small_model`, permissions with SPEC's defaults and no `ask`, subagents, MCP
@@ -228,5 +215,5 @@ export function buildRuntimeAConfig(input: RuntimeAConfigInput): RuntimeAConfig 
   };
   if (!Object.hasOwn(raw.kept, 'snapshot')) config.snapshot = false;
   const text = JSON.stringify(config);
-  return { config, text, files, hash: hashOf(text, files), droppedRawConfig: raw.dropped };
+  return { config, text, files, hash: configHash(text, files), droppedRawConfig: raw.dropped };
 }

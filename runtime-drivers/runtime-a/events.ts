@@ -15,6 +15,9 @@ import { DEFAULT_PARSE_OPTIONS } from '../run-accumulator.js';
 
 export * from '../run-accumulator.js';
 
+/** opencode's session ids. */
+const OPENCODE_SESSION = /^ses_[A-Za-z0-9]{1,100}$/;
+
 type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json =>
@@ -126,8 +129,11 @@ export function parseLine(line: string, options: ParseOptions = DEFAULT_PARSE_OP
     return { kind: 'dropped' };
   }
   if (!isObject(envelope)) return { kind: 'dropped' };
+  // Only opencode's own shape is taken: the runtime is sandbox code, and the id goes back on a command line.
   const sessionId =
-    typeof envelope.sessionID === 'string' && envelope.sessionID !== '' ? envelope.sessionID : undefined;
+    typeof envelope.sessionID === 'string' && OPENCODE_SESSION.test(envelope.sessionID)
+      ? envelope.sessionID
+      : undefined;
   if (envelope.type === 'error') {
     const failure = failureOf(envelope.error);
     return failure === undefined ? { kind: 'dropped' } : { kind: 'failure', failure, sessionId };

@@ -96,6 +96,17 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
     expect(out).toBe('done\n');
   });
 
+  it("never runs anything as the sandbox's root with the caller's environment (no LD_PRELOAD as root)", async () => {
+    // The dynamic loader honours LD_DEBUG_OUTPUT in every process that gets it: each file it writes is
+    // owned by the uid that process ran as. Before the fix the cgroup step ran as root with these.
+    await a.commands.run('true', { envs: { LD_DEBUG: 'libs', LD_DEBUG_OUTPUT: '/tmp/ld-trace' } });
+    const owners = await a.commands.run('stat -c %U /tmp/ld-trace.* | sort -u; rm -f /tmp/ld-trace.*');
+    expect(owners.stdout).toBe('user\n');
+    // And the command still lands in the commands' cgroup, first in line for the OOM killer.
+    const placed = await a.commands.run('grep memory /proc/self/cgroup; cat /proc/self/oom_score_adj');
+    expect(placed.stdout).toMatch(/memory:\/user\n1000\n$/);
+  });
+
   it('gives each sandbox its own per-uid kernel counts: one exhausting inotify leaves the other whole', async () => {
     // Hold every inotify instance the per-user limit allows in sandbox A, in the background.
     await a.commands.run(
