@@ -153,19 +153,39 @@ function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url
   res.once('close', () => subscription.unsubscribe());
 }
 
+/** A reader that falls this far behind is cut off (it may attach again from its cursor). */
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+
+/** Agent event streams open at once; more are refused, so readers cannot pile up sandboxd's memory. */
+const MAX_AGENT_STREAMS = 32;
+
 /** Writes an agent execution's lines as NDJSON with keepalives, until its final event or the client goes. */
-function streamLines(res: ServerResponse, lines: Observable<AgentWireLine>, keepaliveMs: number): void {
+function streamLines(
+  res: ServerResponse,
+  lines: Observable<AgentWireLine>,
+  keepaliveMs: number,
+  streams: { open: number },
+): void {
+  if (streams.open >= MAX_AGENT_STREAMS) {
+    throw new RequestError('sandbox_error', 'too many agent event streams are open on this sandbox');
+  }
+  streams.open += 1;
   res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
   res.flushHeaders();
-  const keepalive = setInterval(() => res.write('{"keepalive":true}\n'), keepaliveMs);
+  const write = (text: string): void => {
+    if (res.writableLength > MAX_UNREAD_BYTES) res.destroy();
+    else res.write(text);
+  };
+  const keepalive = setInterval(() => write('{"keepalive":true}\n'), keepaliveMs);
   const subscription = lines.subscribe({
-    next: (line) => res.write(`${JSON.stringify(line)}\n`),
+    next: (line) => write(`${JSON.stringify(line)}\n`),
     complete: () => {
       clearInterval(keepalive);
       res.end();
     },
   });
   res.once('close', () => {
+    streams.open -= 1;
     clearInterval(keepalive);
     subscription.unsubscribe();
   });
@@ -200,6 +220,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
 
   const { agents } = options;
+  const agentStreams = { open: 0 };
   // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
   const agentsOf = (): AgentHost => {
     if (!meetsVersion(options.version, AGENT_MIN_VERSION)) {
@@ -279,13 +300,13 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       const id = params['id'] ?? '';
       const prompt = await readBody(req, MAX_PROMPT_BYTES);
       agentsOf().prompt(id, prompt);
-      streamLines(res, agents.lines(id), keepaliveMs);
+      streamLines(res, agents.lines(id), keepaliveMs, agentStreams);
       return 'streamed';
     },
     'GET /v1/agent/executions/:id/events': ({ res, url, params }) => {
       const after = cursorOf(url);
       if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
-      streamLines(res, agentsOf().lines(params['id'] ?? '', after ?? 0), keepaliveMs);
+      streamLines(res, agentsOf().lines(params['id'] ?? '', after ?? 0), keepaliveMs, agentStreams);
       return 'streamed';
     },
     'POST /v1/agent/executions/:id/abort': ({ params }) => {
