@@ -19,6 +19,7 @@ export const AGENT_CONFIG_HOME = '/run/agent-config-home';
 
 /** A configuration sandboxd holds. */
 export interface StoredConfig {
+  readonly runtime: AgentConfigWrite['runtime'];
   readonly hash: string;
   readonly text: string;
   readonly env: Readonly<Record<string, string>>;
@@ -51,7 +52,7 @@ export class AgentConfigs {
       writeFileSync(path, file.content, { mode: 0o644 });
       chmodSync(path, 0o644);
     }
-    const stored = { hash: config.hash, text: config.text, env: config.env };
+    const stored = { runtime: config.runtime, hash: config.hash, text: config.text, env: config.env };
     this.#byHash.delete(config.hash);
     this.#byHash.set(config.hash, stored);
     if (this.#byHash.size > KEPT) this.#byHash.delete(this.#byHash.keys().next().value ?? '');

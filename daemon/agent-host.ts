@@ -17,6 +17,7 @@ import {
   type AgentExecutionEvent,
 } from '../machines/agent-execution-machine.js';
 import type {
+  ExecutionList,
   AgentConfigWrite,
   AgentWireLine,
   StartExecution,
@@ -24,13 +25,13 @@ import type {
 } from '../protocol/agent-wire.js';
 import { AgentError } from '../rules/errors.js';
 import { RequestError } from './request-error.js';
-import { parseLine } from '../runtime-drivers/runtime-a/events.js';
 import type { RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
 import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess, SandboxUser } from './managed-process.js';
-import { launchRuntimeA, RUNTIME_A_BINARY, runtimeAEnvironment } from './runtime-a-launch.js';
+import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
+import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { STANDBY_MS, standbyFits, type StandbyRuntime } from './runtime-standby.js';
 
 type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
@@ -55,8 +56,8 @@ export interface AgentHostOptions {
   readonly user: SandboxUser;
   /** Where transitions are reported. */
   readonly system?: ActorSystem | undefined;
-  /** The runtime_a binary (the sdk-agent template's by default). */
-  readonly runtimeBinary?: string;
+  /** The template's agents folder (`/opt/agents` by default): the runtimes and their tools. */
+  readonly agentsDir?: string;
   readonly configs?: AgentConfigs;
   /** Told when a runtime process starts and ends (sandboxd's audit stream). */
   readonly onProcess?: (pid: number, event: 'start' | 'end') => void;
@@ -83,8 +84,7 @@ export class AgentHost {
   /** Trees a normal end left populated: removed once they are empty. */
   readonly #leftTrees: ExecutionTree[] = [];
   #current: Entry | undefined;
-  #starting:
-    { entry: Entry; environment: Record<string, string>; adopted: ManagedProcess | undefined } | undefined;
+  #starting: { entry: Entry; plan: RuntimePlan; adopted: ManagedProcess | undefined } | undefined;
   /** A runtime `prepare()` started for the next run. */
   #standby: StandbyRuntime | undefined;
   /** The configuration written last: what `prepare()` starts a runtime with. */
@@ -145,8 +145,9 @@ export class AgentHost {
     if (config === undefined) {
       throw new RequestError('not_found', 'no agent configuration with this hash: write it first');
     }
-    if (!existsSync(this.#binary)) {
-      throw new AgentError('runtime_missing', 'the runtime binary is not in this sandbox image');
+    const plan = planRuntime(start, config, this.#site);
+    if (!plan.files.every((file) => existsSync(file))) {
+      throw new AgentError('runtime_missing', 'the runtime is not in this sandbox image');
     }
     if (!isDirectory(start.workdir)) {
       throw new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
@@ -163,7 +164,7 @@ export class AgentHost {
         startedAt: Date.now(),
         sessionId: start.sessionId,
         reasoning: start.reasoning,
-        parse: parseLine,
+        parse: plan.parse,
       }),
       tree: standby?.tree ?? this.#newTree(`agent-${id}`),
       start,
@@ -172,11 +173,7 @@ export class AgentHost {
     };
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
-    this.#starting = {
-      entry,
-      environment: runtimeAEnvironment(config, this.#configs.configHomeDir),
-      adopted: standby?.process,
-    };
+    this.#starting = { entry, plan, adopted: standby?.process };
     this.#send({ type: 'run', limits });
     return id;
   }
@@ -203,19 +200,7 @@ export class AgentHost {
   }
 
   /** The running execution and the ones kept. */
-  list(): {
-    current: string | null;
-    executions: {
-      executionId: string;
-      runtime: 'runtime_a';
-      state: string;
-      startedAt: number;
-      steps: number;
-      totalTokens: number;
-      limits: WireExecutionLimits;
-      outcome: { type: 'done' | 'agent_failed'; reason?: AgentError['reason'] } | null;
-    }[];
-  } {
+  list(): ExecutionList {
     const snapshot = this.#actor.snapshot;
     return {
       current: this.#current?.execution.id ?? null,
@@ -242,10 +227,11 @@ export class AgentHost {
    * (`runtime-standby.ts`).
    */
   prepare(): void {
-    if (!existsSync(this.#binary)) return;
+    const binary = runtimeABinary(this.#agentsDir);
+    if (!existsSync(binary)) return;
     if (!this.#warming) {
       this.#warming = true;
-      const stream = createReadStream(this.#binary, { highWaterMark: 1 << 20 });
+      const stream = createReadStream(binary, { highWaterMark: 1 << 20 });
       const done = (): void => void (this.#warming = false);
       stream.on('error', done).on('close', done).resume();
     }
@@ -260,13 +246,8 @@ export class AgentHost {
     } catch {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
-    const runtime = launchRuntimeA({
-      start: { reasoning: false, workdir: home },
-      environment: runtimeAEnvironment(config, this.#configs.configHomeDir),
-      tree,
-      user: this.#options.user,
-      binary: this.#binary,
-    });
+    const plan = planRuntime({ reasoning: false, workdir: home }, config, this.#site);
+    const runtime = launchRuntime(plan, tree, this.#options.user);
     runtime.started.catch(() => this.#dropStandby());
     const expiry = setTimeout(() => this.#dropStandby(), STANDBY_MS);
     this.#standby = { configHash: config.hash, workdir: home, process: runtime, tree, expiry };
@@ -317,8 +298,12 @@ export class AgentHost {
     return cgroupDirOf(this.#options.user.cgroupProcs);
   }
 
-  get #binary(): string {
-    return this.#options.runtimeBinary ?? RUNTIME_A_BINARY;
+  get #agentsDir(): string {
+    return this.#options.agentsDir ?? AGENTS_DIR;
+  }
+
+  get #site(): { agentsDir: string; configHome: string } {
+    return { agentsDir: this.#agentsDir, configHome: this.#configs.configHomeDir };
   }
 
   #entry(id: string): Entry {
@@ -343,17 +328,9 @@ export class AgentHost {
     const starting = this.#starting;
     this.#starting = undefined;
     if (starting === undefined) return;
-    const { entry, environment } = starting;
+    const { entry, plan } = starting;
     this.#current = entry;
-    const proc =
-      starting.adopted ??
-      launchRuntimeA({
-        start: entry.start,
-        environment,
-        tree: entry.tree,
-        user: this.#options.user,
-        binary: this.#binary,
-      });
+    const proc = starting.adopted ?? launchRuntime(plan, entry.tree, this.#options.user);
     entry.process = proc;
     proc.started.catch(() => {
       if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });

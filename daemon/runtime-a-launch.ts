@@ -7,24 +7,23 @@
 import { RUNTIME_A_ENVIRONMENT } from '../runtime-drivers/runtime-a/environment.js';
 import type { StartExecution } from '../protocol/agent-wire.js';
 import type { StoredConfig } from './agent-configs.js';
-import type { ExecutionTree } from './execution-tree.js';
-import { ManagedProcess, type SandboxUser } from './managed-process.js';
 
-/** Where the sdk-agent template puts the runtime. */
-export const AGENT_BIN_DIR = '/opt/agents/bin';
+import { quote } from './shell-quote.js';
 
-/** The runtime_a binary. */
-export const RUNTIME_A_BINARY = `${AGENT_BIN_DIR}/opencode`;
+/** Where the sdk-agent template puts the runtimes. */
+export const AGENTS_DIR = '/opt/agents';
 
-/** Quotes one argument for `/bin/sh` (the command runner takes a command line). */
-function quote(argument: string): string {
-  return `'${argument.replaceAll("'", `'\\''`)}'`;
-}
+/** The runtime_a binary in `agentsDir`. */
+export const runtimeABinary = (agentsDir = AGENTS_DIR): string => `${agentsDir}/bin/opencode`;
+
+/** PATH for a runtime: the template's tools (ripgrep) first. */
+export const runtimePath = (agentsDir = AGENTS_DIR): string =>
+  `${agentsDir}/bin:/usr/local/bin:/usr/bin:/bin`;
 
 /** The command line: `exec` so the runtime is the process sandboxd started. */
 export function runtimeACommand(
   start: Pick<StartExecution, 'model' | 'sessionId' | 'reasoning'>,
-  binary = RUNTIME_A_BINARY,
+  binary = runtimeABinary(),
 ): string {
   const args = [binary, 'run', '--format', 'json', '--title', 'sdk agent run'];
   // `--name=value`: a value is never read as a flag of its own.
@@ -35,40 +34,16 @@ export function runtimeACommand(
 }
 
 /** The runtime's environment, on top of the clean one every command gets. */
-export function runtimeAEnvironment(config: StoredConfig, configHome: string): Record<string, string> {
+export function runtimeAEnvironment(
+  config: StoredConfig,
+  configHome: string,
+  agentsDir = AGENTS_DIR,
+): Record<string, string> {
   return {
     ...config.env,
     ...RUNTIME_A_ENVIRONMENT,
-    PATH: `${AGENT_BIN_DIR}:/usr/local/bin:/usr/bin:/bin`,
+    PATH: runtimePath(agentsDir),
     XDG_CONFIG_HOME: configHome,
     OPENCODE_CONFIG_CONTENT: config.text,
   };
-}
-
-/** What one runtime process is started with. */
-export interface RuntimeALaunch {
-  readonly start: Pick<StartExecution, 'model' | 'sessionId' | 'reasoning' | 'workdir'>;
-  /** From `runtimeAEnvironment`. */
-  readonly environment: Record<string, string>;
-  /** Its processes' cgroup; the commands' one when the tree has none. */
-  readonly tree: ExecutionTree;
-  readonly user: SandboxUser;
-  readonly binary: string;
-}
-
-/** Spawns runtime_a as the sandbox user in the execution's tree; it waits for its prompt on stdin. */
-export function launchRuntimeA(launch: RuntimeALaunch): ManagedProcess {
-  const { tree, user } = launch;
-  const proc = new ManagedProcess(
-    {
-      cmd: runtimeACommand(launch.start, launch.binary),
-      envs: launch.environment,
-      cwd: launch.start.workdir,
-      timeoutMs: undefined,
-      killTree: false,
-    },
-    { ...user, ...(tree.procsFile === undefined ? {} : { cgroupProcs: tree.procsFile }) },
-  );
-  tree.root = proc.pid;
-  return proc;
 }

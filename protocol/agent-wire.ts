@@ -22,7 +22,7 @@ import { AGENT_FAILURE_REASONS } from '../rules/agent-reasons.js';
 import { AGENT_SESSION_ID } from '../rules/names.js';
 
 /** Runtimes sandboxd can start. */
-export const AGENT_RUNTIMES = ['runtime_a'] as const;
+export const AGENT_RUNTIMES = ['runtime_a', 'runtime_b'] as const;
 
 /** Where configuration files may be written: a root-owned folder the agent can read, not change. */
 export const AGENT_CONFIG_DIR = '/run/agent';
@@ -182,6 +182,9 @@ export const executionListSchema = z.strictObject({
   current: z.string().nullable(),
   executions: z.array(executionInfoSchema),
 });
+
+/** `GET /v1/agent/executions` answer. */
+export type ExecutionList = z.infer<typeof executionListSchema>;
 
 /** `POST /v1/agent/prepare`. */
 export const prepareAgentSchema = z.strictObject({ runtime: z.enum(AGENT_RUNTIMES) });

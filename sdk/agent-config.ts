@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_DIR, agentConfigSchema, type AgentConfigWrite } from '../protocol/agent-wire.js';
 import { buildRuntimeAConfig, RuntimeAConfigError } from '../runtime-drivers/runtime-a/config.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
+import { buildRuntimeBConfig, RuntimeBConfigError } from '../runtime-drivers/runtime-b/config.js';
 import { InvalidArgumentError } from '../rules/errors.js';
 import { PLACEHOLDER_KEY } from '../rules/placeholder-key.js';
 import type { AgentSpec } from './agent-spec.js';
@@ -19,6 +20,16 @@ export function instructionsPath(instructions: string | undefined): string {
     .update(instructions ?? '')
     .digest('hex');
   return `${AGENT_CONFIG_DIR}/instructions-${digest.slice(0, 16)}.md`;
+}
+
+/** Each gateway the spec needs → its route's loopback listener. */
+function listenersOf(spec: AgentSpec, gateways: SandboxGateways): Record<string, string> {
+  const listeners: Record<string, string> = {};
+  for (const name of spec.gatewayNames()) {
+    const status = gateways.get(name);
+    if (status !== undefined) listeners[name] = `http://127.0.0.1:${status.port}`;
+  }
+  return listeners;
 }
 
 /**
@@ -33,11 +44,7 @@ export function runtimeAConfigWrite(
   gateways: SandboxGateways,
   model?: string,
 ): AgentConfigWrite {
-  const listeners: Record<string, string> = {};
-  for (const name of spec.gatewayNames()) {
-    const status = gateways.get(name);
-    if (status !== undefined) listeners[name] = `http://127.0.0.1:${status.port}`;
-  }
+  const listeners = listenersOf(spec, gateways);
   let built;
   try {
     built = buildRuntimeAConfig({
@@ -73,6 +80,51 @@ export function runtimeAConfigWrite(
       `${operation}: spec: ${tooLong ? 'instructions are over 1 MiB' : 'the runtime configuration is over 1 MiB'}`,
       { field: tooLong ? 'spec.instructions' : 'spec' },
     );
+  }
+  return parsed.data;
+}
+
+/**
+ * The configuration write of `spec` for runtime_b (`entrypoint` from `RuntimeB`): the runner's JSON,
+ * with the model pointed at its route's listener; no files, no environment (the runner gives the
+ * provider packages the placeholder key itself).
+ *
+ * @throws InvalidArgumentError when the configuration cannot be built or is over the daemon's limits
+ */
+export function runtimeBConfigWrite(
+  operation: string,
+  spec: AgentSpec,
+  gateways: SandboxGateways,
+  entrypoint: string | undefined,
+): AgentConfigWrite {
+  let built;
+  try {
+    built = buildRuntimeBConfig({
+      model: spec.model,
+      smallModel: spec.smallModel,
+      instructions: spec.instructions,
+      permissions: spec.permissions,
+      agents: spec.agents,
+      entrypoint,
+      gateways: listenersOf(spec, gateways),
+    });
+  } catch (error) {
+    if (error instanceof RuntimeBConfigError) {
+      throw new InvalidArgumentError(`${operation}: spec: ${error.message}`, { field: 'spec' });
+    }
+    throw error;
+  }
+  const parsed = agentConfigSchema.safeParse({
+    runtime: 'runtime_b',
+    hash: built.hash,
+    text: built.text,
+    files: [],
+    env: {},
+  });
+  if (!parsed.success) {
+    throw new InvalidArgumentError(`${operation}: spec: the runtime configuration is over 1 MiB`, {
+      field: 'spec',
+    });
   }
   return parsed.data;
 }

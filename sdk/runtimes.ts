@@ -85,3 +85,8 @@ export function checkSpecForRuntime(spec: AgentSpec, runtime: RuntimeChoice): vo
     });
   }
 }
+
+/** The `entrypoint` of a runtime choice (RuntimeB's), if any. */
+export function entrypointOf(runtime: RuntimeChoice): string | undefined {
+  return typeof runtime === 'string' ? undefined : runtime.entrypoint;
+}

@@ -7,9 +7,9 @@
 import { deepFreeze, type AgentResult, type ExecutionList } from './agent-events.js';
 import { executionListSchema, prepareAgentSchema, type StartExecution } from '../protocol/agent-wire.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
-import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { InvalidArgumentError } from '../rules/errors.js';
 import { checkAgentGateways } from './agent-checks.js';
-import { runtimeAConfigWrite } from './agent-config.js';
+import { runtimeAConfigWrite, runtimeBConfigWrite } from './agent-config.js';
 import { attachedExecution, ConfigWrites, newExecution, type ExecutionPlan } from './agent-execution.js';
 import {
   parseAttachOptions,
@@ -22,7 +22,7 @@ import {
 } from './agent-options.js';
 import { AgentStream } from './agent-stream.js';
 import type { DaemonClient } from './daemon-client.js';
-import { checkSpecForRuntime } from './runtimes.js';
+import { checkSpecForRuntime, entrypointOf } from './runtimes.js';
 import type { SandboxGateways } from './sandbox-gateways.js';
 import { z } from 'zod';
 
@@ -164,21 +164,30 @@ export class SandboxAgent {
     const { prompt: text, options: o } = parseRunOptions(operation, prompt, options);
     checkSpecForRuntime(o.spec, o.runtime);
     checkAgentGateways(operation, o.spec, o.model, this.#gateways);
-    if (runtimeName(o.runtime) === 'runtime_b') {
-      throw new SandboxError('runtime_b arrives in a later release', {
-        code: 'unimplemented',
-        failureClass: 'UnimplementedError',
+    const runtime = runtimeName(o.runtime);
+    const config =
+      runtime === 'runtime_b'
+        ? runtimeBConfigWrite(operation, o.spec, this.#gateways, entrypointOf(o.runtime))
+        : runtimeAConfigWrite(operation, o.spec, this.#gateways, o.model);
+    const { limits } = o;
+    if (o.sessionId !== undefined && !o.sessionId.startsWith(runtime === 'runtime_b' ? 'rda_' : 'ses_')) {
+      throw new InvalidArgumentError(`${operation}: sessionId: is a session of the other runtime`, {
+        field: 'sessionId',
       });
     }
-    const config = runtimeAConfigWrite(operation, o.spec, this.#gateways, o.model);
-    const { limits } = o;
     const start: StartExecution = {
-      runtime: 'runtime_a',
+      runtime,
       configHash: config.hash,
       ...(o.sessionId === undefined ? {} : { sessionId: o.sessionId }),
+      // runtime_a takes opencode's `provider/model`; runtime_b the model id, put into its configuration.
       ...(o.model === undefined
         ? {}
-        : { model: `${OPENCODE_PROVIDERS[o.spec.model.provider].id}/${o.model}` }),
+        : {
+            model:
+              runtime === 'runtime_b'
+                ? o.model
+                : `${OPENCODE_PROVIDERS[o.spec.model.provider].id}/${o.model}`,
+          }),
       limits: {
         timeoutMs: limits.timeoutMs,
         maxSteps: limits.maxSteps,

@@ -150,7 +150,11 @@ export class NodeSqliteSaver extends BaseCheckpointSaver {
     };
     if (row.parent_checkpoint_id != null) {
       tuple.parentConfig = {
-        configurable: { thread_id: row.thread_id, checkpoint_ns: ns, checkpoint_id: row.parent_checkpoint_id },
+        configurable: {
+          thread_id: row.thread_id,
+          checkpoint_ns: ns,
+          checkpoint_id: row.parent_checkpoint_id,
+        },
       };
     }
     return tuple;

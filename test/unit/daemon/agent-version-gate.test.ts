@@ -21,7 +21,7 @@ const server = createDaemonServer({
   processes: new ProcessTable(user),
   gateways: new GatewayHost(),
   audit: new SequencedLog<DaemonRecord>((record) => record.type),
-  agents: new AgentHost({ user, runtimeBinary: '/nonexistent/opencode' }),
+  agents: new AgentHost({ user, agentsDir: '/nonexistent/agents' }),
 });
 let url = '';
 

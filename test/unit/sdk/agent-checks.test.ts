@@ -5,7 +5,6 @@ import {
   InvalidArgumentError,
   McpRemote,
   SubAgent,
-  SandboxError,
   compatibleGateway,
   vendorAGateway,
   vendorBGateway,
@@ -145,15 +144,13 @@ describe('checks before any call', () => {
     await expect(sbx.agent.run('go', { spec })).resolves.toBeDefined();
   });
 
-  it('checks the spec for the runtime first, then refuses runtime_b as unimplemented', async () => {
+  it("checks the spec for the runtime before any call, and a session of the other runtime's", async () => {
     const sbx = await createdHandle(fake, { llm: vendorBGateway('vendor-b-key') });
     const withMcp = new AgentSpec({ model: model(), mcp: { docs: new McpRemote({ gateway: 'llm' }) } });
     await refused(sbx, { spec: withMcp, runtime: 'runtime_b' }, 'mcp');
-    const seen = fake.requests.length;
-    expect(() =>
-      sbx.agent.stream('go', { spec: new AgentSpec({ model: model() }), runtime: 'runtime_b' }),
-    ).toThrow(SandboxError);
-    expect(fake.requests.length).toBe(seen);
+    const spec = new AgentSpec({ model: model() });
+    await refused(sbx, { spec, runtime: 'runtime_b', sessionId: 'ses_abc' }, 'sessionId');
+    await refused(sbx, { spec, sessionId: `rda_${'0'.repeat(32)}` }, 'sessionId');
   });
 });
 

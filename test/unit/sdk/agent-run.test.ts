@@ -145,18 +145,27 @@ describe('sbx.agent.run', () => {
     expect(fake.requests.length).toBe(seen);
   });
 
-  it('refuses runtime_b as unimplemented after the spec checks, before any call', async () => {
-    const seen = fake.requests.length;
-    for (const runtime of ['runtime_b', new RuntimeB()] as const) {
-      await expect(sbx.agent.run('hi', { spec: spec(), runtime })).rejects.toMatchObject({
-        constructor: SandboxError,
-        code: 'unimplemented',
-      });
-      expect(() => sbx.agent.stream('hi', { spec: spec(), runtime })).toThrow(
-        /runtime_b arrives in a later release/,
-      );
-    }
+  it('runs runtime_b with its own configuration: the runner JSON, the entrypoint, a named model as a plain id', async () => {
+    await sbx.agent.run('hi', {
+      spec: spec(),
+      runtime: new RuntimeB({ entrypoint: 'agent.graph:build' }),
+      model: 'model-2',
+    });
+    const configs = fake.requests.filter((r) => r.path === '/v1/agent/config');
+    const config = agentConfigSchema.parse(JSON.parse(configs.at(-1)?.body ?? ''));
+    expect(config).toMatchObject({ runtime: 'runtime_b', files: [], env: {} });
+    expect(JSON.parse(config.text)).toMatchObject({
+      model: { provider: 'vendor_b', id: 'model-1', baseURL: 'http://127.0.0.1:41001/v1' },
+      entrypoint: 'agent.graph:build',
+      permissions: { default: 'allow' },
+    });
+    expect(fake.last().start).toMatchObject({
+      runtime: 'runtime_b',
+      configHash: config.hash,
+      model: 'model-2',
+    });
     const withRaw = new AgentSpec({ model: spec().model, rawConfig: { theme: 'x' } });
+    const seen = fake.requests.length;
     await expect(sbx.agent.run('hi', { spec: withRaw, runtime: 'runtime_b' })).rejects.toMatchObject({
       field: 'rawConfig',
     });

@@ -1,0 +1,178 @@
+/**
+ * runtime_b end to end (issue 12): the deep-agents runner of the `sdk-agent` template in real
+ * sandboxes, every provider through a real gateway route to the scripted model server over HTTPS,
+ * through the same execution actor as runtime_a (sessions, token budget, timeout, permissions,
+ * entrypoints).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentProvider } from '../../../rules/agent-providers.js';
+import { AgentError } from '../../../rules/errors.js';
+import { AgentLimits } from '../../../sdk/agent-limits.js';
+import { AgentPermissions } from '../../../sdk/agent-permissions.js';
+import { RuntimeB } from '../../../sdk/runtimes.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import { text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
+import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+
+const world = useAgentWorld(23, {
+  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
+});
+
+/** The path each provider's package posts to for model `model-1` (runner in templates/README.md). */
+const PATHS: Readonly<Record<AgentProvider, string>> = {
+  vendor_a: '/model/model-1/converse-stream',
+  vendor_b: '/v1/messages',
+  vendor_c: '/v1/responses',
+  vendor_d: '/v1beta/models/model-1:streamGenerateContent',
+  vendor_e: '/vendor_c/v1/responses',
+  compatible: '/v1/chat/completions',
+};
+
+let sbx: Sandbox;
+
+beforeAll(async () => {
+  sbx = await world.sandbox();
+}, 120_000);
+
+afterAll(async () => {
+  await sbx.kill();
+});
+
+beforeEach(() => {
+  world.upstream.model.reset();
+});
+
+const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
+
+async function processesNamed(needle: string): Promise<number> {
+  const pattern = `[${needle.slice(0, 1)}]${needle.slice(1)}`;
+  return Number((await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`)).stdout.trim());
+}
+
+describe('runtime_b in a closed-egress sandbox', () => {
+  it('edits a real file with bash, streams text deltas, reports usage and an rda_ session', async () => {
+    script(toolCall('execute', { command: 'echo from runtime b > rb.txt' }), text('wrote rb.txt'));
+    const stream = sbx.agent.stream('write rb.txt', { spec: world.spec(), runtime: 'runtime_b' });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types[0]).toBe('step_started');
+    expect(types).toContain('tool_call');
+    expect(types).toContain('text_delta');
+    expect(types.slice(-3)).toEqual(['text', 'step_finished', 'done']);
+    const result = await stream.result();
+    expect(result).toMatchObject({ text: 'wrote rb.txt', steps: 2, exitCode: 0 });
+    expect(result.sessionId).toMatch(/^rda_[0-9a-f]{32}$/);
+    expect(result.usage.total).toBe(30);
+    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'bash', status: 'completed' })]);
+    expect((await sbx.commands.run('cat /home/user/rb.txt')).stdout).toBe('from runtime b\n');
+    expect(world.upstream.model.requests.every((r) => r.credentials['authorization'] === 'expected')).toBe(
+      true,
+    );
+  });
+
+  it('continues a session: the next run sends the earlier conversation', async () => {
+    script(text('remembered answer'), text('second answer'));
+    const first = await sbx.agent.run('remember', { spec: world.spec(), runtime: 'runtime_b' });
+    const second = await sbx.agent.run('again', {
+      spec: world.spec(),
+      runtime: 'runtime_b',
+      sessionId: first.sessionId,
+    });
+    expect(second.sessionId).toBe(first.sessionId);
+    expect(JSON.stringify(world.upstream.model.requests.at(-1)?.body)).toContain('remembered answer');
+  });
+
+  it('stops at the token budget with compatible (usage streamed)', async () => {
+    const usage = { input: 500, output: 100 };
+    script(
+      toolCall('execute', { command: 'true' }, { usage }),
+      toolCall('execute', { command: 'true' }, { usage }),
+      toolCall('execute', { command: 'true' }, { usage }),
+      text('never', usage),
+    );
+    const error = await sbx.agent
+      .run('spend', {
+        spec: world.spec(),
+        runtime: 'runtime_b',
+        limits: new AgentLimits({ maxTotalTokens: 700 }),
+      })
+      .catch((e: unknown) => e);
+    expect((error as AgentError).reason).toBe('token_budget');
+  });
+
+  it('denies bash when the permissions deny it', async () => {
+    script(toolCall('execute', { command: 'touch /home/user/rb-denied' }), text('could not'));
+    const spec = world.spec('compatible', { permissions: new AgentPermissions({ tools: { bash: 'deny' } }) });
+    const result = await sbx.agent.run('try', { spec, runtime: 'runtime_b' });
+    expect(result.toolCalls.map((call) => call.status)).toEqual(['error']);
+    expect((await sbx.commands.run('test -e /home/user/rb-denied; echo $?')).stdout).toBe('1\n');
+  });
+
+  it('builds the graph from an entrypoint; without the middleware the permissions are lost', async () => {
+    const entrypoint = (withMiddleware: boolean) => `
+import { createDeepAgent } from 'deepagents';
+export async function build(context) {
+  return createDeepAgent({
+    model: context.model,
+    systemPrompt: 'ENTRYPOINT PROMPT. ' + context.instructions,
+    backend: context.backend,
+    subagents: context.subagents,
+    middleware: ${withMiddleware ? '[context.permissionMiddleware]' : '[]'},
+    checkpointer: context.checkpointer,
+  });
+}`;
+    await sbx.commands.run('mkdir -p /home/user/proj/agent');
+    const spec = world.spec('compatible', { permissions: new AgentPermissions({ tools: { bash: 'deny' } }) });
+    for (const withMiddleware of [true, false]) {
+      await sbx.commands.run(
+        `cat > /home/user/proj/agent/graph.mjs <<'EOF'\n${entrypoint(withMiddleware)}\nEOF`,
+      );
+      await sbx.commands.run('rm -f /home/user/proj/ran.txt');
+      script(toolCall('execute', { command: 'echo ran > ran.txt' }), text('done'));
+      await sbx.agent.run('run it', {
+        spec,
+        runtime: new RuntimeB({ entrypoint: 'agent.graph:build' }),
+        workdir: '/home/user/proj',
+      });
+      const system = JSON.stringify(world.upstream.model.requests[0]?.body);
+      expect(system).toContain('ENTRYPOINT PROMPT.');
+      const ran = (await sbx.commands.run('test -e /home/user/proj/ran.txt; echo $?')).stdout;
+      expect(ran).toBe(withMiddleware ? '1\n' : '0\n');
+    }
+  });
+
+  it('times out through the same execution actor: SIGTERM, 5 s grace, then frozen and killed', async () => {
+    script(toolCall('execute', { command: 'sh -c "trap \'\' TERM; sleep 501"' }));
+    const started = Date.now();
+    const error = await sbx.agent
+      .run('hang', {
+        spec: world.spec(),
+        runtime: 'runtime_b',
+        limits: new AgentLimits({ timeoutMs: 3_000 }),
+      })
+      .catch((e: unknown) => e);
+    expect((error as AgentError).reason).toBe('timeout');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(8_000);
+    expect(await processesNamed('sleep 501')).toBe(0);
+  }, 90_000);
+});
+
+describe('runtime_b: each provider end to end', () => {
+  for (const provider of Object.keys(PATHS) as AgentProvider[]) {
+    it(`${provider}: reaches its path with only the injected key`, async () => {
+      const box = await world.sandbox(provider);
+      try {
+        script(text(`${provider} via runtime_b`));
+        const result = await box.agent.run('hi', { spec: world.spec(provider), runtime: 'runtime_b' });
+        expect(result.text).toBe(`${provider} via runtime_b`);
+        expect(result.usage.total).toBeGreaterThan(0);
+        const requests = world.upstream.model.requests;
+        expect(requests.map((r) => r.path)).toEqual([PATHS[provider]]);
+        const header = PROVIDER_ROUTES[provider].header;
+        for (const r of requests) expect(r.credentials).toEqual({ [header]: 'expected' });
+      } finally {
+        await box.kill();
+      }
+    }, 90_000);
+  }
+});
