@@ -196,6 +196,18 @@ function fingerprintOf(dir: string, prefix = ''): string[] {
   return out;
 }
 
+/**
+ * What names an agents folder: the build's stamp beside it (`templates/sdk-agent/build/stamp`) with the
+ * folder's own identity (a build renames a new folder into place), so a create does not stat its
+ * thousands of files; without a stamp, every file's size, time, inode and mode.
+ */
+function agentsFingerprint(agentsDir: string): string[] {
+  const stamp = join(dirname(agentsDir), 'stamp');
+  if (!existsSync(stamp)) return fingerprintOf(agentsDir);
+  const folder = statSync(agentsDir);
+  return [`stamp ${readFileSync(stamp, 'utf8').trim()} ${String(folder.ino)} ${String(folder.mtimeMs)}`];
+}
+
 /** Copies the files and folders of `from` into `to` (created), each file a hard link where it can be. */
 function linkTree(from: string, to: string): void {
   mkdirSync(to, { recursive: true });
@@ -220,7 +232,7 @@ function linkTree(from: string, to: string): void {
  */
 export function ensureAgentsImage(agentsDir: string): string {
   const hash = createHash('sha256');
-  for (const line of fingerprintOf(agentsDir)) hash.update(`${line}\n`);
+  for (const line of agentsFingerprint(agentsDir)) hash.update(`${line}\n`);
   return materialize('agents', hash.digest('hex'), (dir) => {
     linkTree(agentsDir, dir);
   });

@@ -4,6 +4,9 @@
  * through the same execution actor as runtime_a (sessions, token budget, timeout, permissions,
  * entrypoints).
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import { AgentError } from '../../../rules/errors.js';
@@ -11,7 +14,7 @@ import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
 import { RuntimeB } from '../../../sdk/runtimes.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
-import { text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
+import { errorStatus, text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
 import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
 
 const world = useAgentWorld(23, {
@@ -27,6 +30,9 @@ const PATHS: Readonly<Record<AgentProvider, string>> = {
   vendor_e: '/vendor_c/v1/responses',
   compatible: '/v1/chat/completions',
 };
+
+const CLIENT = fileURLToPath(new URL('../../fixtures/agent-client.mjs', import.meta.url));
+const run = promisify(execFile);
 
 let sbx: Sandbox;
 
@@ -80,6 +86,60 @@ describe('runtime_b in a closed-egress sandbox', () => {
     });
     expect(second.sessionId).toBe(first.sessionId);
     expect(JSON.stringify(world.upstream.model.requests.at(-1)?.body)).toContain('remembered answer');
+  });
+
+  it('continues a session from another SDK process', async () => {
+    script(text('said in process one'), text('continued in process two'));
+    const first = await sbx.agent.run('remember', { spec: world.spec(), runtime: 'runtime_b' });
+    const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken, SDK_TEST_RUNTIME: 'runtime_b' };
+    const { stdout } = await run(
+      process.execPath,
+      [CLIENT, world.cp.url, sbx.sandboxId, 'run', first.sessionId],
+      {
+        env,
+        timeout: 60_000,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({ text: 'continued in process two', sessionId: first.sessionId });
+    expect(JSON.stringify(world.upstream.model.requests.at(-1)?.body)).toContain('said in process one');
+  });
+
+  it('stops at the step limit when the next step starts', async () => {
+    world.upstream.model.reset([]);
+    for (let i = 0; i < 8; i++) world.upstream.model.enqueue(toolCall('execute', { command: 'true' }));
+    const stream = sbx.agent.stream('loop', {
+      spec: world.spec(),
+      runtime: 'runtime_b',
+      limits: new AgentLimits({ maxSteps: 2 }),
+    });
+    const events = [];
+    for await (const event of stream) events.push(event);
+    expect(events.filter((e) => e.type === 'step_started')).toHaveLength(2);
+    expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'max_steps' });
+  });
+
+  it('aborts on an AbortSignal, and reports a model failure without vendor text', async () => {
+    script(toolCall('execute', { command: 'sleep 502' }));
+    const controller = new AbortController();
+    const stream = sbx.agent.stream('wait', {
+      spec: world.spec(),
+      runtime: 'runtime_b',
+      signal: controller.signal,
+    });
+    const events = [];
+    for await (const event of stream) {
+      events.push(event);
+      if (event.type === 'step_started') controller.abort();
+    }
+    expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'aborted' });
+    expect(await processesNamed('sleep 502')).toBe(0);
+
+    script(errorStatus(401, { message: 'vendor secret detail' }));
+    const error = await sbx.agent
+      .run('fail', { spec: world.spec(), runtime: 'runtime_b' })
+      .catch((e: unknown) => e);
+    expect((error as AgentError).reason).toBe('runtime_error');
+    expect((error as AgentError).message).not.toContain('vendor secret detail');
   });
 
   it('stops at the token budget with compatible (usage streamed)', async () => {
