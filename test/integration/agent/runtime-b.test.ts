@@ -142,6 +142,34 @@ describe('runtime_b in a closed-egress sandbox', () => {
     expect((error as AgentError).message).not.toContain('vendor secret detail');
   });
 
+  it('answers busy while it runs, and runtime_missing where the template lacks it', async () => {
+    script(toolCall('execute', { command: 'sleep 503' }));
+    const controller = new AbortController();
+    const running = sbx.agent.stream('wait', {
+      spec: world.spec(),
+      runtime: 'runtime_b',
+      signal: controller.signal,
+    });
+    for await (const event of running) if (event.type === 'step_started') break;
+    await expect(sbx.agent.run('me too', { spec: world.spec(), runtime: 'runtime_b' })).rejects.toMatchObject(
+      {
+        reason: 'busy',
+      },
+    );
+    controller.abort();
+    await expect(running.result()).rejects.toMatchObject({ reason: 'aborted' });
+    running.close();
+
+    const bare = await world.sandbox('compatible', { template: 'sdk-base-caps' });
+    try {
+      await expect(bare.agent.run('hi', { spec: world.spec(), runtime: 'runtime_b' })).rejects.toMatchObject({
+        reason: 'runtime_missing',
+      });
+    } finally {
+      await bare.kill();
+    }
+  });
+
   it('stops at the token budget with compatible (usage streamed)', async () => {
     const usage = { input: 500, output: 100 };
     script(
