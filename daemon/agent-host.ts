@@ -87,7 +87,7 @@ export class AgentHost {
   #starting: { entry: Entry; plan: RuntimePlan; adopted: ManagedProcess | undefined } | undefined;
   /** A runtime `prepare()` started for the next run. */
   #standby: StandbyRuntime | undefined;
-  /** The configuration written last: what `prepare()` starts a runtime with. */
+  /** The runtime_a configuration written last: what `prepare()` starts a runtime with. */
   #lastConfig: StoredConfig | undefined;
   /** Calls the machine refused with `busy` (its rejectBusy effect). */
   #busyRefusals = 0;
@@ -121,8 +121,9 @@ export class AgentHost {
 
   /** Keeps a configuration (its files written) under its hash. */
   writeConfig(config: AgentConfigWrite): { hash: string } {
-    this.#lastConfig = this.#configs.write(config);
-    return { hash: this.#lastConfig.hash };
+    const stored = this.#configs.write(config);
+    if (stored.runtime === 'runtime_a') this.#lastConfig = stored;
+    return { hash: stored.hash };
   }
 
   /**
@@ -222,9 +223,9 @@ export class AgentHost {
   }
 
   /**
-   * Warms the runtime up in the background (SPEC `prepare`): reads its binary into the page cache and,
-   * once a configuration was written and no execution runs, starts a runtime for the next run with it
-   * (`runtime-standby.ts`).
+   * Warms the runtime up in the background (SPEC `prepare`): reads opencode's binary into the page cache
+   * and, once a runtime_a configuration was written and no execution runs, starts a runtime for the next
+   * run with the last one (`runtime-standby.ts`); runtime_b starts in half a second and needs none.
    */
   prepare(): void {
     const binary = runtimeABinary(this.#agentsDir);

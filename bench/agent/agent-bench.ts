@@ -141,6 +141,7 @@ async function recordWire(daemonUrl: string, token: string, executionId: string)
     headers: { authorization: `Bearer ${token}` },
   });
   const body = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`the events of ${executionId}: HTTP ${String(res.statusCode)}`);
   return body.split('\n').filter((line) => line !== '' && !line.includes('"keepalive"'));
 }
 
@@ -216,6 +217,9 @@ async function main(): Promise<void> {
     await bareRun(bareB, 'runtime_b');
     const firstB = await run(false, 'runtime_b');
     const first = await run(false);
+    // Recorded now: sandboxd keeps the events of its last 3 executions only.
+    const recorded = await recordWire(daemonUrl, sbx.accessToken, first.executionId);
+    const recordedB = await recordWire(daemonUrl, sbx.accessToken, firstB.executionId);
     const bares: BareRun[] = [];
     const limited: BareRun[] = [];
     const cold: SandboxRun[] = [];
@@ -231,11 +235,8 @@ async function main(): Promise<void> {
       runsB.push(await run(false, 'runtime_b'));
       process.stderr.write(`iteration ${String(i + 1)}/${String(ITERATIONS)} done\n`);
     }
-    const recorded = await recordWire(daemonUrl, sbx.accessToken, first.executionId);
     const eventsPerRun = recorded.filter((line) => line.includes('"event"')).length;
-    const eventsPerRunB = (await recordWire(daemonUrl, sbx.accessToken, firstB.executionId)).filter((line) =>
-      line.includes('"event"'),
-    ).length;
+    const eventsPerRunB = recordedB.filter((line) => line.includes('"event"')).length;
     const cost = await measureEventCost(recorded);
 
     const bareFirst = median(bares.map((r) => r.firstRequestMs));
@@ -348,7 +349,7 @@ async function main(): Promise<void> {
     note(`samples: run() ${samples(runsB.map((r) => r.firstRequestMs))} ms`);
     note(
       `whole runs, for context: run() ${ms(median(runsB.map((r) => r.wallMs)))}, bare spawn -> exit ` +
-        `${ms(median(baresB.map((r) => r.exitMs)))}`,
+        ms(median(baresB.map((r) => r.exitMs))),
     );
     const callsPassB = firstB.calls.length === 3 && laterB.every((calls) => calls.length === 2);
     row(

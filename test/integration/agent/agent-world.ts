@@ -6,7 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { AgentModel } from '../../../sdk/agent-model.js';
 import { AgentSpec, type AgentSpecOptions } from '../../../sdk/agent-spec.js';
 import { SecretGateway } from '../../../sdk/secret-gateway.js';
@@ -47,8 +48,58 @@ export interface AgentWorld {
   spec(provider?: AgentProvider, options?: Omit<AgentSpecOptions, 'model'>): AgentSpec;
 }
 
+/** The path each provider's package posts to for model `model-1`, with either runtime. */
+export const PROVIDER_PATHS: Readonly<Record<AgentProvider, string>> = {
+  vendor_a: '/model/model-1/converse-stream',
+  vendor_b: '/v1/messages',
+  vendor_c: '/v1/responses',
+  vendor_d: '/v1beta/models/model-1:streamGenerateContent',
+  vendor_e: '/vendor_c/v1/responses',
+  compatible: '/v1/chat/completions',
+};
+
+/** Another SDK process (`test/fixtures/agent-client.mjs`). */
+export const AGENT_CLIENT = fileURLToPath(new URL('../../fixtures/agent-client.mjs', import.meta.url));
+
+/** Lines of `ps` in `sbx` naming `needle` (the pattern never matches itself). */
+export async function processesNamed(sbx: Sandbox, needle: string): Promise<number> {
+  const pattern = `[${needle.slice(0, 1)}]${needle.slice(1)}`;
+  return Number((await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`)).stdout.trim());
+}
+
+/**
+ * One sandbox for a whole test file, handed to `use`: the model's script is reset before each test, and
+ * an execution a failed test left running is aborted after it.
+ */
+export function useSharedSandbox(world: AgentWorld, use: (sbx: Sandbox) => void): void {
+  let sbx: Sandbox | undefined;
+  beforeAll(async () => {
+    sbx = await world.sandbox();
+    use(sbx);
+  }, 120_000);
+  afterAll(async () => {
+    await sbx?.kill();
+  });
+  beforeEach(() => {
+    world.upstream.model.reset();
+  });
+  afterEach(async () => {
+    if (sbx === undefined) return;
+    const { current } = await sbx.agent.executions();
+    if (current === null) return;
+    const stream = await sbx.agent.attach(current);
+    await stream.abort();
+    stream.close();
+  });
+}
+
 /** Registers hooks building and tearing down the world (`slot` separates test namespaces). */
-export function useAgentWorld(slot: number, model: ModelServerOptions = {}): AgentWorld {
+export function useAgentWorld(slot: number, options: ModelServerOptions = {}): AgentWorld {
+  // Every provider's key header is checked: `expected` when it holds the planted key.
+  const model = {
+    expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
+    ...options,
+  };
   let upstream: ModelUpstream | undefined;
   let cp: InProcessControlPlane | undefined;
   let dir = '';

@@ -7,21 +7,11 @@ import { describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { text, toolCall } from '../../support/model-server/index.js';
-import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+import { PROVIDER_PATHS, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
 
-const world = useAgentWorld(21, {
-  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
-});
+const world = useAgentWorld(21);
 
-/** The path each provider's package posts to for model `model-1`. */
-const PATHS: Readonly<Record<AgentProvider, string>> = {
-  vendor_a: '/model/model-1/converse-stream',
-  vendor_b: '/v1/messages',
-  vendor_c: '/v1/responses',
-  vendor_d: '/v1beta/models/model-1:streamGenerateContent',
-  vendor_e: '/vendor_c/v1/responses',
-  compatible: '/v1/chat/completions',
-};
+const PATHS = PROVIDER_PATHS;
 
 describe('each provider end to end', () => {
   for (const provider of Object.keys(PATHS) as AgentProvider[]) {

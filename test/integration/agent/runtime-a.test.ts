@@ -5,10 +5,9 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InspectionRecord } from '../../../actors/actor-system.js';
 import { ndjsonValues } from '../../../protocol/ndjson.js';
 import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-events.js';
@@ -25,36 +24,20 @@ import {
   type RecordedRequest,
   type ScriptEntry,
 } from '../../support/model-server/index.js';
-import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+import {
+  AGENT_CLIENT,
+  MODEL_KEY,
+  processesNamed as processesInSandbox,
+  useAgentWorld,
+  useSharedSandbox,
+} from './agent-world.js';
 
-const world = useAgentWorld(20, {
-  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
-});
-const CLIENT = fileURLToPath(new URL('../../fixtures/agent-client.mjs', import.meta.url));
+const world = useAgentWorld(20);
+const CLIENT = AGENT_CLIENT;
 const run = promisify(execFile);
 
 let sbx: Sandbox;
-
-beforeAll(async () => {
-  sbx = await world.sandbox();
-}, 120_000);
-
-afterAll(async () => {
-  await sbx.kill();
-});
-
-beforeEach(() => {
-  world.upstream.model.reset();
-});
-
-// A failed test must not leave its execution running into the next one.
-afterEach(async () => {
-  const { current } = await sbx.agent.executions();
-  if (current === null) return;
-  const stream = await sbx.agent.attach(current);
-  await stream.abort();
-  stream.close();
-});
+useSharedSandbox(world, (created) => (sbx = created));
 
 const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
 
@@ -92,12 +75,7 @@ const toolNames = (request: RecordedRequest | undefined): string[] =>
     (tool) => tool.function.name,
   );
 
-/** Lines of `ps` naming `needle` (the pattern never matches itself). */
-async function processesNamed(needle: string): Promise<number> {
-  const pattern = `[${needle.slice(0, 1)}]${needle.slice(1)}`;
-  const out = await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`);
-  return Number(out.stdout.trim());
-}
+const processesNamed = (needle: string): Promise<number> => processesInSandbox(sbx, needle);
 
 describe('runtime_a in a closed-egress sandbox', () => {
   it('edits a file through the gateway: result, events in order, the key injected upstream', async () => {

@@ -5,9 +5,8 @@
  * entrypoints).
  */
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
@@ -15,45 +14,27 @@ import { AgentPermissions } from '../../../sdk/agent-permissions.js';
 import { RuntimeB } from '../../../sdk/runtimes.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { errorStatus, text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
-import { MODEL_KEY, PROVIDER_ROUTES, useAgentWorld } from './agent-world.js';
+import {
+  AGENT_CLIENT,
+  PROVIDER_PATHS,
+  PROVIDER_ROUTES,
+  processesNamed as processesInSandbox,
+  useAgentWorld,
+  useSharedSandbox,
+} from './agent-world.js';
 
-const world = useAgentWorld(23, {
-  expectedCredentials: Object.fromEntries(Object.values(PROVIDER_ROUTES).map((r) => [r.header, MODEL_KEY])),
-});
+const world = useAgentWorld(23);
 
-/** The path each provider's package posts to for model `model-1` (runner in templates/README.md). */
-const PATHS: Readonly<Record<AgentProvider, string>> = {
-  vendor_a: '/model/model-1/converse-stream',
-  vendor_b: '/v1/messages',
-  vendor_c: '/v1/responses',
-  vendor_d: '/v1beta/models/model-1:streamGenerateContent',
-  vendor_e: '/vendor_c/v1/responses',
-  compatible: '/v1/chat/completions',
-};
-
-const CLIENT = fileURLToPath(new URL('../../fixtures/agent-client.mjs', import.meta.url));
+const CLIENT = AGENT_CLIENT;
 const run = promisify(execFile);
+const PATHS = PROVIDER_PATHS;
 
 let sbx: Sandbox;
-
-beforeAll(async () => {
-  sbx = await world.sandbox();
-}, 120_000);
-
-afterAll(async () => {
-  await sbx.kill();
-});
-
-beforeEach(() => {
-  world.upstream.model.reset();
-});
+useSharedSandbox(world, (created) => (sbx = created));
 
 const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
 
-async function processesNamed(needle: string): Promise<number> {
-  const pattern = `[${needle.slice(0, 1)}]${needle.slice(1)}`;
-  return Number((await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`)).stdout.trim());
-}
+const processesNamed = (needle: string): Promise<number> => processesInSandbox(sbx, needle);
 
 describe('runtime_b in a closed-egress sandbox', () => {
   it('edits a real file with bash, streams text deltas, reports usage and an rda_ session', async () => {
