@@ -28,7 +28,13 @@ const pattern = z
 const agentPermissionsOptions = z.strictObject({
   default: action.default('allow'),
   tools: z
-    .record(toolName, z.union([action, z.record(pattern, action)]))
+    .record(
+      toolName,
+      z.union([action, z.record(pattern, action)], {
+        // zod reports a bad member of the union as "Invalid input"; name the rule instead.
+        error: 'must be allow or deny, or patterns to allow or deny (ask is not supported)',
+      }),
+    )
     .superRefine((tools, ctx) => {
       for (const [tool, rule] of Object.entries(tools)) {
         const keys = typeof rule === 'string' ? [] : Object.keys(rule);

@@ -10,7 +10,16 @@ import { RESERVED_RAW_CONFIG_KEYS } from '../rules/raw-config-keys.js';
 
 export { RESERVED_RAW_CONFIG_KEYS };
 
-const agentName = z.string().regex(AGENT_NAME, `must be a name: ${NAME_RULES.agent}`);
+/** Names of subagents and MCP servers, checked with a message of their own (zod drops record-key ones). */
+function checkNames(names: readonly string[], ctx: z.RefinementCtx, reserved?: string): void {
+  for (const name of names) {
+    if (!AGENT_NAME.test(name)) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `is not a name: ${NAME_RULES.agent}` });
+    } else if (name === reserved) {
+      ctx.addIssue({ code: 'custom', path: [name], message: `the name ${name} is reserved` });
+    }
+  }
+}
 
 const agentSpecOptions = z.strictObject({
   model: z.instanceof(AgentModel, { message: 'must be an AgentModel' }),
@@ -18,21 +27,17 @@ const agentSpecOptions = z.strictObject({
   instructions: z.string().optional(),
   permissions: z.instanceof(AgentPermissions, { message: 'must be an AgentPermissions' }).optional(),
   agents: z
-    .record(
-      agentName.refine(
-        (name) => name !== RESERVED_SUBAGENT_NAME,
-        `the name ${RESERVED_SUBAGENT_NAME} is reserved`,
-      ),
-      z.instanceof(SubAgent, { message: 'must be a SubAgent' }),
-    )
+    .record(z.string(), z.instanceof(SubAgent, { message: 'must be a SubAgent' }))
+    .superRefine((agents, ctx) => checkNames(Object.keys(agents), ctx, RESERVED_SUBAGENT_NAME))
     .default({}),
   mcp: z
     .record(
-      agentName,
+      z.string(),
       z.union([z.instanceof(McpLocal), z.instanceof(McpRemote)], {
         message: 'must be an McpLocal or McpRemote',
       }),
     )
+    .superRefine((servers, ctx) => checkNames(Object.keys(servers), ctx))
     .default({}),
   rawConfig: z
     .record(z.string(), z.json())
