@@ -44,6 +44,11 @@ export class AgentLimits {
    */
   readonly maxOutputBytes: number;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: AgentLimitsOptions = {}) {
     const o = parseOptions(agentLimitsOptions, options, 'AgentLimits');
     this.timeoutMs = o.timeoutMs;

@@ -61,6 +61,11 @@ export class AgentModel {
    */
   readonly promptCaching: boolean;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: AgentModelOptions) {
     const o = parseOptions(agentModelOptions, options, 'AgentModel');
     this.provider = o.provider;

@@ -47,7 +47,31 @@ const runOptions = z.strictObject({
  * const options: RunOptions = { spec, limits: new AgentLimits({ maxSteps: 20 }), signal: AbortSignal.timeout(60_000) };
  * ```
  */
-export type RunOptions = z.input<typeof runOptions>;
+export interface RunOptions {
+  /** What the agent runs with (SPEC "AgentSpec"). */
+  readonly spec: AgentSpec;
+  /** `runtime_a` (default, opencode), `runtime_b` (deep agents) or `new RuntimeB({ entrypoint })`. */
+  readonly runtime?: RuntimeChoice | undefined;
+  /** A session to continue: `sessionId` of an earlier result of the same runtime. */
+  readonly sessionId?: string | undefined;
+  /** Another model id of the same provider and gateway (vendor_a: one of its preset's models). */
+  readonly model?: string | undefined;
+  /** Deadline, step limit, token budget, kept output (`AgentLimits()` by default). */
+  readonly limits?: AgentLimits | undefined;
+  /** The agent's working directory (default `/home/user`). */
+  readonly workdir?: string | undefined;
+  /** Also emit `reasoning` events (default false). */
+  readonly reasoning?: boolean | undefined;
+  /** Aborts the execution: frozen and killed without grace, reason `aborted`. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+type Agrees<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Expect<T extends true> = T;
+/** Compile time only: `RunOptions` (what callers read) and the schema that checks them agree. */
+export type RunOptionsMatchTheirSchema = Expect<
+  Agrees<Required<RunOptions>, Required<z.input<typeof runOptions>>>
+>;
 
 /** `RunOptions` with every default applied. */
 export type ResolvedRunOptions = Omit<z.output<typeof runOptions>, 'limits' | 'runtime'> & {
@@ -114,7 +138,10 @@ export function parseAttachOptions(
 const prepareOptions = z.strictObject({ runtime });
 
 /** Options of `sbx.agent.prepare`. */
-export type PrepareOptions = z.input<typeof prepareOptions>;
+export interface PrepareOptions {
+  /** The runtime to warm up (default `runtime_a`). */
+  readonly runtime?: RuntimeChoice | undefined;
+}
 
 /** The runtime `prepare` warms up, checked. */
 export function parsePrepareOptions(options: unknown): RuntimeName {

@@ -67,6 +67,11 @@ export class AgentPermissions {
   /** Per-tool rules as given. */
   readonly tools: Readonly<Record<string, ToolPermission>>;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: AgentPermissionsOptions = {}) {
     const o = parseOptions(agentPermissionsOptions, options, 'AgentPermissions');
     this.default = o.default;

@@ -85,6 +85,11 @@ export class AgentSpec {
   /** Validated as text only; never compared with the image. */
   readonly runtimeVersion: string | undefined;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: AgentSpecOptions) {
     const o = parseOptions(agentSpecOptions, options, 'AgentSpec');
     this.model = o.model;

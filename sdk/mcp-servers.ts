@@ -39,6 +39,11 @@ export class McpLocal {
   /** Start-up time-out; the runtime's default when undefined. */
   readonly timeoutMs: number | undefined;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: McpLocalOptions) {
     const o = parseOptions(mcpLocalOptions, options, 'McpLocal');
     this.command = Object.freeze([...o.command]);
@@ -78,6 +83,11 @@ export class McpRemote {
   /** Path on that route. */
   readonly path: string;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: McpRemoteOptions) {
     const o = parseOptions(mcpRemoteOptions, options, 'McpRemote');
     this.gateway = o.gateway;

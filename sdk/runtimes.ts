@@ -41,6 +41,11 @@ export class RuntimeB {
   /** The graph builder, or undefined for the built-in graph. */
   readonly entrypoint: string | undefined;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: RuntimeBOptions = {}) {
     this.entrypoint = parseOptions(runtimeBOptions, options, 'RuntimeB').entrypoint;
     Object.freeze(this);

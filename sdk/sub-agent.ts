@@ -32,6 +32,11 @@ export class SubAgent {
   /** Its permissions; the spec's when undefined. */
   readonly permissions: AgentPermissions | undefined;
 
+  /**
+   * Checks every option before anything else happens.
+   *
+   * @throws InvalidArgumentError naming the first offending field and its rule (never its value)
+   */
   constructor(options: SubAgentOptions) {
     const o = parseOptions(subAgentOptions, options, 'SubAgent');
     this.description = o.description;
