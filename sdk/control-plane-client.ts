@@ -1,21 +1,16 @@
 /** The SDK's client for the control plane: JSON calls with the sandbox token, errors as SDK exceptions. */
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { request } from 'undici';
 import type { z } from 'zod';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { errorFromEnvelope } from '../protocol/error-envelope.js';
-import { SandboxError, SdkError } from '../rules/errors.js';
+import { SandboxError } from '../rules/errors.js';
 import { sandboxEventSchema, type SandboxEvent } from '../protocol/control-plane-api.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonValues } from '../protocol/ndjson.js';
+import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 
 /** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
 export function controlPlaneUrl(explicit?: string): string {
   return explicit ?? process.env.SDK_CONTROL_PLANE_URL ?? 'http://127.0.0.1:4780';
 }
-
-/** Times an event stream is opened again after it broke, in a row. */
-const RECONNECTS = 5;
 
 /** The operator key the SDK presents for create, list and the all-sandbox feed. */
 export function operatorKey(): string | undefined {
@@ -67,44 +62,16 @@ export class ControlPlaneClient {
     readonly after?: number;
   }): Observable<SandboxEvent> {
     const path = options.sandboxId === undefined ? '/v1/events' : `/v1/sandboxes/${options.sandboxId}/events`;
-    const token = options.token;
-    return new Observable<SandboxEvent>((subscriber) => {
-      const abort = new AbortController();
-      let after = options.after;
-      const run = async (): Promise<void> => {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            const query = after === undefined ? '' : `?after=${String(after)}`;
-            const res = await request(`${this.url}${path}${query}`, {
-              signal: abort.signal,
-              bodyTimeout: 0,
-              headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
-            });
-            if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
-            for await (const value of ndjsonValues(res.body)) {
-              const parsed = sandboxEventSchema.safeParse(value);
-              if (!parsed.success) continue;
-              after = parsed.data.seq;
-              subscriber.next(parsed.data);
-              attempt = 0;
-            }
-            if (options.sandboxId !== undefined) return; // the server ended it after `ended`
-          } catch (error) {
-            if (abort.signal.aborted || error instanceof SdkError || attempt >= RECONNECTS) throw error;
-          }
-          await sleep(100 * 2 ** attempt, undefined, { signal: abort.signal });
-        }
-      };
-      run().then(
-        () => subscriber.complete(),
-        (error: unknown) => {
-          if (abort.signal.aborted) return;
-          subscriber.error(
-            error instanceof SdkError ? error : new SandboxError('the control plane event stream broke'),
-          );
-        },
-      );
-      return () => abort.abort();
-    });
+    const parse = (value: unknown): SandboxEvent | undefined => sandboxEventSchema.safeParse(value).data;
+    return resumableFeed(
+      (after) =>
+        ndjsonFeed(
+          `${this.url}${path}${after === undefined ? '' : `?after=${String(after)}`}`,
+          options.token,
+          parse,
+        ),
+      (event) => event.seq,
+      { after: options.after },
+    );
   }
 }

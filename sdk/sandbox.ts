@@ -16,6 +16,8 @@ import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { Commands } from './commands.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
+import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
+import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 import { SandboxAgent } from './sandbox-agent.js';
 import { SandboxGateways } from './sandbox-gateways.js';
 import {
@@ -206,6 +208,27 @@ export class Sandbox {
     return this.#plane
       .events({ sandboxId: this.sandboxId, token: this.accessToken, after: Math.max(0, this.#firstSeq - 1) })
       .pipe(map((event) => event.state));
+  }
+
+  /**
+   * What sandboxd sees, as it happens: calls to it, requests its gateway routes received, commands
+   * started and ended, route changes and the transitions of the actors it hosts (routes, the agent),
+   * each with its sequence number, from the oldest sandboxd still holds. A broken connection is opened
+   * again after the last number seen, so nothing is missed or repeated. Never a header value, a body or
+   * output.
+   *
+   * @example
+   * ```ts
+   * sbx.events$.subscribe((event) => console.log(event.seq, event.type));
+   * ```
+   */
+  get events$(): Observable<DaemonEvent> {
+    const url = `${this.#daemon.url}/v1/events`;
+    const parse = (value: unknown): DaemonEvent | undefined => daemonEventSchema.safeParse(value).data;
+    return resumableFeed(
+      (after) => ndjsonFeed(`${url}?after=${String(after ?? 0)}`, this.accessToken, parse),
+      (event) => event.seq,
+    );
   }
 
   #action(verb: 'pause' | 'connect' | 'activity'): Promise<SandboxInfo> {

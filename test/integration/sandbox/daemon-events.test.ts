@@ -3,6 +3,7 @@
  * stream, and the idle policy counts it; nothing polls and no client has to claim activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firstValueFrom, take, toArray } from 'rxjs';
 import { request } from 'undici';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
@@ -52,6 +53,29 @@ describe("sandboxd's event stream", () => {
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3]);
     expect(JSON.stringify(events)).not.toContain('secret-output');
     await sbx.kill();
+  });
+
+  it('reaches the SDK as sbx.events$: calls and commands in sequence, from the oldest held, never output', async () => {
+    const sbx = await create();
+    const seen: DaemonEvent[] = [];
+    const subscription = sbx.events$.subscribe((event) => seen.push(event));
+    try {
+      await sbx.commands.run('echo never-in-events');
+      await expect
+        .poll(() => seen.flatMap((e) => (e.type === 'process' ? [e.event] : [])))
+        .toEqual(['start', 'end']);
+      expect(seen.some((e) => e.type === 'call' && e.endpoint === 'POST /v1/processes')).toBe(true);
+      const seqs = seen.map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(JSON.stringify(seen)).not.toContain('never-in-events');
+      // A later reader starts from the oldest record too: the same numbers, the same records.
+      const again = await firstValueFrom(sbx.events$.pipe(take(seen.length), toArray()));
+      expect(again).toEqual(seen.slice(0, again.length));
+    } finally {
+      subscription.unsubscribe();
+      await sbx.kill();
+    }
   });
 
   it('keeps a sandbox running while something calls sandboxd directly, with no SDK activity call', async () => {
