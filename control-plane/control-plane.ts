@@ -99,6 +99,11 @@ export class ControlPlane {
     return this.#projection.inspect$;
   }
 
+  /** The inspection feed with cursors (`?after=` of `GET /v1/inspect`): see `Projection.inspections`. */
+  inspections(after?: number): Observable<InspectionRecord & { readonly cursor: number }> {
+    return this.#projection.inspections(after);
+  }
+
   /** True when `bearer` is the operator key. */
   isOperator(bearer: string | undefined): boolean {
     return this.#authorization.isOperator(bearer);

@@ -120,9 +120,9 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
       streamNdjson(res, plane.events({ after: cursor(req) }));
       return 'streamed';
     },
-    'GET /v1/inspect': ({ res, caller }) => {
+    'GET /v1/inspect': ({ req, res, caller }) => {
       operatorOnly(caller);
-      streamNdjson(res, plane.inspect$);
+      streamNdjson(res, plane.inspections(cursor(req)));
       return 'streamed';
     },
     'GET /v1/sandboxes/:id/events': ({ req, res, params, caller }) => {

@@ -110,10 +110,10 @@ export function openApiDocument(version: string): Record<string, unknown> {
         [afterParameter],
       ),
       '/v1/inspect': ndjson(
-        'Every actor transition (the inspection feed), live',
+        "Every actor transition (the inspection feed), each with its cursor: after ?after= as far back as the feed holds, else from each actor's latest transition; then live",
         inspectionRecordSchema,
         operator,
-        [],
+        [afterParameter],
       ),
     },
   };

@@ -4,7 +4,7 @@
  * actor transition, and every gateway route transition sandboxd reports, into the inspection feed
  * (`GET /v1/inspect`); `info` gives a sandbox's public facts.
  */
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { ActorSystem, type InspectionRecord } from '../actors/actor-system.js';
 import type { SandboxActor } from '../actors/sandbox-actor.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
@@ -41,13 +41,33 @@ export class Projection {
     // wall clock), so a cursor kept across a restart gets the current states instead of nothing.
     Date.now() * 1000,
   );
+  /** Every transition, numbered for cursors (the record keeps its actor's own `seq`). */
+  readonly #inspections = new SequencedLog<{ readonly record: InspectionRecord }>(
+    (entry) => entry.record.actorId,
+    () => false,
+    10_000,
+    Date.now() * 1000,
+  );
   #closed = false;
+
+  constructor() {
+    this.system.inspect$.subscribe((record) => this.#inspections.append({ record }));
+  }
+
   /** False while the journal is replayed and reconciled: those transitions are this process's start. */
   #settled = false;
 
   /** Every transition of every sandbox actor (replayed ones included) and of the gateway routes. */
   get inspect$(): Observable<InspectionRecord> {
     return this.system.inspect$;
+  }
+
+  /**
+   * The inspection feed with a cursor each: after `after` when given (as far back as the log holds),
+   * else from each actor's latest transition; then live.
+   */
+  inspections(after?: number): Observable<InspectionRecord & { readonly cursor: number }> {
+    return this.#inspections.stream({ after }).pipe(map(({ record, seq }) => ({ ...record, cursor: seq })));
   }
 
   /**
@@ -129,6 +149,7 @@ export class Projection {
   close(): void {
     this.#closed = true;
     this.#events.close();
+    this.#inspections.close();
     this.system.close();
   }
 }

@@ -90,4 +90,9 @@ export const inspectionRecordSchema = z.strictObject({
   state: z.string(),
   at: z.number(),
   replayed: z.boolean(),
+  /** Its position in the feed: give it back as `?after=` to go on from there. */
+  cursor: z.number().int().positive(),
 });
+
+/** One record of the inspection feed, as sent. */
+export type InspectionFeedRecord = z.infer<typeof inspectionRecordSchema>;

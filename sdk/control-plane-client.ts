@@ -3,7 +3,12 @@ import type { Observable } from 'rxjs';
 import { request } from 'undici';
 import type { z } from 'zod';
 import { SandboxError } from '../rules/errors.js';
-import { sandboxEventSchema, type SandboxEvent } from '../protocol/control-plane-api.js';
+import {
+  inspectionRecordSchema,
+  sandboxEventSchema,
+  type InspectionFeedRecord,
+  type SandboxEvent,
+} from '../protocol/control-plane-api.js';
 import { readAnswer } from './json-answer.js';
 import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 
@@ -71,6 +76,28 @@ export class ControlPlaneClient {
           parse,
         ),
       (event) => event.seq,
+      { after: options.after },
+    );
+  }
+
+  /**
+   * The inspection feed (`GET /v1/inspect`, operator key): every actor transition with its cursor, after
+   * `after` when given; a broken stream is opened again after the last cursor seen.
+   */
+  inspections(options: {
+    readonly token?: string | undefined;
+    readonly after?: number;
+  }): Observable<InspectionFeedRecord> {
+    const parse = (value: unknown): InspectionFeedRecord | undefined =>
+      inspectionRecordSchema.safeParse(value).data;
+    return resumableFeed(
+      (after) =>
+        ndjsonFeed(
+          `${this.url}/v1/inspect${after === undefined ? '' : `?after=${String(after)}`}`,
+          options.token,
+          parse,
+        ),
+      (record) => record.cursor,
       { after: options.after },
     );
   }

@@ -69,6 +69,8 @@ export {
   type SandboxState,
 } from './sandbox.js';
 export { SandboxAgent } from './sandbox-agent.js';
+export type { InspectionFeedRecord } from '../protocol/control-plane-api.js';
+export type { DaemonEvent } from '../protocol/daemon-events.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
 export { SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
 export {

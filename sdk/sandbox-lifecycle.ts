@@ -14,6 +14,7 @@ import {
   connectedSandboxSchema,
   createdSandboxSchema,
   sandboxInfoSchema,
+  type InspectionFeedRecord,
   type SandboxEvent,
 } from '../protocol/control-plane-api.js';
 import { AuthenticationError, SandboxError } from '../rules/errors.js';
@@ -161,4 +162,21 @@ export async function connectSandbox(sandboxId: string, options: SandboxConnectO
 export function sandboxEvents(options: { controlPlaneUrl?: string }): Observable<SandboxEvent> {
   const o = parseOptions(eventsOptions, options, 'Sandbox.events');
   return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events({ token: operatorKey() });
+}
+
+const inspectOptions = z.strictObject({
+  controlPlaneUrl: httpUrlSchema.optional(),
+  after: z.number().int('must be a whole number').min(0, 'must be a cursor (0 or more)').optional(),
+});
+
+/** `Sandbox.inspect$`: the inspection feed, with the operator key. */
+export function inspectFeed(options: {
+  controlPlaneUrl?: string;
+  after?: number;
+}): Observable<InspectionFeedRecord> {
+  const o = parseOptions(inspectOptions, options, 'Sandbox.inspect$');
+  return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).inspections({
+    token: operatorKey(),
+    ...(o.after === undefined ? {} : { after: o.after }),
+  });
 }

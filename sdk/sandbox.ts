@@ -9,6 +9,7 @@ import { map, type Observable } from 'rxjs';
 import {
   connectedSandboxSchema,
   sandboxInfoSchema,
+  type InspectionFeedRecord,
   type SandboxEvent,
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
@@ -23,6 +24,7 @@ import { SandboxGateways } from './sandbox-gateways.js';
 import {
   connectSandbox,
   createSandbox,
+  inspectFeed,
   sandboxEvents,
   type CreatingHandle,
   type LaunchedSandbox,
@@ -135,6 +137,22 @@ export class Sandbox {
    */
   static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
     return sandboxEvents(options);
+  }
+  /**
+   * Every transition of every actor of a control plane (sandboxes, gateway routes, agent executions),
+   * each with the actor's own sequence number and the feed's `cursor`: after `after` when given, else
+   * from each actor's latest transition; a broken stream goes on after the last cursor. Needs the
+   * operator key (`SDK_API_KEY`).
+   *
+   * @example
+   * ```ts
+   * Sandbox.inspect$().subscribe((r) => console.log(r.cursor, r.kind, r.actorId, r.event.type, '→', r.state));
+   * ```
+   */
+  static inspect$(
+    options: { controlPlaneUrl?: string; after?: number } = {},
+  ): Observable<InspectionFeedRecord> {
+    return inspectFeed(options);
   }
 
   /**

@@ -3,7 +3,8 @@
  * stream, and the idle policy counts it; nothing polls and no client has to claim activity.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { firstValueFrom, take, toArray } from 'rxjs';
+import { filter, firstValueFrom, take, takeWhile, toArray } from 'rxjs';
+import type { InspectionFeedRecord } from '../../../protocol/control-plane-api.js';
 import { request } from 'undici';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
@@ -74,6 +75,36 @@ describe("sandboxd's event stream", () => {
       expect(again).toEqual(seen.slice(0, again.length));
     } finally {
       subscription.unsubscribe();
+      await sbx.kill();
+    }
+  });
+
+  it('gives the operator the inspection feed with cursors: a reader that comes back after one misses nothing', async () => {
+    const records: InspectionFeedRecord[] = [];
+    const first = Sandbox.inspect$({ controlPlaneUrl: cp.url }).subscribe((r) => records.push(r));
+    const sbx = await create();
+    try {
+      const mine = (r: InspectionFeedRecord): boolean => r.actorId === sbx.sandboxId;
+      await sbx.pause();
+      await expect.poll(() => records.filter(mine).map((r) => r.state)).toContain('suspended');
+      first.unsubscribe();
+      const cursor = records.filter(mine).at(-1)?.cursor ?? 0;
+      await sbx.connect();
+      // Back after the cursor: what happened since, in order, each cursor once.
+      const after = await firstValueFrom(
+        Sandbox.inspect$({ controlPlaneUrl: cp.url, after: cursor }).pipe(
+          filter(mine),
+          takeWhile((r) => r.event.type !== 'connect', true),
+          toArray(),
+        ),
+      );
+      expect(after.at(-1)).toMatchObject({ kind: 'sandbox', event: { type: 'connect' }, state: 'running' });
+      const cursors = after.map((r) => r.cursor);
+      expect(cursors.every((c) => c > cursor)).toBe(true);
+      expect(cursors).toEqual([...new Set(cursors)].sort((a, b) => a - b));
+      expect(after.map((r) => r.event.type)).not.toContain('pause');
+    } finally {
+      first.unsubscribe();
       await sbx.kill();
     }
   });
