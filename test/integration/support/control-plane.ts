@@ -64,9 +64,13 @@ export async function startControlPlane(
     stop: async () => {
       server.closeAllConnections();
       server.close();
-      await plane.close();
-      for (const id of await driver.list()) await driver.destroy(id);
-      rmSync(stateDir, { recursive: true, force: true });
+      try {
+        await plane.close();
+      } finally {
+        // Whatever the close did, nothing this control plane launched outlives the test.
+        for (const id of await driver.list()) await driver.destroy(id);
+        rmSync(stateDir, { recursive: true, force: true });
+      }
     },
   };
 }
