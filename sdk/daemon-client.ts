@@ -10,6 +10,7 @@ import { errorFromEnvelope } from '../protocol/error-envelope.js';
 import { SandboxError, SdkError } from '../rules/errors.js';
 import { processEventSchema, type ProcessEvent } from '../protocol/process-events.js';
 import { readAnswer } from './json-answer.js';
+import { ndjsonFeed } from './resumable-feed.js';
 import { ndjsonValues } from '../protocol/ndjson.js';
 
 /** A daemon address and the token to present. */
@@ -122,6 +123,14 @@ export class DaemonClient {
     }
     if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
     return sdkErrors(ndjsonValues(res.body), path);
+  }
+
+  /**
+   * One NDJSON connection to `path` with this sandbox's token (for `resumableFeed`): each line parsed by
+   * `parse`, lines it refuses skipped. No activity is reported: reading is not using the sandbox.
+   */
+  feed<T>(path: string, parse: (value: unknown) => T | undefined): Observable<T> {
+    return ndjsonFeed(`${this.url}${path}`, this.#token, parse);
   }
 
   async #send(method: 'GET' | 'POST' | 'PUT', path: string, body: string | Uint8Array | undefined) {

@@ -68,7 +68,7 @@ export {
   type SandboxInfo,
   type SandboxState,
 } from './sandbox.js';
-export { SandboxAgent } from './sandbox-agent.js';
+export { SandboxAgent, type AgentFeedEvent } from './sandbox-agent.js';
 export type { InspectionFeedRecord } from '../protocol/control-plane-api.js';
 export type { DaemonEvent } from '../protocol/daemon-events.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';

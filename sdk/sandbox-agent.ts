@@ -5,7 +5,15 @@
  * through the handle's daemon client, so an ended sandbox refuses it before any traffic.
  */
 import { deepFreeze, type AgentResult, type ExecutionList } from './agent-events.js';
-import { executionListSchema, prepareAgentSchema, type StartExecution } from '../protocol/agent-wire.js';
+import {
+  agentWireLineSchema,
+  executionListSchema,
+  prepareAgentSchema,
+  type AgentEvent,
+  type StartExecution,
+} from '../protocol/agent-wire.js';
+import { defer, from, switchMap, type Observable } from 'rxjs';
+import { resumableFeed } from './resumable-feed.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
 import { InvalidArgumentError } from '../rules/errors.js';
 import { checkAgentGateways } from './agent-checks.js';
@@ -27,6 +35,13 @@ import type { SandboxGateways } from './sandbox-gateways.js';
 import { z } from 'zod';
 
 const emptySchema = z.object({});
+
+/** One event of `sbx.agent.events$`: the execution, the event's cursor in it, the event. */
+export interface AgentFeedEvent {
+  readonly executionId: string;
+  readonly cursor: number;
+  readonly event: AgentEvent;
+}
 
 /** What the agent of one handle works with. */
 export interface SandboxAgentContext {
@@ -110,6 +125,38 @@ export class SandboxAgent {
   /** The executions sandboxd knows, and the running one's id (`current`, or null). */
   async executions(): Promise<ExecutionList> {
     return deepFreeze(await this.#client.call('GET', '/v1/agent/executions', executionListSchema));
+  }
+
+  /**
+   * The running execution's events as they happen, from its start, each with the execution's id and
+   * its `cursor`; a broken connection goes on after the last cursor, so nothing is missed or repeated.
+   * Completes after the last event (`done` or `agent_failed`); errors with `InvalidArgumentError` when
+   * no execution runs. Any process holding the sandbox's token can read it.
+   *
+   * @example
+   * ```ts
+   * sbx.agent.events$.subscribe(({ event }) => console.log(event.type));
+   * ```
+   */
+  get events$(): Observable<AgentFeedEvent> {
+    return defer(() => from(this.executions())).pipe(
+      switchMap(({ current }) => {
+        if (current === null) {
+          throw new InvalidArgumentError('agent.events$: no execution is running', { field: 'executionId' });
+        }
+        const parse = (value: unknown): AgentFeedEvent | undefined => {
+          const line = agentWireLineSchema.safeParse(value).data;
+          return line !== undefined && 'event' in line
+            ? { executionId: current, cursor: line.seq, event: line.event }
+            : undefined;
+        };
+        return resumableFeed(
+          (after) =>
+            this.#client.feed(`/v1/agent/executions/${current}/events?after=${String(after ?? 0)}`, parse),
+          (record) => record.cursor,
+        );
+      }),
+    );
   }
 
   /**

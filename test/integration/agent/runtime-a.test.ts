@@ -6,6 +6,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
+import { firstValueFrom, toArray } from 'rxjs';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { InspectionRecord } from '../../../actors/actor-system.js';
@@ -15,7 +16,7 @@ import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
 import { McpLocal, McpRemote } from '../../../sdk/mcp-servers.js';
-import type { Sandbox } from '../../../sdk/sandbox.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
 import { SubAgent } from '../../../sdk/sub-agent.js';
 import {
   errorStatus,
@@ -320,6 +321,33 @@ describe('runtime_a in a closed-egress sandbox', () => {
       reason: 'aborted',
     });
   }, 90_000);
+
+  it('streams the running execution as sbx.agent.events$ to another handle, from its start', async () => {
+    script(toolCall('bash', { command: 'sleep 3', description: 'wait' }), text('watched'));
+    const stream = sbx.agent.stream('be watched', { spec: world.spec() });
+    const other = await Sandbox.connect(sbx.sandboxId, {
+      accessToken: sbx.accessToken,
+      controlPlaneUrl: world.cp.url,
+    });
+    const first = await stream[Symbol.asyncIterator]().next(); // the execution runs
+    expect(first.value).toEqual({ type: 'step_started' });
+    const seen = await firstValueFrom(other.agent.events$.pipe(toArray()));
+    expect(seen.map((r) => r.event.type)).toEqual([
+      'step_started',
+      'tool_call',
+      'step_finished',
+      'step_started',
+      'text',
+      'step_finished',
+      'done',
+    ]);
+    expect(new Set(seen.map((r) => r.executionId))).toEqual(new Set([stream.executionId]));
+    const cursors = seen.map((r) => r.cursor);
+    expect(cursors).toEqual([...cursors].sort((a, b) => a - b));
+    await stream.result();
+    stream.close();
+    await expect(firstValueFrom(other.agent.events$)).rejects.toMatchObject({ field: 'executionId' });
+  });
 
   it('reads the same execution again from a cursor', async () => {
     script(toolCall('bash', { command: 'echo a', description: 'a' }), text('done here'));
