@@ -4,8 +4,10 @@
  * and closed by exactly one final event (`done` or `agent_failed`) carrying the summary. Live readers
  * get every line; what is kept for later readers is bounded (`DAEMON_KEPT_BYTES`, `maxOutputBytes`).
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Observable, Subject } from 'rxjs';
 import type {
+  ExecutionInfo,
   AgentEvent,
   AgentWireLine,
   WireExecutionLimits,
@@ -56,6 +58,8 @@ export class AgentExecution {
   #seq = 0;
   readonly #live = new Subject<NumberedLine>();
   readonly #run: RunAccumulator;
+  /** Characters split across chunks are decoded whole. */
+  readonly #decoder = new StringDecoder('utf8');
   #partial = '';
   /** True while the rest of an over-long line is being skipped. */
   #skipping = false;
@@ -85,9 +89,22 @@ export class AgentExecution {
     );
   }
 
-  /** Takes a chunk of the runtime's stdout; returns the events of the complete lines in it. */
-  output(chunk: string): RuntimeEvent[] {
-    const lines = (this.#partial + chunk).split('\n');
+  /** Takes a chunk of the runtime's stdout; returns the events of the complete lines so far. */
+  output(chunk: Uint8Array): RuntimeEvent[] {
+    return this.#take(this.#decoder.write(chunk));
+  }
+
+  /** The rest of the output once the runtime's stdout closed. */
+  flush(): RuntimeEvent[] {
+    const events = this.#take(this.#decoder.end());
+    const rest = this.#partial;
+    this.#partial = '';
+    return rest === '' ? events : [...events, ...this.#run.push(rest)];
+  }
+
+  /** The events of the complete lines of `text` (what follows the last newline waits for more). */
+  #take(text: string): RuntimeEvent[] {
+    const lines = (this.#partial + text).split('\n');
     this.#partial = lines.pop() ?? '';
     if (this.#skipping && lines.length > 0) {
       lines.shift(); // the end of the over-long line
@@ -104,13 +121,6 @@ export class AgentExecution {
       this.#droppedLong += 1;
       return [];
     });
-  }
-
-  /** The rest of the output once the runtime's stdout closed. */
-  flush(): RuntimeEvent[] {
-    const rest = this.#partial;
-    this.#partial = '';
-    return rest === '' ? [] : this.#run.push(rest);
   }
 
   /** True when the runtime reported a failure of its own (an `error` event). */
@@ -147,6 +157,26 @@ export class AgentExecution {
   /** How it ended, once it has. */
   get outcome(): ExecutionOutcomeEvent | undefined {
     return this.#outcome;
+  }
+
+  /**
+   * The execution as `GET /v1/agent/executions` lists it; `live` is the actor's view while it runs.
+   */
+  info(
+    runtime: ExecutionInfo['runtime'],
+    live?: { readonly state: string; readonly steps: number; readonly totalTokens: number },
+  ): ExecutionInfo {
+    const summary = this.summary();
+    return {
+      executionId: this.id,
+      runtime,
+      state: live?.state ?? 'ended',
+      startedAt: this.startedAt,
+      steps: live?.steps ?? summary.steps,
+      totalTokens: live?.totalTokens ?? summary.usage.total,
+      limits: this.limits,
+      outcome: this.#outcome ?? null,
+    };
   }
 
   /** What `AgentResult` is made of, so far. */

@@ -7,7 +7,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import { StringDecoder } from 'node:string_decoder';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { HostedActor, stateName } from '../actors/hosted-actor.js';
@@ -32,7 +31,7 @@ import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess, SandboxUser } from './managed-process.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
-import { STANDBY_MS, standbyFits, type StandbyRuntime } from './runtime-standby.js';
+import { StandbySlot } from './runtime-standby.js';
 
 type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
 
@@ -86,7 +85,7 @@ export class AgentHost {
   #current: Entry | undefined;
   #starting: { entry: Entry; plan: RuntimePlan; adopted: ManagedProcess | undefined } | undefined;
   /** A runtime `prepare()` started for the next run. */
-  #standby: StandbyRuntime | undefined;
+  readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
   /** The runtime_a configuration written last: what `prepare()` starts a runtime with. */
   #lastConfig: StoredConfig | undefined;
   /** Calls the machine refused with `busy` (its rejectBusy effect). */
@@ -155,7 +154,7 @@ export class AgentHost {
         field: 'workdir',
       });
     }
-    const standby = this.#takeStandby(start);
+    const standby = this.#standby.take(start);
     this.#collectLeftTrees();
     const id = `exe_${randomBytes(12).toString('hex')}`;
     const entry: Entry = {
@@ -202,23 +201,13 @@ export class AgentHost {
 
   /** The running execution and the ones kept. */
   list(): ExecutionList {
-    const snapshot = this.#actor.snapshot;
+    const { value, context } = this.#actor.snapshot;
+    const live = { state: stateName(value), steps: context.steps, totalTokens: context.totalTokens };
     return {
       current: this.#current?.execution.id ?? null,
-      executions: [...this.#entries.values()].map(({ execution, start }) => {
-        const running = this.#current?.execution === execution;
-        const summary = execution.summary();
-        return {
-          executionId: execution.id,
-          runtime: start.runtime,
-          state: running ? stateName(snapshot.value) : 'ended',
-          startedAt: execution.startedAt,
-          steps: running ? snapshot.context.steps : summary.steps,
-          totalTokens: running ? snapshot.context.totalTokens : summary.usage.total,
-          limits: execution.limits,
-          outcome: execution.outcome ?? null,
-        };
-      }),
+      executions: [...this.#entries.values()].map(({ execution, start }) =>
+        execution.info(start.runtime, this.#current?.execution === execution ? live : undefined),
+      ),
     };
   }
 
@@ -238,9 +227,7 @@ export class AgentHost {
     }
     const config = this.#lastConfig;
     const { home } = this.#options.user;
-    if (config === undefined || this.#current !== undefined || this.#standby?.process.running === true)
-      return;
-    this.#dropStandby();
+    if (config === undefined || this.#current !== undefined || this.#standby.running) return;
     let tree: ExecutionTree;
     try {
       tree = ExecutionTree.create(this.#cgroupDir, `agent-standby-${randomBytes(6).toString('hex')}`);
@@ -248,10 +235,7 @@ export class AgentHost {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
     const plan = planRuntime({ reasoning: false, workdir: home }, config, this.#site);
-    const runtime = launchRuntime(plan, tree, this.#options.user);
-    runtime.started.catch(() => this.#dropStandby());
-    const expiry = setTimeout(() => this.#dropStandby(), STANDBY_MS);
-    this.#standby = { configHash: config.hash, workdir: home, process: runtime, tree, expiry };
+    this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user), tree);
   }
 
   /** Kills the running execution's tree and a prepared runtime (sandboxd is stopping). */
@@ -259,31 +243,8 @@ export class AgentHost {
     clearTimeout(this.#clock);
     clearInterval(this.#poll);
     this.#current?.tree.signal('SIGKILL');
-    this.#dropStandby();
+    this.#standby.drop();
     this.#actor.stop();
-  }
-
-  /** The prepared runtime if `start` fits it; any other is ended first. */
-  #takeStandby(start: StartExecution): StandbyRuntime | undefined {
-    const standby = this.#standby;
-    if (standby === undefined) return undefined;
-    if (!standbyFits(standby, start)) {
-      this.#dropStandby();
-      return undefined;
-    }
-    clearTimeout(standby.expiry);
-    this.#standby = undefined;
-    return standby;
-  }
-
-  /** Ends the prepared runtime, if any: its whole tree, which only it ever used. */
-  #dropStandby(): void {
-    const standby = this.#standby;
-    if (standby === undefined) return;
-    this.#standby = undefined;
-    clearTimeout(standby.expiry);
-    void standby.tree.freezeAndKill();
-    this.#leftTrees.push(standby.tree);
   }
 
   /** The execution's tree in a cgroup of its own; refused when the cgroup cannot be made. */
@@ -336,17 +297,15 @@ export class AgentHost {
     proc.started.catch(() => {
       if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });
     });
-    const decoder = new StringDecoder('utf8');
     proc.follow((event) => {
       if (event.type === 'start') this.#options.onProcess?.(event.pid, 'start');
       if (event.type === 'data' && event.stream === 'stdout') {
-        for (const parsed of entry.execution.output(decoder.write(Buffer.from(event.data, 'base64')))) {
+        for (const parsed of entry.execution.output(Buffer.from(event.data, 'base64'))) {
           this.#runtimeEvent(entry, parsed);
         }
       }
       if (event.type !== 'end') return;
       this.#options.onProcess?.(proc.pid, 'end');
-      for (const parsed of entry.execution.output(decoder.end())) this.#runtimeEvent(entry, parsed);
       for (const parsed of entry.execution.flush()) this.#runtimeEvent(entry, parsed);
       entry.execution.exited(event.exitCode);
       entry.process = undefined; // its kept output history goes with it

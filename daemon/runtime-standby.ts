@@ -14,7 +14,7 @@ import type { ManagedProcess } from './managed-process.js';
 export const STANDBY_MS = 10 * 60_000;
 
 /** A prepared runtime. */
-export interface StandbyRuntime {
+interface StandbyRuntime {
   readonly configHash: string;
   readonly workdir: string;
   readonly process: ManagedProcess;
@@ -23,7 +23,7 @@ export interface StandbyRuntime {
 }
 
 /** True when `start` can adopt `standby` as its runtime. */
-export function standbyFits(standby: StandbyRuntime, start: StartExecution): boolean {
+function standbyFits(standby: StandbyRuntime, start: StartExecution): boolean {
   return (
     standby.process.running &&
     standby.configHash === start.configHash &&
@@ -32,4 +32,50 @@ export function standbyFits(standby: StandbyRuntime, start: StartExecution): boo
     start.model === undefined &&
     !start.reasoning
   );
+}
+
+/** The one prepared runtime a sandbox may hold. */
+export class StandbySlot {
+  #held: StandbyRuntime | undefined;
+
+  /** @param retire - where a dropped runtime's tree goes (killed here, its cgroup removed later) */
+  constructor(private readonly retire: (tree: ExecutionTree) => void) {}
+
+  /** True while a prepared runtime is alive. */
+  get running(): boolean {
+    return this.#held?.process.running === true;
+  }
+
+  /** Holds `process` (in `tree`, for `configHash` in `workdir`), ending any runtime held before. */
+  hold(configHash: string, workdir: string, process: ManagedProcess, tree: ExecutionTree): void {
+    this.drop();
+    const expiry = setTimeout(() => this.drop(), STANDBY_MS);
+    this.#held = { configHash, workdir, process, tree, expiry };
+    process.started.catch(() => this.drop());
+  }
+
+  /** The prepared runtime if `start` fits it, handed over; any other is ended first. */
+  take(
+    start: StartExecution,
+  ): { readonly process: ManagedProcess; readonly tree: ExecutionTree } | undefined {
+    const held = this.#held;
+    if (held === undefined) return undefined;
+    if (!standbyFits(held, start)) {
+      this.drop();
+      return undefined;
+    }
+    clearTimeout(held.expiry);
+    this.#held = undefined;
+    return held;
+  }
+
+  /** Ends the prepared runtime, if any: its whole tree, which only it ever used. */
+  drop(): void {
+    const held = this.#held;
+    if (held === undefined) return;
+    this.#held = undefined;
+    clearTimeout(held.expiry);
+    void held.tree.freezeAndKill();
+    this.retire(held.tree);
+  }
 }

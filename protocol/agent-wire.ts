@@ -176,6 +176,9 @@ export const executionInfoSchema = z.strictObject({
     .nullable(),
 });
 
+/** One execution as listed. */
+export type ExecutionInfo = z.infer<typeof executionInfoSchema>;
+
 /** `GET /v1/agent/executions` answer. */
 export const executionListSchema = z.strictObject({
   /** The running execution, if any. */

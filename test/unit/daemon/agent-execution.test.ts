@@ -22,7 +22,7 @@ const newExecution = (id: string, limits: typeof LIMITS): AgentExecution =>
 
 /** Feeds output the way the host does: every event goes to the log. */
 function feed(execution: AgentExecution, chunks: readonly string[]): RuntimeEvent[] {
-  const events = chunks.flatMap((chunk) => execution.output(chunk));
+  const events = chunks.flatMap((chunk) => execution.output(Buffer.from(chunk)));
   for (const event of events) execution.emit(event);
   return events;
 }
@@ -51,6 +51,13 @@ describe('an execution log', () => {
     });
     const after = await lastValueFrom(execution.lines(6).pipe(toArray()));
     expect(after.map((l) => l.seq)).toEqual([7, 8]);
+  });
+
+  it('decodes a character split across chunks of output', () => {
+    const execution = newExecution('exe_4', LIMITS);
+    const bytes = Buffer.from(TEXT('é€'));
+    const events = [...bytes].flatMap((byte) => execution.output(Uint8Array.of(byte)));
+    expect([...events, ...execution.flush()]).toEqual([{ type: 'text', text: 'é€' }]);
   });
 
   it('drops an over-long line, even one that never ends, and goes on with the next', () => {
