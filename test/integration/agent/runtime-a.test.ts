@@ -5,11 +5,10 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { request } from 'undici';
+import { firstValueFrom, takeUntil, timer, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { InspectionRecord } from '../../../actors/actor-system.js';
-import { ndjsonValues } from '../../../protocol/ndjson.js';
-import { daemonEventSchema, type DaemonEvent } from '../../../protocol/daemon-events.js';
+import type { DaemonEvent } from '../../../protocol/daemon-events.js';
 import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
@@ -17,6 +16,7 @@ import { McpLocal, McpRemote } from '../../../sdk/mcp-servers.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { SubAgent } from '../../../sdk/sub-agent.js';
 import {
+  chatToolNames,
   errorStatus,
   text,
   toolCall,
@@ -34,38 +34,13 @@ useSharedSandbox(world, (created) => (sbx = created));
 
 const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
 
-/** Events of sandboxd's own audit stream, from the start up to now. */
-async function auditCalls(): Promise<DaemonEvent[]> {
-  const { daemonUrl } = await world.cp.plane.connect(sbx.sandboxId, sbx.accessToken);
-  const res = await request(`${daemonUrl}/v1/events?after=0`, {
-    headers: { authorization: `Bearer ${sbx.accessToken}` },
-  });
-  const events: DaemonEvent[] = [];
-  const until = Date.now() + 500;
-  const timer = setTimeout(() => res.body.destroy(), 500);
-  try {
-    for await (const value of ndjsonValues(res.body)) {
-      events.push(daemonEventSchema.parse(value));
-      if (Date.now() > until) break;
-    }
-  } catch {
-    // cut by the timer: everything logged so far was read
-  } finally {
-    clearTimeout(timer);
-    res.body.on('error', () => undefined).destroy();
-  }
-  return events;
-}
+/** sandboxd's own records so far: what `sbx.events$` hands out in half a second. */
+const auditCalls = (): Promise<DaemonEvent[]> =>
+  firstValueFrom(sbx.events$.pipe(takeUntil(timer(500)), toArray()));
 
 const agentCalls = (events: readonly DaemonEvent[], afterSeq: number): string[] =>
   events.flatMap((e) =>
     e.seq > afterSeq && e.type === 'call' && e.endpoint.includes('/v1/agent/') ? [e.endpoint] : [],
-  );
-
-/** The tool names a chat-completions request offered. */
-const toolNames = (request: RecordedRequest | undefined): string[] =>
-  ((request?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? []).map(
-    (tool) => tool.function.name,
   );
 
 describe('runtime_a in a closed-egress sandbox', () => {
@@ -222,7 +197,7 @@ describe('runtime_a in a closed-egress sandbox', () => {
     const result = await sbx.agent.run('try it', { spec });
     // opencode no longer offers a denied tool: the model's call to it goes to opencode's `invalid` tool.
     expect(result.toolCalls.map((call) => call.name)).toEqual(['invalid']);
-    expect(toolNames(world.upstream.model.requests[0])).not.toContain('bash');
+    expect(chatToolNames(world.upstream.model.requests[0])).not.toContain('bash');
     expect((await sbx.commands.run('test -e /home/user/denied; echo $?')).stdout).toBe('1\n');
   });
 
@@ -316,7 +291,7 @@ rl.on('line', (line) => {
     >;
     expect(config['username']).toBe('raw-config-user');
     expect(config['enabled_providers']).toEqual(['gateway']);
-    expect(toolNames(world.upstream.model.requests[0])).toContain('bash');
+    expect(chatToolNames(world.upstream.model.requests[0])).toContain('bash');
   });
 
   it('keeps at most maxOutputBytes: a live loop still sees every event, the run goes on, the rest is counted', async () => {

@@ -1,7 +1,7 @@
 /** Scripted model server for agent tests: see `server.ts`. */
 export { createModelServer, startModelServer, wireOf } from './server.js';
 export type { ListeningModelServer, ModelHandler, ModelServer, ModelServerOptions } from './server.js';
-export { DEFAULT_USAGE, errorStatus, text, toolCall } from './script.js';
+export { chatToolNames, DEFAULT_USAGE, errorStatus, text, toolCall } from './script.js';
 export type {
   ErrorTurn,
   RecordedRequest,

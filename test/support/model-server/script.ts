@@ -93,3 +93,9 @@ export function toolCall(
 export function errorStatus(status: number, extra: Omit<ErrorTurn, 'type' | 'status'> = {}): ErrorTurn {
   return { type: 'error', status, ...extra };
 }
+
+/** The tool names a chat-completions request offered (`tools[].function.name`). */
+export function chatToolNames(request: RecordedRequest | undefined): string[] {
+  const tools = (request?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? [];
+  return tools.map((tool) => tool.function.name);
+}

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { text, toolCall } from '../../support/model-server/index.js';
+import { chatToolNames, text, toolCall } from '../../support/model-server/index.js';
 import {
   config,
   requests,
@@ -13,7 +13,6 @@ import {
   runRunner,
   tempDir,
   toolCalls,
-  toolNames,
   types,
   useRunnerWorld,
 } from './runner-world.js';
@@ -61,9 +60,9 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
     });
     expect(run.code, run.stderr).toBe(0);
     expect(existsSync(join(workdir, 'denied.txt'))).toBe(false);
-    expect(toolNames(requests()[0])).not.toContain('execute');
-    expect(toolNames(requests()[0])).not.toContain('write_todos');
-    expect(toolNames(requests()[0])).toContain('read_file');
+    expect(chatToolNames(requests()[0])).not.toContain('execute');
+    expect(chatToolNames(requests()[0])).not.toContain('write_todos');
+    expect(chatToolNames(requests()[0])).toContain('read_file');
     expect(toolCalls(run)).toEqual([
       {
         type: 'tool_call',
@@ -99,7 +98,7 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
     expect(existsSync(join(workdir, 'secret.txt'))).toBe(false);
     expect(existsSync(join(workdir, 'other.txt'))).toBe(false);
     // default deny: only read and bash are offered.
-    expect(toolNames(requests()[0]).sort()).toEqual(['execute', 'read_file']);
+    expect(chatToolNames(requests()[0]).sort()).toEqual(['execute', 'read_file']);
     expect(toolCalls(run).map((call) => [call.name, call.status])).toEqual([
       ['bash', 'completed'],
       ['bash', 'error'],
@@ -134,8 +133,8 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
     const [, subFirst] = requests();
     const system = (subFirst?.body as { messages: { role: string; content: unknown }[] }).messages[0];
     expect(JSON.stringify(system?.content)).toContain('REVIEWER PROMPT.');
-    expect(toolNames(requests()[0])).toContain('execute');
-    expect(toolNames(subFirst)).not.toContain('execute');
+    expect(chatToolNames(requests()[0])).toContain('execute');
+    expect(chatToolNames(subFirst)).not.toContain('execute');
     expect(existsSync(join(workdir, 'sub.txt'))).toBe(false);
     expect(existsSync(join(workdir, 'main.txt'))).toBe(true);
     expect(toolCalls(run).map((call) => [call.name, call.status, call.output])).toEqual([

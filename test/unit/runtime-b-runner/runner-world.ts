@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { DEFAULT_PARSE_OPTIONS } from '../../../runtime-drivers/run-accumulator.js';
+import { OPENCODE_PROVIDERS } from '../../../runtime-drivers/runtime-a/providers.js';
 import { parseRunnerLine } from '../../../runtime-drivers/runtime-b/events.js';
 import {
   createModelServer,
@@ -97,21 +98,11 @@ async function startWorld(): Promise<World> {
   return { model, origin: `http://127.0.0.1:${String(port)}`, arrivals, server };
 }
 
-/** The gateway base path of each provider (runtime_a's), as the driver puts it into `baseURL`. */
-const BASE_PATH: Readonly<Record<Provider, string>> = {
-  vendor_a: '',
-  vendor_b: '/v1',
-  vendor_c: '/v1',
-  vendor_d: '/v1beta',
-  vendor_e: '/vendor_c/v1',
-  compatible: '/v1',
-};
-
 export function modelConfig(provider: Provider, id = 'scripted-model'): Json {
   return {
     provider,
     id,
-    baseURL: `${world.origin}${BASE_PATH[provider]}`,
+    baseURL: `${world.origin}${provider === 'compatible' ? '/v1' : OPENCODE_PROVIDERS[provider].basePath}`,
     ...(provider === 'vendor_a' ? { region: 'us-east-1' } : {}),
   };
 }
@@ -175,11 +166,6 @@ export const modelOrigin = (): string => world.origin;
 export function roles(request: RecordedRequest | undefined): string[] {
   const messages = (request?.body as { messages?: { role: string }[] } | undefined)?.messages ?? [];
   return messages.map((message) => message.role);
-}
-
-export function toolNames(request: RecordedRequest | undefined): string[] {
-  const tools = (request?.body as { tools?: { function: { name: string } }[] } | undefined)?.tools ?? [];
-  return tools.map((tool) => tool.function.name);
 }
 
 /** Registers the hooks that start and stop the world (one per test file). */

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { text, toolCall } from '../../support/model-server/index.js';
+import { chatToolNames, text, toolCall } from '../../support/model-server/index.js';
 import {
   FULL_USAGE,
   NO_CACHE_WRITE,
@@ -20,7 +20,6 @@ import {
   runRunner,
   tempDir,
   toolCalls,
-  toolNames,
   types,
   useRunnerWorld,
   type Json,
@@ -69,7 +68,7 @@ describe('runtime_b runner', () => {
     expect((first?.body as Json).stream_options).toEqual({ include_usage: true });
     expect(first?.credentials).toEqual({ authorization: 'expected' });
     expect(roles(first)).toEqual(['system', 'user']);
-    expect(toolNames(first).sort()).toEqual(
+    expect(chatToolNames(first).sort()).toEqual(
       [
         'delete',
         'edit_file',
