@@ -4,6 +4,7 @@
  * driver (namespaces; needs root) until SIGINT or SIGTERM. Sandboxes outlive it: the next start adopts
  * them from the journal.
  */
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
@@ -38,7 +39,12 @@ const plane = await ControlPlane.start({
 });
 const server = createControlPlaneServer(plane);
 server.listen(Number(values.port), values.host, () => {
-  process.stdout.write(`control plane on http://${values.host}:${values.port}\n`);
+  const host = values.host.includes(':') ? `[${values.host}]` : values.host;
+  const { port } = server.address() as AddressInfo;
+  process.stdout.write(`control plane on http://${host}:${String(port)}\n`);
+  process.stdout.write(
+    `inspector on http://${host}:${String(port)}/inspector/ (sign in with the operator key)\n`,
+  );
   if (operator.created) {
     process.stdout.write(
       `operator key (give it to the SDK as SDK_API_KEY; shown once, kept in ${operatorKeyFile(stateDir)}): ${operator.key}\n`,

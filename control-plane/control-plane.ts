@@ -9,6 +9,8 @@
  * `projection.ts` (state events, inspection feed, public facts), `authorization.ts`, `scheduler.ts`
  * (time first, deadlines), `launcher.ts` (launches, warm pool), `daemon-followers.ts`.
  */
+import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Observable } from 'rxjs';
 import type { InspectionRecord } from '../actors/actor-system.js';
 import type { SandboxMachineInput } from '../machines/sandbox-machine.js';
@@ -18,17 +20,24 @@ import {
   type SandboxEvent,
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
+import type { ExecutionList } from '../protocol/agent-wire.js';
+import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
+import { SandboxError } from '../rules/errors.js';
 import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
+import { abortExecution, listExecutions, relayExecutionEvents, type DaemonTarget } from './daemon-agent.js';
 import { DaemonFollowers } from './daemon-followers.js';
+import { InspectorView } from './inspector-view.js';
 import { SandboxJournal, type SandboxFacts } from './journal-records.js';
 import { Launcher } from './launcher.js';
-import { loadOrCreateControlKey, loadOrCreateOperatorKey } from './operator-key.js';
+import { controlTokenFor, loadOrCreateControlKey, loadOrCreateOperatorKey } from './operator-key.js';
 import { Projection } from './projection.js';
 import { compactionRecords, recover } from './recovery.js';
-import { SandboxRegistry } from './sandbox-registry.js';
+import { readHistory } from './sandbox-history.js';
+import type { SandboxRecord } from './sandbox-records.js';
+import { SandboxRegistry, type LiveSandbox } from './sandbox-registry.js';
 import { Scheduler } from './scheduler.js';
 
 /** Options of the control plane. */
@@ -80,6 +89,9 @@ export class ControlPlane {
   readonly #launcher: Launcher;
   readonly #scheduler: Scheduler;
   readonly #followers: DaemonFollowers;
+  readonly #view: InspectorView;
+  readonly #controlKey: string;
+  readonly #stateDir: string;
   readonly #stopExitWatch: () => void;
   #closed = false;
 
@@ -124,8 +136,11 @@ export class ControlPlane {
       this.#registry,
     );
     const controlKey = loadOrCreateControlKey(options.stateDir);
+    this.#controlKey = controlKey;
+    this.#stateDir = options.stateDir;
     this.#journal = new SandboxJournal(options.stateDir, options.compactAfter ?? 10_000);
     this.#driver = options.driver;
+    this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
     this.#launcher = new Launcher({
       journal: this.#journal,
@@ -148,9 +163,41 @@ export class ControlPlane {
       controlKey,
       wallClock: options.now === undefined,
       onTraffic: (sandbox, at) => this.#scheduler.traffic(sandbox, at),
-      onTransition: (sandboxId, event) => this.#projection.recordDaemonTransition(sandboxId, event),
+      onEvent: (sandboxId, event) => {
+        if (event.type === 'transition') this.#projection.recordDaemonTransition(sandboxId, event);
+        if (this.#view.record(sandboxId, event)) void this.#learnExecution(sandboxId);
+      },
     });
     this.#stopExitWatch = this.#driver.onExit((id) => void this.#daemonExited(id));
+  }
+
+  /** Follows a live sandbox's daemon and keeps its records for the inspector. */
+  #follow(sandbox: LiveSandbox): void {
+    this.#view.watch(sandbox, () => this.#projection.info(sandbox.actor, sandbox.facts));
+    this.#followers.follow(sandbox);
+  }
+
+  /**
+   * Where to call a sandbox's sandboxd with the control plane's credential, for a caller holding the
+   * sandbox's token or the operator key: only while it runs (a call never resumes it).
+   *
+   * @throws AuthenticationError, SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`
+   */
+  #agentTarget(id: string, bearer: string | undefined): DaemonTarget {
+    const sandbox = this.#authorization.authorized(id, bearer);
+    if (sandbox.actor.state !== 'running') {
+      throw new SandboxError('the sandbox is suspended; resume it first', { code: 'sandbox_suspended' });
+    }
+    return { url: sandbox.facts.daemonUrl, token: controlTokenFor(this.#controlKey, id) };
+  }
+
+  /** The agent started running in a sandbox: learn its execution's id for the table. */
+  async #learnExecution(id: string): Promise<void> {
+    const sandbox = this.#registry.find(id);
+    if (sandbox === undefined || sandbox.actor.state !== 'running') return;
+    const target = { url: sandbox.facts.daemonUrl, token: controlTokenFor(this.#controlKey, id) };
+    const list = await listExecutions(target).catch(() => undefined);
+    if (list !== undefined) this.#view.records.setExecution(id, list.current);
   }
 
   /** A sandbox's sandboxd died: the sandbox ends as failed (a pooled one is dropped and destroyed). */
@@ -170,7 +217,7 @@ export class ControlPlane {
       registry: plane.#registry,
       driver: plane.#driver,
       send: (sandbox, event) => plane.#scheduler.send(sandbox, event),
-      follow: (sandbox) => plane.#followers.follow(sandbox),
+      follow: (sandbox) => plane.#follow(sandbox),
     });
     await plane.tick(); // deadlines that passed while no control plane ran
     plane.#projection.settle(
@@ -207,7 +254,7 @@ export class ControlPlane {
     };
     await this.#journal.append({ kind: 'created', id, input, facts });
     this.#registry.launching.delete(id);
-    this.#followers.follow(this.#registry.adopt(id, input, facts));
+    this.#follow(this.#registry.adopt(id, input, facts));
     // Watched again now that it is created: a sandboxd that died between its launch (or its time in
     // the warm pool) and here is reported at once and ends the sandbox as failed.
     this.#driver.watch(id);
@@ -260,6 +307,55 @@ export class ControlPlane {
     return this.get(id);
   }
 
+  /** The inspector's sandbox table: live sandboxes, then the last ones that ended here. */
+  async inspectorSandboxes(): Promise<InspectorSandboxes> {
+    const now = this.#now();
+    const sandboxes = await this.#view.rows(this.#registry.liveSandboxes(), (sandbox) =>
+      this.#projection.info(sandbox.actor, sandbox.facts),
+    );
+    return { now, sandboxes };
+  }
+
+  /**
+   * The records sandboxd reported for a sandbox (commands, gateway requests, routes, transitions), after
+   * the cursor `after` (all still held by default), then live until it ends.
+   */
+  records(
+    id: string,
+    bearer: string | undefined,
+    after?: number,
+  ): Observable<SandboxRecord & { seq: number }> {
+    this.#authorization.check(id, bearer);
+    return this.#view.records.stream(id, after);
+  }
+
+  /** A sandbox's history replayed from the journal, state by state (time travel). */
+  async history(id: string, bearer: string | undefined): Promise<SandboxHistory> {
+    this.#authorization.check(id, bearer);
+    return await readHistory(join(this.#stateDir, 'journal.jsonl'), id);
+  }
+
+  /** The sandbox's agent executions, asked of its sandboxd with the control plane's credential. */
+  async executions(id: string, bearer: string | undefined): Promise<ExecutionList> {
+    return await listExecutions(this.#agentTarget(id, bearer));
+  }
+
+  /** Relays an execution's event stream to `res` (see `relayExecutionEvents`). */
+  async executionEvents(
+    id: string,
+    bearer: string | undefined,
+    executionId: string,
+    after: number | undefined,
+    res: ServerResponse,
+  ): Promise<void> {
+    await relayExecutionEvents(this.#agentTarget(id, bearer), executionId, after, res);
+  }
+
+  /** Aborts an execution in the sandbox (SPEC: no grace). */
+  async abortExecution(id: string, bearer: string | undefined, executionId: string): Promise<void> {
+    await abortExecution(this.#agentTarget(id, bearer), executionId);
+  }
+
   /** Sends `clock { now }` to every sandbox whose next deadline has come (and compacts when due). */
   async tick(): Promise<void> {
     await this.#scheduler.tick();
@@ -275,6 +371,7 @@ export class ControlPlane {
     this.#launcher.close();
     this.#scheduler.close();
     this.#projection.close();
+    this.#view.close();
     await this.#journal.close(); // the records appended before are durable when this resolves
   }
 }

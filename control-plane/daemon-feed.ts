@@ -1,6 +1,6 @@
 /**
- * Follows one sandboxd's event stream (`GET /v1/events`) with the control plane's read-only credential
- * for that sandbox, from a cursor, and opens it again after a break, so the control plane sees what the
+ * Follows one sandboxd's event stream (`GET /v1/events`) with the control plane's credential for that
+ * sandbox, from the start of what sandboxd holds, and opens it again after a break from its cursor, so the control plane sees what the
  * daemon saw and nothing has to poll. A frozen sandbox's stream simply goes quiet until it is thawed.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,7 +12,7 @@ import { ndjsonValues } from '../protocol/ndjson.js';
 export interface DaemonFeedTarget {
   /** `http://host:port` of sandboxd. */
   readonly url: string;
-  /** The read-only credential sandboxd admits for its stream. */
+  /** The control plane's credential sandboxd admits for its stream. */
   readonly token: string;
   /** Called with each event, in order. */
   readonly onEvent: (event: DaemonEvent) => void;
@@ -25,11 +25,11 @@ const MAX_BACKOFF_MS = 2_000;
 export function followDaemon(target: DaemonFeedTarget): () => void {
   const abort = new AbortController();
   const run = async (): Promise<void> => {
-    let after: number | undefined;
+    // From the start of what sandboxd still holds: what it saw before this follower was up is not lost.
+    let after = 0;
     for (let attempt = 0; !abort.signal.aborted; attempt++) {
       try {
-        const query = after === undefined ? '' : `?after=${String(after)}`;
-        const res = await request(`${target.url}/v1/events${query}`, {
+        const res = await request(`${target.url}/v1/events?after=${String(after)}`, {
           signal: abort.signal,
           bodyTimeout: 0,
           headersTimeout: 0, // a frozen sandbox answers after its thaw

@@ -1,13 +1,12 @@
 /**
  * The control plane follows each live sandbox's daemon (DESIGN.md §5: events flow up, nothing polls),
- * one `followDaemon` per sandbox with its read-only credential. What sandboxd saw (calls to its API,
+ * one `followDaemon` per sandbox with its credential. What sandboxd saw (calls to its API,
  * requests through its gateway routes) is traffic for the idle policy, journaled at the time sandboxd
  * saw it; its actors' transitions (routes, the agent) join the inspection feed. A follower stops when its sandbox ends.
  */
-import { TRAFFIC_EVENTS } from '../protocol/daemon-events.js';
+import { TRAFFIC_EVENTS, type DaemonEvent } from '../protocol/daemon-events.js';
 import { followDaemon } from './daemon-feed.js';
 import { controlTokenFor } from './operator-key.js';
-import type { DaemonTransition } from './projection.js';
 import type { LiveSandbox } from './sandbox-registry.js';
 
 /** Traffic closer than this (or a quarter of the idle time) to the last activity is not journaled again. */
@@ -15,7 +14,7 @@ const TRAFFIC_RESOLUTION_MS = 1_000;
 
 /** What the followers report to, and with what credential. */
 export interface DaemonFollowersOptions {
-  /** Derives each sandbox's read-only credential for its daemon's event stream. */
+  /** Derives each sandbox's credential for its daemon (event stream, agent reads, abort). */
   readonly controlKey: string;
   /**
    * True when the machines' time is the wall clock: only then do sandboxd's timestamps compare with it,
@@ -24,8 +23,8 @@ export interface DaemonFollowersOptions {
   readonly wallClock: boolean;
   /** Journals traffic sandboxd saw at `at`. */
   readonly onTraffic: (sandbox: LiveSandbox, at: number) => Promise<void>;
-  /** A transition of an actor sandboxd hosts (a gateway route, the agent). */
-  readonly onTransition: (sandboxId: string, transition: DaemonTransition) => void;
+  /** Every event of a live sandbox's daemon, in order (transitions of the actors it hosts included). */
+  readonly onEvent: (sandboxId: string, event: DaemonEvent) => void;
 }
 
 /**
@@ -33,7 +32,7 @@ export interface DaemonFollowersOptions {
  *
  * @example
  * ```ts
- * const followers = new DaemonFollowers({ controlKey, wallClock: true, onTraffic, onTransition });
+ * const followers = new DaemonFollowers({ controlKey, wallClock: true, onTraffic, onEvent });
  * followers.follow(registry.adopt(id, input, facts));
  * ```
  */
@@ -58,7 +57,7 @@ export class DaemonFollowers {
       token: controlTokenFor(this.#options.controlKey, id),
       onEvent: (event) => {
         if (TRAFFIC_EVENTS.has(event.type)) this.#noteTraffic(sandbox, event.at);
-        if (event.type === 'transition') this.#options.onTransition(id, event);
+        this.#options.onEvent(id, event);
       },
     });
     // Stops with its sandbox's end, or with `close`, whichever comes first (and only once).

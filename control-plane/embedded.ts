@@ -13,6 +13,8 @@ import { loadOrCreateOperatorKey } from './operator-key.js';
 export interface EmbeddedControlPlane {
   /** Give it to the SDK as `controlPlaneUrl`. */
   readonly url: string;
+  /** The inspector page (sign in with the operator key, `SDK_API_KEY`). */
+  readonly inspectorUrl: string;
   readonly plane: ControlPlane;
   /** Stops serving; sandboxes keep running until killed (a later start adopts them). */
   close(): Promise<void>;
@@ -59,6 +61,7 @@ export async function startEmbeddedControlPlane(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${String(port)}`,
+    inspectorUrl: `http://127.0.0.1:${String(port)}/inspector/`,
     plane,
     close: async () => {
       server.closeAllConnections();

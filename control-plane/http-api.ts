@@ -3,7 +3,7 @@
  * status, the sandbox access token as a bearer token where a call acts on a sandbox.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
 import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
 import { cursorOf } from '../protocol/cursor.js';
@@ -11,6 +11,9 @@ import { Router, type RouteReply } from '../protocol/router.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
 import type { ControlPlane } from './control-plane.js';
+import { API_CSP, COMMON_HEADERS, refuseCrossOrigin } from './browser-policy.js';
+import { inspectorAsset } from './inspector-assets.js';
+import { MACHINE_GRAPHS } from './machine-graphs.js';
 import { openApiDocument } from './openapi.js';
 
 const MAX_BODY = 64 * 1024;
@@ -41,6 +44,14 @@ function send(
     'content-length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+/** Answers with one of the inspector page's files. */
+async function sendAsset(res: ServerResponse, name: string): Promise<Reply> {
+  const asset = await inspectorAsset(name);
+  res.writeHead(200, { ...asset.headers, 'content-length': asset.body.length });
+  res.end(asset.body);
+  return 'streamed';
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -88,8 +99,44 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
   const id = (params: Readonly<Record<string, string>>): string => params['id'] ?? '';
   const json = (status: number, body: unknown): Reply => ({ status, body });
 
+  const redirect = (): Reply => ({ status: 302, body: {}, headers: { location: '/inspector/' } });
   const router = new Router<Handler>({
+    'GET /': redirect,
+    // `/inspector` and `/inspector/` meet here (the router ignores empty segments): the page's relative
+    // asset URLs need the trailing slash.
+    'GET /inspector': ({ req, res }) =>
+      (req.url ?? '').split('?')[0]?.endsWith('/') === true ? sendAsset(res, 'index.html') : redirect(),
+    'GET /inspector/:file': ({ res, params }) => sendAsset(res, params['file'] ?? ''),
     'GET /v1/openapi.json': () => json(200, openApiDocument(SANDBOXD_VERSION)),
+    'GET /v1/machines': ({ caller }) => {
+      operatorOnly(caller);
+      return json(200, MACHINE_GRAPHS);
+    },
+    'GET /v1/inspector/sandboxes': async ({ caller }) => {
+      operatorOnly(caller);
+      return json(200, await plane.inspectorSandboxes());
+    },
+    'GET /v1/sandboxes/:id/records': ({ req, res, params, caller }) => {
+      streamNdjson(
+        res,
+        plane
+          .records(id(params), caller, cursor(req))
+          .pipe(map(({ seq, ...record }) => ({ ...record, cursor: seq }))),
+      );
+      return 'streamed';
+    },
+    'GET /v1/sandboxes/:id/history': async ({ params, caller }) =>
+      json(200, await plane.history(id(params), caller)),
+    'GET /v1/sandboxes/:id/agent/executions': async ({ params, caller }) =>
+      json(200, await plane.executions(id(params), caller)),
+    'GET /v1/sandboxes/:id/agent/executions/:eid/events': async ({ req, res, params, caller }) => {
+      await plane.executionEvents(id(params), caller, params['eid'] ?? '', cursor(req), res);
+      return 'streamed' as const;
+    },
+    'POST /v1/sandboxes/:id/agent/executions/:eid/abort': async ({ params, caller }) => {
+      await plane.abortExecution(id(params), caller, params['eid'] ?? '');
+      return json(200, {});
+    },
     'POST /v1/sandboxes': async ({ req, caller }) => {
       operatorOnly(caller);
       return json(
@@ -139,10 +186,14 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
       const { status, envelope, headers } = match.refusal;
       return { status, body: envelope, headers };
     }
+    // The page's own files may be opened from anywhere (a link); the API only from the page itself.
+    if (path.startsWith('/v1/')) refuseCrossOrigin(req);
     return match.handler({ req, res, params: match.params, caller: bearer(req) });
   };
 
   return createServer((req, res) => {
+    for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+    res.setHeader('content-security-policy', API_CSP); // the page's files answer with their own
     route(req, res).then(
       (reply) => {
         if (reply !== 'streamed') send(res, reply.status, reply.body, reply.headers);

@@ -22,7 +22,7 @@ export interface LauncherOptions {
   /** The launches in flight (the registry's): an id is added once its `launching` record is durable. */
   readonly launching: Set<string>;
   readonly driver: SandboxDriver;
-  /** Derives each sandbox's read-only credential for its daemon's event stream. */
+  /** Derives each sandbox's credential for its daemon (event stream, agent reads, abort). */
   readonly controlKey: string;
   /** Sandboxes kept ready per warm spec (0: launch on demand only). */
   readonly warmPool: number;

@@ -24,14 +24,14 @@ export function loadOrCreateOperatorKey(stateDir: string): { key: string; create
 
 /**
  * The control plane's own key (0600 in the state folder, never shown), from which each sandbox's
- * read-only credential for its daemon's event stream is derived: a restarted control plane can follow
- * its sandboxes again.
+ * credential for its daemon (its event stream, the agent's executions) is derived: a restarted control
+ * plane can follow its sandboxes again.
  */
 export function loadOrCreateControlKey(stateDir: string): string {
   return loadOrCreateKey(stateDir, join(stateDir, 'control-key')).key;
 }
 
-/** The read-only credential of one sandbox's daemon event stream. */
+/** The control plane's credential for one sandbox's daemon: its event stream, the agent's executions. */
 export function controlTokenFor(controlKey: string, sandboxId: string): string {
   return createHmac('sha256', controlKey).update(sandboxId, 'utf8').digest('base64url');
 }

@@ -15,6 +15,7 @@ import {
   agentNextDueAt,
   type AgentExecutionEvent,
 } from '../machines/agent-execution-machine.js';
+import type { ProcessEvent } from '../protocol/process-events.js';
 import type {
   ExecutionList,
   AgentConfigWrite,
@@ -33,6 +34,7 @@ import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { StandbySlot } from './runtime-standby.js';
 
+type StartOrEnd = Extract<ProcessEvent, { type: 'start' | 'end' }>;
 type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
 
 const EFFECTS: readonly AgentEffect[] = [
@@ -58,8 +60,8 @@ export interface AgentHostOptions {
   /** The template's agents folder (`/opt/agents` by default): the runtimes and their tools. */
   readonly agentsDir?: string;
   readonly configs?: AgentConfigs;
-  /** Told when a runtime process starts and ends (sandboxd's audit stream). */
-  readonly onProcess?: (pid: number, event: 'start' | 'end') => void;
+  /** Told when a runtime starts and ends, with its command line (never the prompt or environment). */
+  readonly onProcess?: (pid: number, command: string, event: StartOrEnd) => void;
 }
 
 /** One execution and what runs it. */
@@ -298,14 +300,14 @@ export class AgentHost {
       if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });
     });
     proc.follow((event) => {
-      if (event.type === 'start') this.#options.onProcess?.(event.pid, 'start');
+      if (event.type === 'start') this.#options.onProcess?.(event.pid, proc.cmd, event);
       if (event.type === 'data' && event.stream === 'stdout') {
         for (const parsed of entry.execution.output(Buffer.from(event.data, 'base64'))) {
           this.#runtimeEvent(entry, parsed);
         }
       }
       if (event.type !== 'end') return;
-      this.#options.onProcess?.(proc.pid, 'end');
+      this.#options.onProcess?.(proc.pid, proc.cmd, event);
       for (const parsed of entry.execution.flush()) this.#runtimeEvent(entry, parsed);
       entry.execution.exited(event.exitCode);
       entry.process = undefined; // its kept output history goes with it

@@ -5,9 +5,8 @@
  *   GET  /v1/version                    { version }
  *   POST /v1/gateways                   { routes }: the whole configuration, values included → route state
  *   GET  /v1/gateways                   route state: { routes: { name: { port, url, lastErrorClass } } }
- *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests, commands,
- *                                       routes), from ?after=<seq>; also admits the control plane's
- *                                       read-only credential
+ *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
+ *                                       responses, commands, routes), from ?after=<seq>
  *   POST /v1/processes                  start a command → { pid }; with ?stream=true its event stream
  *   GET  /v1/processes                  [{ pid, cmd, running }]
  *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
@@ -15,10 +14,12 @@
  *   POST /v1/processes/:pid/stdin/close
  *   POST /v1/processes/:pid/signal      { signal, tree }
  *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
+ *
+ * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { DaemonRecord } from '../protocol/daemon-events.js';
+import { MAX_RECORD_TEXT, type DaemonRecord } from '../protocol/daemon-events.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
@@ -51,10 +52,39 @@ export interface DaemonServerOptions {
   readonly keepaliveMs?: number;
   /** What the daemon saw, streamed at `GET /v1/events`. */
   readonly audit: SequencedLog<DaemonRecord>;
-  /** The control plane's read-only credential: admitted to `GET /v1/events` and nothing else. */
+  /** The control plane's credential: admitted to `CONTROL_ENDPOINTS` and nothing else. */
   readonly controlToken?: TokenCheck;
   /** The sandbox's agent. */
   readonly agents: AgentHost;
+}
+
+/**
+ * What the control plane's credential may call: the event stream, the gateways' status, the agent's
+ * executions and their abort (the operator may kill the whole sandbox anyway). Never a command, the
+ * configuration, a prompt or a start.
+ */
+export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
+  'GET /v1/events',
+  'GET /v1/gateways',
+  'GET /v1/agent/executions',
+  'GET /v1/agent/executions/:id/events',
+  'POST /v1/agent/executions/:id/abort',
+]);
+
+/** A command's start (its command line, cut to `MAX_RECORD_TEXT`) or end (how it ended) as a record. */
+export function processRecord(
+  pid: number,
+  command: string,
+  event: Extract<ProcessEvent, { type: 'start' | 'end' }>,
+): DaemonRecord {
+  const at = Date.now();
+  if (event.type === 'end') {
+    return { at, type: 'process', pid, event: 'end', exitCode: event.exitCode, signal: event.signal };
+  }
+  if (command.length <= MAX_RECORD_TEXT) return { at, type: 'process', pid, event: 'start', command };
+  // Never half of a surrogate pair before the `…`.
+  const end = MAX_RECORD_TEXT - 1 - (/[\uD800-\uDBFF]/.test(command.charAt(MAX_RECORD_TEXT - 2)) ? 1 : 0);
+  return { at, type: 'process', pid, event: 'start', command: `${command.slice(0, end)}…` };
 }
 
 /** Largest JSON request body. */
@@ -259,7 +289,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
         });
       proc.follow((event) => {
         if (event.type === 'start' || event.type === 'end') {
-          options.audit.append({ at: Date.now(), type: 'process', pid: proc.pid, event: event.type });
+          options.audit.append(processRecord(proc.pid, spec.cmd, event));
         }
       });
       // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
@@ -325,18 +355,22 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     const url = new URL(req.url ?? '/', 'http://sandboxd');
     const match = router.match(req.method ?? '', url.pathname);
     const endpoint = match.matched ? match.endpoint : undefined;
-    // Readiness needs no token; the control plane's credential reads the event stream and nothing else.
+    // Readiness needs no token.
     if (match.matched && endpoint === 'GET /v1/health') {
       return match.handler({ req, res, url, params: match.params });
     }
-    if (endpoint === 'GET /v1/events' && options.controlToken?.admits(req) === true) {
-      streamAudit(res, options.audit, url);
-      return 'streamed';
-    }
-    if (!options.token.admits(req)) {
+    const user = options.token.admits(req);
+    const control =
+      !user &&
+      endpoint !== undefined &&
+      CONTROL_ENDPOINTS.has(endpoint) &&
+      options.controlToken?.admits(req) === true;
+    if (!user && !control) {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }
-    if (endpoint !== 'GET /v1/events') {
+    // The control plane watching (the inspector) is not the sandbox's activity: it must not keep the
+    // sandbox from going idle. Reading the stream is not activity either.
+    if (user && endpoint !== 'GET /v1/events') {
       // The endpoint's pattern, never the path as sent.
       const called = endpoint ?? 'no such endpoint';
       options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: called });

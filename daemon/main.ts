@@ -6,7 +6,7 @@
 import { chownSync, mkdirSync } from 'node:fs';
 import { z } from 'zod';
 import { GatewayHost } from '../gateway/gateway-host.js';
-import { createDaemonServer } from './daemon-server.js';
+import { createDaemonServer, processRecord } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
 import { ownAddresses } from './own-addresses.js';
 import { ActorSystem } from '../actors/actor-system.js';
@@ -36,7 +36,10 @@ const settingsSchema = z.strictObject({
   prepareHome: z.boolean().default(false),
   /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
   commandCgroup: z.string().optional(),
-  /** The control plane's read-only credential for this daemon's event stream. */
+  /**
+   * The control plane's credential: this daemon's event stream, the gateways' status, the agent's
+   * executions and their abort (`CONTROL_ENDPOINTS` in daemon-server.ts).
+   */
   controlToken: z.string().min(16).optional(),
 });
 
@@ -66,24 +69,37 @@ const gateways = new GatewayHost({
         headersTimeoutMs: settings.gatewayTimeouts.headersMs,
       }),
 });
-// What this daemon sees, for the control plane: calls (recorded by the server), gateway requests and
-// route changes (from the gateway host), commands started and ended.
+// What this daemon sees, for the control plane: calls (recorded by the server), gateway requests, their
+// responses and route changes (from the gateway host), commands started and ended.
 const audit = new SequencedLog<DaemonRecord>((record) => record.type);
 gateways.events$.subscribe((event) => {
   const at = Date.now();
-  if (event.type === 'request') {
-    audit.append({ at, type: 'gateway_request', route: event.route, method: event.method });
-  } else {
-    const change = ({ route_opened: 'opened', route_closed: 'closed', route_failed: 'failed' } as const)[
-      event.type
-    ];
-    audit.append({ at, type: 'route', route: event.route, event: change });
+  const { route } = event;
+  switch (event.type) {
+    case 'request':
+      // At the start: the idle policy counts it while a long response is still streaming.
+      audit.append({ at, type: 'gateway_request', route, method: event.method });
+      break;
+    case 'response': {
+      const { method, path, status, latencyMs, bytes } = event;
+      audit.append({ at, type: 'gateway_response', route, method, path, status, latencyMs, bytes });
+      break;
+    }
+    case 'route_opened':
+      audit.append({ at, type: 'route', route, event: 'opened', port: event.port });
+      break;
+    case 'route_closed':
+      audit.append({ at, type: 'route', route, event: 'closed' });
+      break;
+    case 'route_failed':
+      audit.append({ at, type: 'route', route, event: 'failed', errorClass: event.errorClass });
+      break;
   }
 });
 const agents = new AgentHost({
   user: processes.user,
   system: actors,
-  onProcess: (pid, event) => audit.append({ at: Date.now(), type: 'process', pid, event }),
+  onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)),
 });
 actors.inspect$.subscribe((record) => {
   if (record.kind === 'sandbox') return;

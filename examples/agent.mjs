@@ -56,6 +56,7 @@ async function main() {
   step('an embedded control plane and an sdk-agent sandbox with closed egress');
   const embedded = await startEmbeddedControlPlane(model.gatewayCa ? { gatewayCa: model.gatewayCa } : {});
   undo.push(() => embedded.close());
+  console.log(`inspector: ${embedded.inspectorUrl} (operator key: SDK_API_KEY)`);
   const sbx = await Sandbox.create({
     template: 'sdk-agent', // /opt/agents holds the runtime; 1 GiB of memory by default
     allowInternetAccess: false,

@@ -84,6 +84,7 @@ const { Sandbox, SecretCache, SecretStore, vendorBGateway } = await import('sdk'
 const { startEmbeddedControlPlane } = await import('sdk/control-plane');
 
 const embedded = await startEmbeddedControlPlane({ gatewayCa: readFileSync(file('ca.pem'), 'utf8') });
+console.log(`inspector: ${embedded.inspectorUrl} (operator key: SDK_API_KEY)`);
 let sbx;
 try {
   step('the key goes into a secret store the caller owns; the sandbox gets a route, never the value');

@@ -8,7 +8,7 @@ const step = (text) => console.log(`\n== ${text}`);
 const show = (result) => process.stdout.write(result.stdout + result.stderr);
 
 const embedded = await startEmbeddedControlPlane();
-console.log(`control plane: ${embedded.url}`);
+console.log(`control plane: ${embedded.url}; inspector: ${embedded.inspectorUrl}`);
 try {
   step('create a sandbox (closed egress)');
   const started = performance.now();

@@ -12,7 +12,7 @@ import { HostedActor } from '../actors/hosted-actor.js';
 import { checkConfiguration, type CheckedRoute } from './configuration.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
 import { InjectedValues } from './injected-values.js';
-import { RouteListener } from './route-listener.js';
+import { RouteListener, type RouteExchange } from './route-listener.js';
 import type { SafeConnectorOptions } from './safe-connector.js';
 import type { Clock } from './token-bucket.js';
 import { createUpstreamDispatcher } from './upstream-dispatcher.js';
@@ -46,11 +46,13 @@ export type ApplyOutcome =
   | { readonly ok: false; readonly failure: ConfigurationFailure };
 
 /**
- * Route lifecycle events and one audit record per request a route received (its method only: never a
- * header, a body, a path or a query), for the daemon's event stream.
+ * Route lifecycle events and, per request a route received, one audit record when it starts (its method
+ * only) and one when its response is over (`RouteExchange`: method, path without the query, status,
+ * latency, bytes), for the daemon's event stream. Never a header value, a body or a query.
  */
 export type GatewayHostEvent =
   | { readonly type: 'request'; readonly route: string; readonly method: string }
+  | ({ readonly type: 'response'; readonly route: string } & RouteExchange)
   | { readonly type: 'route_opened'; readonly route: string; readonly port: number }
   | { readonly type: 'route_closed'; readonly route: string }
   | { readonly type: 'route_failed'; readonly route: string; readonly errorClass: string };
@@ -92,7 +94,7 @@ export class GatewayHost {
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
 
-  /** Route lifecycle events. */
+  /** Route lifecycle events, requests and responses (`GatewayHostEvent`). */
   readonly events$: Observable<GatewayHostEvent> = this.#events.asObservable();
 
   constructor(options: GatewayHostOptions = {}) {
@@ -185,6 +187,7 @@ export class GatewayHost {
       injected: this.#injected,
       now: this.#now,
       onTraffic: (method) => this.#events.next({ type: 'request', route, method }),
+      onExchange: (exchange) => this.#events.next({ type: 'response', route, ...exchange }),
     });
   }
 

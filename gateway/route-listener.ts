@@ -8,6 +8,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { MAX_RECORD_TEXT } from '../protocol/daemon-events.js';
 import { checkRequestPath } from './request-path.js';
 import { isAllowed } from './allow-rule.js';
 import type { CheckedRoute } from './configuration.js';
@@ -25,11 +27,29 @@ interface Connection {
   readonly queue: Inbound[];
 }
 
+/**
+ * One request as the sandbox saw it, once its response is over: never a header value, a body or the
+ * query.
+ */
+export interface RouteExchange {
+  readonly method: string;
+  /** The request target without its query, at most `MAX_RECORD_TEXT` characters (cut ones end in `…`). */
+  readonly path: string;
+  /** The response's status; 0 when the connection was cut before a response head was sent. */
+  readonly status: number;
+  /** From the start of the request's handling to the end of its response. */
+  readonly latencyMs: number;
+  /** Bytes of the response (head and body) written to the sandbox's socket. */
+  readonly bytes: number;
+}
+
 /** What a listener needs from its host. */
 export interface RouteListenerDeps extends ExchangeDeps {
   readonly now: Clock;
   /** Called for every request the listener receives (sandbox activity for the idle policy). */
   readonly onTraffic: (method: string) => void;
+  /** Called once per request it handled, rejected ones included, when the response is over. */
+  readonly onExchange: (exchange: RouteExchange) => void;
 }
 
 /** A route's listener on `127.0.0.1` with an OS-chosen port. */
@@ -116,10 +136,30 @@ export class RouteListener {
   }
 
   #start(connection: Connection, inbound: Inbound): void {
-    const { res } = inbound;
+    const { req, res } = inbound;
+    const { socket } = connection;
     connection.busy = true;
     connection.current = res;
+    // Requests on one connection are serialized here, so what the socket wrote from now until this
+    // response closes is this response.
+    const startedAt = performance.now();
+    const written = socket.bytesWritten;
+    const method = req.method ?? '';
+    const path = recordPath(req.url ?? '');
     res.once('close', () => {
+      const bytes = socket.bytesWritten - written; // NaN (no write state left) counts as 0
+      const exchange = {
+        method,
+        path,
+        status: res.headersSent ? res.statusCode : 0,
+        latencyMs: Math.max(0, Math.round((performance.now() - startedAt) * 1000) / 1000),
+        bytes: bytes > 0 ? bytes : 0,
+      };
+      try {
+        this.#deps.onExchange(exchange);
+      } catch {
+        // a failing observer never touches the connection
+      }
       try {
         this.#finish(connection, res);
       } catch {
@@ -176,6 +216,18 @@ export class RouteListener {
       forward(inbound, route, target, this.#deps);
     }
   }
+}
+
+/**
+ * The target's path for a record: without its query, cut to `MAX_RECORD_TEXT` characters. A target not
+ * in origin-form is never forwarded and may carry credentials (`http://user:pass@host/`): left out.
+ */
+function recordPath(target: string): string {
+  if (target.charCodeAt(0) !== 47) return '';
+  const query = target.indexOf('?');
+  const path = query < 0 ? target : target.slice(0, query);
+  // Node reads a target as latin1: one character per byte, so no cut splits a character.
+  return path.length <= MAX_RECORD_TEXT ? path : `${path.slice(0, MAX_RECORD_TEXT - 1)}…`;
 }
 
 /** A request whose handling threw: 502 when nothing is out yet, else its connection is cut. */

@@ -1,7 +1,8 @@
 /**
  * sandboxd's own event stream (`GET /v1/events`, NDJSON, resumable with `?after=<seq>`): what the
  * daemon saw, pushed to the control plane, which feeds it to the sandbox's actor (the idle policy counts
- * this traffic, never what a client claims). Audit records only: no header, body, path, query or output.
+ * this traffic, never what a client claims). Audit records only: no header value, body, query or output;
+ * a gateway response's path (without its query) and a command's line, truncated, for the inspector.
  */
 import { z } from 'zod';
 
@@ -13,19 +14,42 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ ...base, type: z.literal('call'), method: z.string(), endpoint: z.string() }),
   /** A request a gateway route received. */
   z.strictObject({ ...base, type: z.literal('gateway_request'), route: z.string(), method: z.string() }),
-  /** A command started or ended. */
+  /**
+   * A gateway route's answer to one request, once it is over: `path` without its query (at most
+   * `MAX_RECORD_TEXT` characters), the status the sandbox saw, the time from request to the end of the
+   * response, and the response's bytes (head and body) written to the sandbox.
+   */
+  z.strictObject({
+    ...base,
+    type: z.literal('gateway_response'),
+    route: z.string(),
+    method: z.string(),
+    path: z.string(),
+    status: z.number().int(),
+    latencyMs: z.number().nonnegative(),
+    bytes: z.number().int().nonnegative(),
+  }),
+  /**
+   * A command started (with its command line, at most `MAX_RECORD_TEXT` characters) or ended (with its
+   * exit code, or the signal that ended it).
+   */
   z.strictObject({
     ...base,
     type: z.literal('process'),
     pid: z.number().int(),
     event: z.enum(['start', 'end']),
+    command: z.string().optional(),
+    exitCode: z.number().int().nullable().optional(),
+    signal: z.string().nullable().optional(),
   }),
-  /** A gateway route opened, closed or failed. */
+  /** A gateway route opened (on `port`), closed or failed (with its error class). */
   z.strictObject({
     ...base,
     type: z.literal('route'),
     route: z.string(),
     event: z.enum(['opened', 'closed', 'failed']),
+    port: z.number().int().optional(),
+    errorClass: z.string().optional(),
   }),
   /**
    * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
@@ -41,6 +65,9 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     state: z.string(),
   }),
 ]);
+
+/** Longest path or command line a record carries; longer ones are cut and end with `…`. */
+export const MAX_RECORD_TEXT = 512;
 
 /** One event of sandboxd's stream. */
 export type DaemonEvent = z.infer<typeof daemonEventSchema>;

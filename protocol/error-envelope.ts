@@ -65,7 +65,8 @@ const BUILDERS: Readonly<Record<ErrorClassName, (e: ErrorEnvelope) => SdkError>>
     const code = e.code as SandboxErrorCode; // ERROR_CLASS maps only SandboxError codes here
     return new SandboxError(e.message, failureClass === undefined ? { code } : { code, failureClass });
   },
-  AuthenticationError: (e) => new AuthenticationError(e.message),
+  AuthenticationError: (e) =>
+    new AuthenticationError(e.message, e.code === 'forbidden_origin' ? { code: e.code } : {}),
   AgentError: (e) => {
     const reason = stringIn(e.context, 'reason');
     const known = AGENT_FAILURE_REASONS.find((r) => r === reason);

@@ -9,6 +9,8 @@ export type ErrorCode =
   | 'invalid_allow_path'
   | 'secret_not_found'
   | 'unauthenticated'
+  /** A browser request from another origin carried a credential (the control plane refuses it). */
+  | 'forbidden_origin'
   | 'sandbox_not_found'
   | 'process_not_found'
   /** No such endpoint, on either server. */
@@ -16,6 +18,8 @@ export type ErrorCode =
   /** The endpoint exists, not with this method (the answer's `Allow` header lists the methods). */
   | 'method_not_allowed'
   | 'sandbox_ended'
+  /** The call needs the sandbox running and it is suspended (an operator call never resumes it). */
+  | 'sandbox_suspended'
   | 'configuration_rejected'
   | 'unimplemented'
   | 'sandbox_error'
@@ -31,11 +35,13 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_allow_path: 400,
   secret_not_found: 404,
   unauthenticated: 401,
+  forbidden_origin: 403,
   sandbox_not_found: 404,
   process_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,
   sandbox_ended: 409,
+  sandbox_suspended: 409,
   configuration_rejected: 422,
   unimplemented: 501,
   sandbox_error: 500,
@@ -48,11 +54,13 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   invalid_allow_path: 'InvalidArgumentError',
   secret_not_found: 'SecretNotFoundError',
   unauthenticated: 'AuthenticationError',
+  forbidden_origin: 'AuthenticationError',
   sandbox_not_found: 'SandboxError',
   process_not_found: 'SandboxError',
   not_found: 'SandboxError',
   method_not_allowed: 'SandboxError',
   sandbox_ended: 'SandboxError',
+  sandbox_suspended: 'SandboxError',
   configuration_rejected: 'SandboxError',
   unimplemented: 'SandboxError',
   sandbox_error: 'SandboxError',

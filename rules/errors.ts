@@ -120,6 +120,7 @@ export type SandboxErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'sandbox_ended'
+  | 'sandbox_suspended'
   | 'configuration_rejected'
   | 'unimplemented';
 
@@ -146,8 +147,9 @@ export class SandboxError extends SdkError {
 export class AuthenticationError extends SdkError {
   static override readonly className: string = 'AuthenticationError';
 
-  constructor(message: string) {
-    super('unauthenticated', message);
+  /** `forbidden_origin`: a browser request from another origin carried the credential. */
+  constructor(message: string, options: { readonly code?: 'unauthenticated' | 'forbidden_origin' } = {}) {
+    super(options.code ?? 'unauthenticated', message);
   }
 }
 

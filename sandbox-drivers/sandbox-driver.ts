@@ -16,7 +16,7 @@ export interface LaunchRequest {
   readonly cpus: number;
   /** The sandbox access token sandboxd checks; handed over on its stdin only. */
   readonly accessToken: string;
-  /** The control plane's read-only credential for sandboxd's event stream; on stdin only, too. */
+  /** The control plane's credential for sandboxd (event stream, agent reads, abort); on stdin only, too. */
   readonly controlToken?: string;
   /** Trust roots for gateway upstreams, PEM (a private CA); the defaults when absent. */
   readonly gatewayCa?: string;
@@ -40,6 +40,12 @@ export interface TemplateManifest {
   readonly canCloseEgress: boolean;
 }
 
+/** A sandbox's memory as its engine counts it. */
+export interface SandboxMemory {
+  readonly usedBytes: number;
+  readonly limitBytes: number;
+}
+
 /** An isolation engine, templates included: the control plane reaches a driver only through this. */
 export interface SandboxDriver {
   /** The manifest of the template named `name`, or undefined when this driver has none by that name. */
@@ -56,6 +62,8 @@ export interface SandboxDriver {
   list(): Promise<string[]>;
   /** sandboxd's URL for a sandbox that exists, re-derived from its resources. */
   daemonUrl(id: string): Promise<string | undefined>;
+  /** Memory the sandbox's code uses now and its limit, bytes; undefined when it has no resources. */
+  memory(id: string): Promise<SandboxMemory | undefined>;
   /**
    * Calls `listener` with the id of a sandbox whose sandboxd ended without `destroy` (it crashed or was
    * killed): the sandbox is dead and must end as failed. Returns the unsubscribe.

@@ -13,7 +13,13 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_TEMPLATE } from '../../rules/names.js';
-import type { LaunchedSandbox, LaunchRequest, SandboxDriver, TemplateManifest } from '../sandbox-driver.js';
+import type {
+  LaunchedSandbox,
+  LaunchRequest,
+  SandboxDriver,
+  SandboxMemory,
+  TemplateManifest,
+} from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
 import {
   collectUnusedImages,
@@ -25,6 +31,7 @@ import {
 import { instanceIdOf } from './instance.js';
 import {
   cgroupPaths,
+  sandboxMemory,
   createSandboxCgroups,
   freeze,
   killAndRemoveCgroups,
@@ -225,6 +232,10 @@ export class NamespaceDriver implements SandboxDriver {
   async daemonUrl(id: string): Promise<string | undefined> {
     const address = await sandboxAddressOf(this.instance, id);
     return address === undefined ? undefined : `http://${address}:${String(SANDBOXD_PORT)}`;
+  }
+
+  async memory(id: string): Promise<SandboxMemory | undefined> {
+    return sandboxMemory(this.instance, id);
   }
 
   onExit(listener: (id: string) => void): () => void {

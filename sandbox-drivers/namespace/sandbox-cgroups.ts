@@ -63,6 +63,27 @@ async function makeDir(path: string): Promise<void> {
   }
 }
 
+/**
+ * Memory used by the sandbox's code (the `user` cgroup: its processes and the tmpfs pages they wrote)
+ * and its limit; undefined when the cgroup is gone.
+ */
+export async function sandboxMemory(
+  instance: string,
+  id: string,
+): Promise<{ usedBytes: number; limitBytes: number } | undefined> {
+  const { userMemory } = cgroupPaths(instance, id);
+  try {
+    const [used, limit] = await Promise.all(
+      ['memory.usage_in_bytes', 'memory.limit_in_bytes'].map((file) =>
+        readFile(join(userMemory, file), 'utf8'),
+      ),
+    );
+    return { usedBytes: Number(used), limitBytes: Number(limit) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Kernel TCP buffer memory allowed to sandbox code: a quarter of its memory, at least 16 MiB. */
 export function tcpLimitOf(memoryBytes: number): number {
   return Math.max(16 * 2 ** 20, Math.floor(memoryBytes / 4));

@@ -14,6 +14,7 @@ import type {
   LaunchedSandbox,
   LaunchRequest,
   SandboxDriver,
+  SandboxMemory,
   TemplateManifest,
 } from '../../sandbox-drivers/sandbox-driver.js';
 
@@ -244,6 +245,14 @@ export class MemoryDriver implements SandboxDriver {
 
   daemonUrl(id: string): Promise<string | undefined> {
     return this.#call('daemonUrl', id, () => (this.sandbox(id) === undefined ? undefined : daemonUrlOf(id)));
+  }
+
+  /** A live sandbox uses a tenth of its memory (no box to measure). */
+  memory(id: string): Promise<SandboxMemory | undefined> {
+    const sandbox = this.sandbox(id);
+    if (sandbox === undefined) return Promise.resolve(undefined);
+    const limitBytes = sandbox.request.memoryBytes;
+    return Promise.resolve({ usedBytes: Math.round(limitBytes / 10), limitBytes });
   }
 
   onExit(listener: (id: string) => void): () => void {

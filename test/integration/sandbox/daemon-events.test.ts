@@ -40,10 +40,12 @@ async function daemonEvents(url: string, token: string, count: number): Promise<
 }
 
 describe("sandboxd's event stream", () => {
-  it('records calls and commands, without arguments or output, and refuses a caller without the token', async () => {
+  it('records calls and commands with their command line and exit, never output, and refuses a caller without the token', async () => {
     const sbx = await create();
     const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
-    await sbx.commands.run('echo secret-output-0123456789');
+    // The command line is recorded (for the inspector), its output never: the two differ here.
+    const cmd = "printf 'secret-output-%s' 0123456789";
+    await sbx.commands.run(cmd);
     const unauthorized = await request(`${daemonUrl}/v1/events`);
     await unauthorized.body.dump();
     expect(unauthorized.statusCode).toBe(401);
@@ -51,8 +53,10 @@ describe("sandboxd's event stream", () => {
     expect(events.map((e) => e.type)).toEqual(['call', 'process', 'process']);
     expect(events[0]).toMatchObject({ method: 'POST', endpoint: 'POST /v1/processes' });
     expect(events.slice(1).map((e) => (e.type === 'process' ? e.event : ''))).toEqual(['start', 'end']);
+    expect(events[1]).toMatchObject({ event: 'start', command: cmd });
+    expect(events[2]).toMatchObject({ event: 'end', exitCode: 0, signal: null });
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(JSON.stringify(events)).not.toContain('secret-output');
+    expect(JSON.stringify(events)).not.toContain('secret-output-0123456789');
     await sbx.kill();
   });
 
@@ -61,7 +65,7 @@ describe("sandboxd's event stream", () => {
     const seen: DaemonEvent[] = [];
     const subscription = sbx.events$.subscribe((event) => seen.push(event));
     try {
-      await sbx.commands.run('echo never-in-events');
+      await sbx.commands.run("printf 'never-in-%s' events");
       await expect
         .poll(() => seen.flatMap((e) => (e.type === 'process' ? [e.event] : [])))
         .toEqual(['start', 'end']);

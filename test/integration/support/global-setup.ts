@@ -1,7 +1,8 @@
 /**
  * Vitest global setup of the `integration` project: the tests need root (namespaces, cgroups, nftables)
- * a few Debian packages, and moto from PyPI. `.ci/run` installs them; on a fresh machine run as root, the missing ones
- * are installed here, so `npm test` works from a clone.
+ * a few Debian packages (chromium for the inspector page's tests among them), and moto from PyPI.
+ * `.ci/run` installs them; on a fresh machine run as root, the missing ones are installed here, so
+ * `npm test` works from a clone.
  */
 import { execFileSync } from 'node:child_process';
 import { commandExists, ensureHostPackages } from '../../../sandbox-drivers/namespace/host-requirements.js';
@@ -11,6 +12,14 @@ const MOTO = 'moto[server]==5.1.18';
 
 export default function setup(): void {
   ensureHostPackages();
+  if (!commandExists('chromium')) {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+      stdio: 'inherit',
+      env,
+    });
+  }
   if (!commandExists('moto_server')) {
     execFileSync('python3', ['-m', 'pip', 'install', '-q', MOTO], { stdio: 'inherit' });
   }

@@ -1,0 +1,229 @@
+/**
+ * Issue 13: the inspector page in a real browser (Debian chromium driven by playwright-core) against a
+ * real control plane with real sandboxes, gateway routes and an agent (opencode and the scripted model
+ * over HTTPS). The browser reaches the control plane through a recording proxy, so every byte the page
+ * received can be searched for the planted model key. Screenshots go to test/artifacts/.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sandboxHistorySchema } from '../../../protocol/inspector-api.js';
+import type { Sandbox } from '../../../sdk/sandbox.js';
+import { text, toolCall } from '../../support/model-server/index.js';
+import { MODEL_KEY, useAgentWorld } from '../agent/agent-world.js';
+import { launchBrowser, screenshot } from '../support/browser.js';
+import { TEST_OPERATOR_KEY } from '../support/control-plane.js';
+import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.js';
+
+const world = useAgentWorld(26);
+
+/** Markup a hostile sandbox writes where the page shows it: it must stay text. */
+const HOSTILE = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>`;
+
+/** What the hostile markup would have set, read in the page (a string: the page's globals are not ours). */
+const PWNED = '(globalThis.__pwned)';
+
+let browser: Browser | undefined;
+let page: Page;
+let proxy: RecordingProxy | undefined;
+let agentSandbox: Sandbox | undefined;
+let proxyUrl = '';
+let agent: Sandbox;
+
+beforeAll(async () => {
+  proxy = await startRecordingProxy(world.cp.url);
+  browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  page.on('pageerror', (error) => console.error('page error:', error.message));
+  agentSandbox = await world.sandbox();
+  proxyUrl = proxy.url;
+  agent = agentSandbox;
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await proxy?.close();
+  await agentSandbox?.kill();
+});
+
+const row = (id: string) => page.locator(`tr[data-sandbox-id="${id}"]`);
+
+async function signIn(): Promise<void> {
+  await page.goto(`${proxyUrl}/inspector/`);
+  await page.locator('[data-testid=signin] input[name=operator-key]').fill(TEST_OPERATOR_KEY);
+  await page.locator('[data-testid=signin] [type=submit]').click();
+  await page.locator('[data-testid=sandbox-table]').waitFor();
+}
+
+/** The page shows the sandbox view of `id`. */
+async function openSandbox(id: string): Promise<void> {
+  await page.goto(`${proxyUrl}/inspector/#/sandboxes/${id}`);
+  await page.locator(`[data-testid=sandbox-view]`).waitFor();
+}
+
+async function history(id: string) {
+  const res = await request(`${world.cp.url}/v1/sandboxes/${id}/history`, {
+    headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` },
+  });
+  return sandboxHistorySchema.parse(await res.body.json());
+}
+
+describe('the inspector page', () => {
+  it('shows only a sign-in without the operator key, and refuses a wrong one', async () => {
+    await page.goto(`${proxyUrl}/inspector/`);
+    await page.locator('[data-testid=signin]').waitFor();
+    await screenshot(page, 'inspector-sign-in');
+    expect(await page.locator('[data-testid=sandbox-table]').count()).toBe(0);
+    expect(await page.locator('body').innerText()).not.toContain(agent.sandboxId);
+    await page.locator('[data-testid=signin] input[name=operator-key]').fill('not-the-operator-key');
+    await page.locator('[data-testid=signin] [type=submit]').click();
+    await expect.poll(() => page.locator('[data-testid=signin]').isVisible()).toBe(true);
+    await page.waitForTimeout(300);
+    expect(await page.locator('[data-testid=sandbox-table]').count()).toBe(0);
+    await signIn();
+    await expect.poll(() => row(agent.sandboxId).getAttribute('data-state')).toBe('running');
+  });
+
+  it('shows a new sandbox, its pause within a second, and resumes it from the page', async () => {
+    const sbx = await world.cp.createSandbox();
+    try {
+      await expect.poll(() => row(sbx.sandboxId).count(), { timeout: 5_000 }).toBe(1);
+      await sbx.pause();
+      await expect
+        .poll(() => row(sbx.sandboxId).getAttribute('data-state'), { timeout: 1_000 })
+        .toBe('suspended');
+      await screenshot(page, 'inspector-table');
+
+      await openSandbox(sbx.sandboxId);
+      const view = page.locator('[data-testid=sandbox-view]');
+      await expect.poll(() => view.getAttribute('data-state')).toBe('suspended');
+      const current = page.locator('svg[data-testid=statechart] g.current');
+      await expect.poll(() => current.getAttribute('data-state-id')).toBe('suspended');
+      await page.locator('button[data-action=resume]').click();
+      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('running');
+      await expect.poll(() => current.getAttribute('data-state-id')).toBe('running');
+      expect((await sbx.getInfo()).state).toBe('running');
+      const logged = await page.locator('[data-testid=transition-log] [data-seq]').count();
+      expect(logged).toBeGreaterThanOrEqual(2);
+
+      // Time travel: the state at the pause's sequence number, then at creation.
+      const { entries } = await history(sbx.sandboxId);
+      const paused = entries.find((entry) => entry.event.type === 'pause');
+      expect(paused).toBeDefined();
+      const travel = page.locator('[data-testid=time-travel]');
+      const banner = page.locator('[data-testid=time-travel-banner]');
+      for (const [seq, state] of [
+        [paused?.seq ?? -1, 'suspended'],
+        [0, 'running'],
+      ] as const) {
+        await travel.fill(String(seq));
+        await travel.dispatchEvent('change');
+        await expect.poll(() => banner.getAttribute('data-state')).toBe(state);
+        await expect.poll(() => current.getAttribute('data-state-id')).toBe(state);
+      }
+      await screenshot(page, 'inspector-time-travel');
+    } finally {
+      await sbx.kill().catch(() => undefined);
+    }
+  });
+
+  it('lists commands with their exit codes, hostile command lines as text', async () => {
+    const sbx = await world.cp.createSandbox();
+    try {
+      const result = await sbx.commands.run(`echo '${HOSTILE}' > /dev/null; exit 3`).catch((e: unknown) => e);
+      expect(result).toMatchObject({ exitCode: 3 });
+      await openSandbox(sbx.sandboxId);
+      const commands = page.locator('[data-testid=commands] [data-pid]');
+      await expect.poll(() => commands.count()).toBeGreaterThanOrEqual(1);
+      const shown = await commands.last().innerText();
+      expect(shown).toContain('<img src=x onerror=');
+      expect(shown).toContain('3');
+      expect(await page.evaluate(PWNED)).toBeUndefined();
+      expect(await page.locator('img[src=x]').count()).toBe(0);
+      await screenshot(page, 'inspector-commands');
+    } finally {
+      await sbx.kill().catch(() => undefined);
+    }
+  });
+
+  it("streams an agent execution's events, and aborts it from the page", async () => {
+    world.upstream.model.reset([
+      toolCall('bash', { command: 'ls', description: 'look' }, { usage: { input: 120, output: 30 } }),
+      text(`Done. ${HOSTILE}`, { input: 200, output: 40 }),
+    ]);
+    const done = await agent.agent.run('look around', { spec: world.spec() });
+    const [execution] = (await agent.agent.executions()).executions;
+    expect(execution).toBeDefined();
+    await page.goto(
+      `${proxyUrl}/inspector/#/sandboxes/${agent.sandboxId}/executions/${execution?.executionId ?? ''}`,
+    );
+    const view = page.locator('[data-testid=execution-view]');
+    await view.waitFor();
+    const events = page.locator('[data-testid=agent-events]');
+    await expect.poll(() => events.innerText()).toContain('Done.');
+    expect(await events.innerText()).toContain('<script>window.__pwned=2</script>');
+    expect(await events.innerText()).toContain('bash');
+    expect(done.steps).toBe(2);
+    await expect
+      .poll(() => page.locator('svg[data-testid=token-chart] rect').count())
+      .toBeGreaterThanOrEqual(2);
+    expect(await page.locator('[data-testid=steps-gauge]').innerText()).toContain('2');
+    expect(await page.evaluate(PWNED)).toBeUndefined();
+    await screenshot(page, 'inspector-execution');
+
+    // A long one, aborted from the page.
+    world.upstream.model.reset([toolCall('bash', { command: 'sleep 60', description: 'wait' })]);
+    const stream = agent.agent.stream('wait a minute', { spec: world.spec() });
+    for await (const event of stream) if (event.type === 'tool_call') break;
+    const running = (await agent.agent.executions()).current;
+    expect(running).not.toBeNull();
+    await page.goto(`${proxyUrl}/inspector/#/sandboxes/${agent.sandboxId}/executions/${running ?? ''}`);
+    await page.locator('[data-testid=execution-view] button[data-action=abort]').click();
+    const error = await stream.result().catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'aborted' });
+    await expect.poll(() => view.getAttribute('data-state'), { timeout: 5_000 }).toMatch(/aborted|failed/);
+    await screenshot(page, 'inspector-execution-aborted');
+    stream.close();
+  });
+
+  it("logs the gateway route's requests, and the planted key is in nothing the page received", async () => {
+    await openSandbox(agent.sandboxId);
+    const routes = page.locator('[data-testid=routes] [data-route="llm"]');
+    await routes.waitFor();
+    expect(await routes.innerText()).toMatch(/\d{4,5}/); // its port
+    const requests = page.locator('[data-testid=request-log] tr');
+    await expect
+      .poll(() => page.locator('[data-testid=request-log]').innerText())
+      .toContain('/v1/chat/completions');
+    expect(await requests.count()).toBeGreaterThanOrEqual(3);
+    await screenshot(page, 'inspector-gateway');
+
+    const received = proxy?.received() ?? Buffer.alloc(0);
+    const sent = proxy?.sent() ?? Buffer.alloc(0);
+    expect(received.length).toBeGreaterThan(10_000);
+    for (const form of [
+      MODEL_KEY,
+      Buffer.from(MODEL_KEY).toString('base64'),
+      encodeURIComponent(MODEL_KEY),
+    ]) {
+      expect(received.includes(form)).toBe(false);
+      expect(sent.includes(form)).toBe(false);
+    }
+    expect(await page.content()).not.toContain(MODEL_KEY);
+    // The operator key travels only in the Authorization header, never in a URL the page asked for.
+    expect(sent.toString('latin1')).not.toMatch(new RegExp(`GET [^\\r\\n]*${TEST_OPERATOR_KEY}`));
+  });
+
+  it('kills a sandbox from the page', async () => {
+    const sbx = await world.cp.createSandbox();
+    await openSandbox(sbx.sandboxId);
+    await page.locator('button[data-action=kill]').click();
+    await page.locator('button[data-action=confirm-kill]').click();
+    await expect
+      .poll(() => page.locator('[data-testid=sandbox-view]').getAttribute('data-state'), { timeout: 3_000 })
+      .toBe('ended');
+    expect(world.cp.plane.get(sbx.sandboxId).state).toBe('ended');
+    await screenshot(page, 'inspector-killed');
+  });
+});

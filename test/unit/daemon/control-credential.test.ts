@@ -1,0 +1,155 @@
+/**
+ * The control plane's credential at sandboxd: admitted to the event stream, the gateways' status, the
+ * agent's executions, their events and their abort, and to nothing else; its calls are not recorded as
+ * `call` records, so the inspector watching never keeps a sandbox from going idle.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SequencedLog } from '../../../actors/sequenced-log.js';
+import { AgentConfigs } from '../../../daemon/agent-configs.js';
+import { AgentHost } from '../../../daemon/agent-host.js';
+import { CONTROL_ENDPOINTS, createDaemonServer } from '../../../daemon/daemon-server.js';
+import { ProcessTable } from '../../../daemon/process-table.js';
+import { TokenCheck } from '../../../daemon/token.js';
+import { GatewayHost } from '../../../gateway/gateway-host.js';
+import type { DaemonRecord } from '../../../protocol/daemon-events.js';
+import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
+import { configHash } from '../../../runtime-drivers/config-hash.js';
+
+const TOKEN = 'unit-test-sandbox-token-0123456789';
+const CONTROL = 'unit-test-control-token-9876543210';
+const user = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, home: '/' };
+const dir = mkdtempSync(join(tmpdir(), 'sdk-control-credential-'));
+const audit = new SequencedLog<DaemonRecord>((record) => record.type);
+const gateways = new GatewayHost();
+const agents = new AgentHost({
+  user,
+  agentsDir: join(dir, 'agents'),
+  configs: new AgentConfigs(join(dir, 'config'), join(dir, 'config-home')),
+});
+const server = createDaemonServer({
+  token: new TokenCheck(TOKEN),
+  controlToken: new TokenCheck(CONTROL),
+  version: SANDBOXD_VERSION,
+  processes: new ProcessTable(user),
+  gateways,
+  audit,
+  agents,
+});
+let url = '';
+let executionId = '';
+
+const call = async (method: string, path: string, token: string, body?: unknown) => {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}` },
+    ...(method === 'GET' ? {} : { body: JSON.stringify(body ?? {}) }),
+  });
+  // Streams answer 200 at once: read no further.
+  if (res.headers.get('content-type') === 'application/x-ndjson') await res.body?.cancel();
+  else await res.arrayBuffer();
+  return res.status;
+};
+
+const calls = (): string[] => {
+  const seen: DaemonRecord[] = [];
+  audit
+    .stream({ after: 0 })
+    .subscribe((record) => seen.push(record))
+    .unsubscribe();
+  return seen.flatMap((r) => (r.type === 'call' ? [r.endpoint] : []));
+};
+
+beforeAll(async () => {
+  // A stand-in runtime that waits for its prompt, which never comes: the execution runs until aborted.
+  mkdirSync(join(dir, 'agents', 'bin'), { recursive: true });
+  writeFileSync(join(dir, 'agents', 'bin', 'opencode'), '#!/bin/sh\ncat > /dev/null\n');
+  chmodSync(join(dir, 'agents', 'bin', 'opencode'), 0o755);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
+  const text = '{}';
+  const hash = configHash(text, []);
+  expect(await call('PUT', '/v1/agent/config', TOKEN, { runtime: 'runtime_a', hash, text, files: [] })).toBe(
+    200,
+  );
+  const res = await fetch(`${url}/v1/agent/executions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({
+      runtime: 'runtime_a',
+      configHash: hash,
+      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
+      workdir: dir,
+      reasoning: false,
+    }),
+  });
+  ({ executionId } = (await res.json()) as { executionId: string });
+});
+
+afterAll(async () => {
+  agents.close();
+  server.closeAllConnections();
+  server.close();
+  await gateways.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the control plane's credential", () => {
+  it('is admitted to exactly the event stream, the gateways and the agent executions', () => {
+    expect([...CONTROL_ENDPOINTS].sort()).toEqual([
+      'GET /v1/agent/executions',
+      'GET /v1/agent/executions/:id/events',
+      'GET /v1/events',
+      'GET /v1/gateways',
+      'POST /v1/agent/executions/:id/abort',
+    ]);
+  });
+
+  it('reads the stream, the gateways and the executions without any of it recorded as a call', async () => {
+    const before = calls();
+    expect(await call('GET', '/v1/events?after=0', CONTROL)).toBe(200);
+    expect(await call('GET', '/v1/gateways', CONTROL)).toBe(200);
+    expect(await call('GET', '/v1/agent/executions', CONTROL)).toBe(200);
+    expect(await call('GET', `/v1/agent/executions/${executionId}/events?after=0`, CONTROL)).toBe(200);
+    // Admitted, then the handler's own answer: no such execution.
+    expect(await call('GET', '/v1/agent/executions/exe_none/events', CONTROL)).toBe(404);
+    expect(calls()).toEqual(before);
+    // The same read with the sandbox's token is the sandbox's activity.
+    expect(await call('GET', '/v1/gateways', TOKEN)).toBe(200);
+    expect(calls()).toEqual([...before, 'GET /v1/gateways']);
+  });
+
+  it.each([
+    ['POST', '/v1/processes'],
+    ['GET', '/v1/processes'],
+    ['GET', '/v1/processes/1/events'],
+    ['POST', '/v1/processes/1/signal'],
+    ['POST', '/v1/gateways'],
+    ['GET', '/v1/version'],
+    ['PUT', '/v1/agent/config'],
+    ['POST', '/v1/agent/executions'],
+    ['POST', '/v1/agent/executions/exe_x/prompt'],
+    ['POST', '/v1/agent/prepare'],
+    ['GET', '/v1/no-such-thing'],
+  ])('is refused for %s %s, unrecorded', async (method, path) => {
+    const before = calls();
+    expect(await call(method, path, CONTROL)).toBe(401);
+    expect(calls()).toEqual(before);
+  });
+
+  it('aborts a running execution', async () => {
+    const list = async () => {
+      const res = await fetch(`${url}/v1/agent/executions`, {
+        headers: { authorization: `Bearer ${CONTROL}` },
+      });
+      return (await res.json()) as { current: string | null; executions: { executionId: string }[] };
+    };
+    expect((await list()).current).toBe(executionId);
+    expect(await call('POST', `/v1/agent/executions/${executionId}/abort`, CONTROL)).toBe(200);
+    await expect.poll(async () => (await list()).current, { timeout: 5_000 }).toBeNull();
+    expect(calls()).not.toContain('POST /v1/agent/executions/:id/abort');
+  });
+});
