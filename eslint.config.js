@@ -30,6 +30,16 @@ const LIBRARY_FOLDERS = {
 };
 
 /**
+ * The inspector (`inspector/`, DESIGN.md §2): `build.mjs` bundles the page with esbuild; the page itself
+ * (`inspector/page/`) runs in a browser, so it imports no package and, of `protocol/`, only types (a
+ * value would bundle zod and the rules into it: `INSPECTOR_PAGE_SYNTAX` refuses it).
+ */
+const INSPECTOR_FOLDERS = {
+  inspector: { imports: ['protocol'], packages: ['node:*', 'esbuild'] },
+  'inspector/page': { imports: ['protocol'], packages: [] },
+};
+
+/**
  * Process folders may import any library folder and, of the other process folders, only what is named
  * here. What crosses a process (wire schemas, the error envelope, versions) lives in `protocol/`.
  */
@@ -110,6 +120,22 @@ function restrictionsOf(folder) {
       },
     ];
   }
+  const inspector = INSPECTOR_FOLDERS[folder];
+  if (inspector !== undefined) {
+    const name = folder.split('/')[0];
+    return [
+      normalized,
+      selfReference,
+      {
+        regex: outOfBounds(name, inspector.imports),
+        message: `${folder}/ may import ${describe(inspector.imports)} (${readmes(name)}).`,
+      },
+      {
+        regex: foreignPackage(inspector.packages),
+        message: `${folder}/ may import the packages ${describe(inspector.packages)} (${readmes(name)}).`,
+      },
+    ];
+  }
   const processImports = PROCESS_FOLDERS[folder];
   if (processImports !== undefined) {
     const imports = [...Object.keys(LIBRARY_FOLDERS), ...processImports];
@@ -136,31 +162,85 @@ function restrictionsOf(folder) {
 /** The same regex inside an esquery attribute selector. */
 const selectorRegex = (regex) => `/${regex.replaceAll('/', '\\/')}/`;
 
+/** `../protocol/…` at any depth: what the inspector page may import types from. */
+const PROTOCOL = selectorRegex('^(?:\\.\\./)+protocol/');
+const TYPES_ONLY =
+  'inspector/page/ imports only types from protocol/ (`import type { … }`): a value would bundle zod and the rules into the page.';
+
+/**
+ * What the page's code must never do on top of its folder rules: take anything but types from
+ * `protocol/`, or parse markup (sandbox output is hostile; every node is built with createElement and
+ * textContent: `inspector/page/dom.ts`).
+ */
+const INSPECTOR_PAGE_SYNTAX = [
+  { selector: `ImportDeclaration[importKind!='type'][source.value=${PROTOCOL}]`, message: TYPES_ONLY },
+  { selector: `ExportNamedDeclaration[exportKind!='type'][source.value=${PROTOCOL}]`, message: TYPES_ONLY },
+  { selector: `ExportAllDeclaration[exportKind!='type'][source.value=${PROTOCOL}]`, message: TYPES_ONLY },
+  {
+    selector: "NewExpression[callee.name='DOMParser']",
+    message: 'The page never parses markup: build nodes with dom.ts.',
+  },
+  {
+    selector:
+      'MemberExpression[computed=true][property.value=/^(?:innerHTML|outerHTML|insertAdjacentHTML|srcdoc)$/]',
+    message: 'The page never parses markup: build nodes with dom.ts.',
+  },
+  {
+    selector: "CallExpression[callee.name=/^set(?:Timeout|Interval)$/][arguments.0.type='Literal']",
+    message: 'A timer runs a function, never a string.',
+  },
+];
+
+/** Markup sinks the page's code must never touch. */
+const MARKUP_SINKS = [
+  'innerHTML',
+  'outerHTML',
+  'insertAdjacentHTML',
+  'createContextualFragment',
+  'setHTMLUnsafe',
+  'srcdoc',
+]
+  .map((property) => ({
+    property,
+    message: 'The page never parses markup: build nodes with dom.ts (textContent, createElement).',
+  }))
+  .concat(
+    ['write', 'writeln'].map((property) => ({
+      object: 'document',
+      property,
+      message: 'The page never writes markup: build nodes with dom.ts.',
+    })),
+  );
+
 /**
  * One config per folder: static imports and re-exports (`no-restricted-imports`), `import()` and
  * `typeof import()` (`no-restricted-syntax`). test/unit/folder-imports.test.ts checks they fire.
  */
-const folderImportRules = [...Object.keys(LIBRARY_FOLDERS), ...Object.keys(PROCESS_FOLDERS), 'examples'].map(
-  (folder) => {
-    const restrictions = restrictionsOf(folder);
-    return {
-      files: [`${folder}/**/*.{ts,mts,cts,js,mjs,cjs}`],
-      rules: {
-        'no-restricted-imports': [
-          'error',
-          { patterns: restrictions.map(({ regex, message }) => ({ regex, caseSensitive: true, message })) },
-        ],
-        'no-restricted-syntax': [
-          'error',
-          ...restrictions.map(({ regex, message }) => ({
-            selector: `:matches(ImportExpression, TSImportType)[source.value=${selectorRegex(regex)}]`,
-            message,
-          })),
-        ],
-      },
-    };
-  },
-);
+const folderImportRules = [
+  ...Object.keys(LIBRARY_FOLDERS),
+  ...Object.keys(PROCESS_FOLDERS),
+  ...Object.keys(INSPECTOR_FOLDERS),
+  'examples',
+].map((folder) => {
+  const restrictions = restrictionsOf(folder);
+  return {
+    files: [`${folder}/**/*.{ts,mts,cts,js,mjs,cjs}`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: restrictions.map(({ regex, message }) => ({ regex, caseSensitive: true, message })) },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        ...restrictions.map(({ regex, message }) => ({
+          selector: `:matches(ImportExpression, TSImportType)[source.value=${selectorRegex(regex)}]`,
+          message,
+        })),
+        ...(folder === 'inspector/page' ? INSPECTOR_PAGE_SYNTAX : []),
+      ],
+    },
+  };
+});
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.bench-build/', 'templates/sdk-agent/build/'] },
@@ -190,6 +270,17 @@ export default tseslint.config(
     },
   },
   ...folderImportRules,
+  // The inspector page runs in a browser under a strict CSP, on hostile data: no eval, no markup. It is
+  // linted type-aware like the rest: the project service types these files with inspector/tsconfig.json
+  // (the DOM library, no Node types), the nearest tsconfig that includes them.
+  {
+    files: ['inspector/page/**/*.ts'],
+    rules: {
+      'no-eval': 'error',
+      'no-new-func': 'error',
+      'no-restricted-properties': ['error', ...MARKUP_SINKS],
+    },
+  },
   // runtime_b's runner runs inside the sandbox on the template's own packages (deepagents, LangChain):
   // the repository's folder rules are about this package's layers, not about what a template carries.
   {

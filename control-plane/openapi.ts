@@ -8,7 +8,14 @@ import {
   inspectionRecordSchema,
   sandboxInfoSchema,
 } from '../protocol/control-plane-api.js';
+import { executionListSchema, agentWireLineSchema } from '../protocol/agent-wire.js';
 import { errorEnvelopeSchema } from '../protocol/error-envelope.js';
+import {
+  inspectorSandboxesSchema,
+  machineGraphsSchema,
+  sandboxHistorySchema,
+  sandboxRecordLineSchema,
+} from '../protocol/inspector-api.js';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
   'application/json': { schema: z.toJSONSchema(schema, { io }) },
@@ -48,6 +55,61 @@ const action = (summary: string, schema: z.ZodType) => ({
     responses: { '200': { description: 'the sandbox', content: json(schema) }, ...errors },
   },
 });
+
+const read = (summary: string, schema: z.ZodType, security: unknown, parameters: unknown[] = []) => ({
+  get: {
+    summary,
+    security,
+    parameters,
+    responses: { '200': { description: summary, content: json(schema) }, ...errors },
+  },
+});
+const executionParameters = [
+  ...idParameter,
+  { name: 'executionId', in: 'path', required: true, schema: { type: 'string' } },
+];
+
+/** What the inspector page reads, and the operator's agent calls (running sandboxes only). */
+const inspectorPaths = {
+  '/v1/machines': read('The machines as graphs, read from their definitions', machineGraphsSchema, operator),
+  '/v1/inspector/sandboxes': read(
+    'The sandbox table: timers, memory, routes, the running execution',
+    inspectorSandboxesSchema,
+    operator,
+  ),
+  '/v1/sandboxes/{sandboxId}/records': ndjson(
+    "sandboxd's records of one sandbox (commands, gateway requests and responses, routes), each with its cursor",
+    sandboxRecordLineSchema,
+    bearer,
+    [...idParameter, afterParameter],
+  ),
+  '/v1/sandboxes/{sandboxId}/history': read(
+    "A sandbox's journaled events replayed, with the state after each (time travel)",
+    sandboxHistorySchema,
+    bearer,
+    idParameter,
+  ),
+  '/v1/sandboxes/{sandboxId}/agent/executions': read(
+    "The sandbox's agent executions (409 sandbox_suspended unless running)",
+    executionListSchema,
+    bearer,
+    idParameter,
+  ),
+  '/v1/sandboxes/{sandboxId}/agent/executions/{executionId}/events': ndjson(
+    "An execution's events from ?after=, relayed from sandboxd",
+    agentWireLineSchema,
+    bearer,
+    [...executionParameters, afterParameter],
+  ),
+  '/v1/sandboxes/{sandboxId}/agent/executions/{executionId}/abort': {
+    post: {
+      summary: 'Abort an execution (no grace)',
+      security: bearer,
+      parameters: executionParameters,
+      responses: { '200': { description: 'aborted', content: json(z.strictObject({})) }, ...errors },
+    },
+  },
+};
 
 /** Builds the document served at `/v1/openapi.json`. */
 export function openApiDocument(version: string): Record<string, unknown> {
@@ -115,6 +177,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
         operator,
         [afterParameter],
       ),
+      ...inspectorPaths,
     },
   };
 }

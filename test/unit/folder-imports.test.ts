@@ -152,6 +152,31 @@ describe('folder import rules', () => {
     expect(await problems(path, lines.join('\n'))).toEqual([]);
   });
 
+  it.each([
+    ['a value from protocol/', "import { machineGraphsSchema } from '../../protocol/inspector-api.js';"],
+    [
+      'a mixed import from protocol/',
+      "import { type MachineGraph, machineGraphsSchema } from '../../protocol/inspector-api.js';",
+    ],
+    ['a package', "import { Observable } from 'rxjs';"],
+    ['a Node built-in', "import { readFile } from 'node:fs';"],
+    ['another folder', "import type { Sandbox } from '../../sdk/sandbox.js';"],
+    ['markup', "export const f = (el: Element, text: string) => { el['innerHTML'] = text; };"],
+    ['a parser', "export const f = (text: string) => new DOMParser().parseFromString(text, 'text/html');"],
+    ['a string timer', "setTimeout('alert(1)', 10);"],
+  ])('refuse what the inspector page may not use: %s', async (_, code) => {
+    await expectRefused('inspector/page/probe.ts', code);
+  });
+
+  it('allow the inspector page types from protocol/ and its own modules', async () => {
+    const lines = [
+      "import type { MachineGraph } from '../../protocol/inspector-api.js';",
+      "import { h } from './dom.js';",
+      'export const f = (graph: MachineGraph) => h(graph.id);',
+    ];
+    expect(await problems('inspector/page/probe.ts', lines.join('\n'))).toEqual([]);
+  });
+
   it('cover every top-level folder with a README except test/ and bench/', async () => {
     const folders = readdirSync(root, { withFileTypes: true })
       .filter((entry) => entry.isDirectory() && existsSync(join(root, entry.name, 'README.md')))

@@ -168,14 +168,18 @@ describe('the inspector page', () => {
     await expect
       .poll(() => page.locator('svg[data-testid=token-chart] rect').count())
       .toBeGreaterThanOrEqual(2);
-    expect(await page.locator('[data-testid=steps-gauge]').innerText()).toContain('2');
+    // Steps of maxSteps and tokens of maxTotalTokens (the spec's defaults), once the execution is read.
+    await expect.poll(() => page.locator('[data-testid=steps-gauge]').innerText()).toContain('2 / 50');
+    expect(await page.locator('[data-testid=tokens-gauge]').innerText()).toMatch(/390 \/ 1[,.]?000[,.]?000/);
+    await expect.poll(() => page.locator('[data-testid=time-gauge]').innerText()).toMatch(/\//);
     expect(await page.evaluate(PWNED)).toBeUndefined();
     await screenshot(page, 'inspector-execution');
 
     // A long one, aborted from the page.
     world.upstream.model.reset([toolCall('bash', { command: 'sleep 60', description: 'wait' })]);
     const stream = agent.agent.stream('wait a minute', { spec: world.spec() });
-    for await (const event of stream) if (event.type === 'tool_call') break;
+    // Running once the model has asked for the tool (the tool's call lasts a minute).
+    await expect.poll(() => world.upstream.model.requests.length, { timeout: 30_000 }).toBeGreaterThan(0);
     const running = (await agent.agent.executions()).current;
     expect(running).not.toBeNull();
     await page.goto(`${proxyUrl}/inspector/#/sandboxes/${agent.sandboxId}/executions/${running ?? ''}`);
@@ -197,6 +201,7 @@ describe('the inspector page', () => {
       .poll(() => page.locator('[data-testid=request-log]').innerText())
       .toContain('/v1/chat/completions');
     expect(await requests.count()).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => page.locator('[data-testid=executions] tr').count()).toBe(2);
     await screenshot(page, 'inspector-gateway');
 
     const received = proxy?.received() ?? Buffer.alloc(0);

@@ -71,6 +71,21 @@ describe('the page', () => {
 });
 
 describe('the inspector API', () => {
+  it('is in the OpenAPI document', async () => {
+    const document = JSON.parse((await get('/v1/openapi.json')).text) as { paths: Record<string, unknown> };
+    for (const path of [
+      '/v1/machines',
+      '/v1/inspector/sandboxes',
+      '/v1/sandboxes/{sandboxId}/records',
+      '/v1/sandboxes/{sandboxId}/history',
+      '/v1/sandboxes/{sandboxId}/agent/executions',
+      '/v1/sandboxes/{sandboxId}/agent/executions/{executionId}/events',
+      '/v1/sandboxes/{sandboxId}/agent/executions/{executionId}/abort',
+    ]) {
+      expect(document.paths[path], path).toBeDefined();
+    }
+  });
+
   it('gives the machine graphs and the sandbox table to the operator only', async () => {
     expect((await get('/v1/machines')).status).toBe(401);
     expect((await get('/v1/inspector/sandboxes', { authorization: 'Bearer wrong' })).status).toBe(401);
