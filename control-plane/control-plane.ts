@@ -326,7 +326,7 @@ export class ControlPlane {
     after?: number,
   ): Observable<SandboxRecord & { seq: number }> {
     this.#authorization.check(id, bearer);
-    return this.#view.records.stream(id, after);
+    return this.#view.records.stream(id, after, this.#registry.find(id) !== undefined);
   }
 
   /** A sandbox's history replayed from the journal, state by state (time travel). */

@@ -4,7 +4,7 @@
  * cursors, and a summary of the routes and the agent as last heard. A sandbox's log ends with it; the
  * logs of the most recently ended sandboxes stay readable.
  */
-import type { Observable } from 'rxjs';
+import { EMPTY, type Observable } from 'rxjs';
 import { SequencedLog } from '../actors/sequenced-log.js';
 import type { DaemonEvent } from '../protocol/daemon-events.js';
 
@@ -62,10 +62,12 @@ export class SandboxRecords {
 
   /**
    * A sandbox's records: after the cursor `after` (0: all still held), then live until the sandbox
-   * ends.
+   * ends. `live` false: the sandbox has ended (nothing is made for it).
    */
-  stream(sandboxId: string, after = 0): Observable<SandboxRecord & { readonly seq: number }> {
-    return this.#entry(sandboxId).log.stream({ after });
+  stream(sandboxId: string, after = 0, live = true): Observable<SandboxRecord & { readonly seq: number }> {
+    // An ended sandbox whose records are no longer kept has none to give, and gets no new log.
+    const entry = live ? this.#entry(sandboxId) : this.#entries.get(sandboxId);
+    return entry === undefined ? EMPTY : entry.log.stream({ after });
   }
 
   /** The routes as last heard of, by name. */

@@ -2,7 +2,7 @@
  * A sandbox's commands from sandboxd's `process` records: pid, command line, running or how it ended;
  * in the order they started, the list kept scrolled to the newest while it is at the bottom.
  */
-import { fill, h } from './dom.js';
+import { fill, h, logTable } from './dom.js';
 import { clockTime, truncate } from './format.js';
 import type { SandboxRecord } from './sandbox-records.js';
 
@@ -30,20 +30,7 @@ export class CommandsPanel {
     this.element = h(
       'div',
       {},
-      h(
-        'div',
-        { class: 'scroll' },
-        h(
-          'table',
-          { class: 'log' },
-          h(
-            'thead',
-            {},
-            h('tr', {}, ...['pid', 'command', 'started', 'status'].map((name) => h('th', {}, name))),
-          ),
-          this.#body,
-        ),
-      ),
+      logTable(['pid', 'command', 'started', 'status'], this.#body, true),
       this.#empty,
     );
   }

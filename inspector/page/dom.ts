@@ -100,3 +100,17 @@ export function card(title: string, attributes: Attributes = {}, ...children: Ch
     ...children,
   );
 }
+
+/**
+ * A log table: a header row of `columns` over `body` (rows are added to `body` by the caller), in a
+ * scrolling box when `scroll`.
+ */
+export function logTable(columns: readonly string[], body: HTMLElement, scroll = false): HTMLElement {
+  const table = h(
+    'table',
+    { class: 'log' },
+    h('thead', {}, h('tr', {}, ...columns.map((name) => h('th', {}, name)))),
+    body,
+  );
+  return scroll ? h('div', { class: 'scroll' }, table) : table;
+}

@@ -1,7 +1,7 @@
 /** A sandbox's agent executions (`GET /v1/sandboxes/:id/agent/executions`), each leading to its view. */
 import type { ExecutionInfo, ExecutionList } from '../../protocol/agent-wire.js';
 import { sandboxPath, type Api } from './api.js';
-import { fill, h } from './dom.js';
+import { fill, h, logTable } from './dom.js';
 import { clockTime, count } from './format.js';
 import { toneOf } from './machine-graph.js';
 import { navigate } from './router.js';
@@ -29,22 +29,7 @@ export class ExecutionsPanel {
     this.element = h(
       'div',
       {},
-      h(
-        'table',
-        { class: 'log' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ...['execution', 'runtime', 'state', 'started', 'steps', 'tokens', ''].map((name) =>
-              h('th', {}, name),
-            ),
-          ),
-        ),
-        this.#body,
-      ),
+      logTable(['execution', 'runtime', 'state', 'started', 'steps', 'tokens', ''], this.#body),
       this.#note,
     );
     this.refresh();

@@ -4,7 +4,7 @@
  * records do not carry them.
  */
 import type { InspectorSandbox } from '../../protocol/inspector-api.js';
-import { fill, h } from './dom.js';
+import { fill, h, logTable } from './dom.js';
 import { bytes, clockTime, truncate } from './format.js';
 import { toneOf } from './machine-graph.js';
 import type { SandboxRecord } from './sandbox-records.js';
@@ -29,23 +29,7 @@ export class RoutesPanel {
     this.element = h(
       'div',
       {},
-      h(
-        'table',
-        { class: 'log' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            h('th', {}, 'route'),
-            h('th', {}, 'state'),
-            h('th', {}, 'port'),
-            h('th', {}, 'last error class'),
-          ),
-        ),
-        this.#body,
-      ),
+      logTable(['route', 'state', 'port', 'last error class'], this.#body),
       this.#empty,
     );
   }
@@ -114,26 +98,7 @@ export class RequestLog {
     this.element = h(
       'div',
       {},
-      h(
-        'div',
-        { class: 'scroll' },
-        h(
-          'table',
-          { class: 'log' },
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ...['time', 'route', 'method', 'path', 'status', 'latency', 'bytes'].map((name) =>
-                h('th', {}, name),
-              ),
-            ),
-          ),
-          this.#body,
-        ),
-      ),
+      logTable(['time', 'route', 'method', 'path', 'status', 'latency', 'bytes'], this.#body, true),
       this.#empty,
     );
   }

@@ -4,34 +4,19 @@
  * start and a `gateway_response` once it is over (path without the query, cut when long, the status the
  * sandbox saw, the bytes it read); never a header value, the injected value or the query.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { daemonEventSchema, MAX_RECORD_TEXT, type DaemonEvent } from '../../../protocol/daemon-events.js';
 import { ndjsonValues } from '../../../protocol/ndjson.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { RawConnection } from '../support/raw-http.js';
-import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
+import { useSandboxd } from '../support/sandboxd-hooks.js';
 
 const world = useGatewayWorld(11);
+const daemon = useSandboxd({ gatewayCa: () => world.pki.caPem });
 const VALUE = 'sk-audit-records-value-0123456789';
 const HEADER_VALUE = 'distinctive-header-value-7171';
 const QUERY = 'distinctive-query-value-7272';
-let daemon: LocalSandboxd;
-let home: string;
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'sdk-home-'));
-  chmodSync(home, 0o777);
-  daemon = await startSandboxd(home, {}, { gatewayCa: world.pki.caPem });
-});
-
-afterAll(async () => {
-  await daemon.stop();
-  rmSync(home, { recursive: true, force: true });
-});
 
 /** ConfigureSandbox; the answer's status and route ports. */
 async function configure(value: string): Promise<{ status: number; ports: Record<string, number> }> {

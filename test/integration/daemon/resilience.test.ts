@@ -2,32 +2,17 @@
  * Issue 9 at the daemon: one request through a gateway route used to end sandboxd. After each raw form
  * the daemon is still running, answers `/v1/health`, its route still serves, and it reported no fault.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import type { RouteConfiguration } from '../../../gateway/index.js';
 import { BODY_FORMS, HI_SHA256, rawJsonBody } from '../support/body-forms.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { RawConnection } from '../support/raw-http.js';
-import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
+import { useSandboxd } from '../support/sandboxd-hooks.js';
 
 const world = useGatewayWorld(9);
+const daemon = useSandboxd({ gatewayCa: () => world.pki.caPem });
 const VALUE = 'sk-resilience-value-0123456789';
-let daemon: LocalSandboxd;
-let home: string;
-
-beforeAll(async () => {
-  home = mkdtempSync(join(tmpdir(), 'sdk-home-'));
-  chmodSync(home, 0o777);
-  daemon = await startSandboxd(home, {}, { gatewayCa: world.pki.caPem });
-});
-
-afterAll(async () => {
-  await daemon.stop();
-  rmSync(home, { recursive: true, force: true });
-});
 
 /** ConfigureSandbox with `routes`; the ports of the routes. */
 async function configure(routes: Record<string, RouteConfiguration>): Promise<Record<string, number>> {

@@ -4,6 +4,8 @@
  * over HTTPS). The browser reaches the control plane through a recording proxy, so every byte the page
  * received can be searched for the planted model key. Screenshots go to test/artifacts/.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +96,10 @@ describe('the inspector page', () => {
         .poll(() => row(sbx.sandboxId).getAttribute('data-state'), { timeout: 1_000 })
         .toBe('suspended');
       await screenshot(page, 'inspector-table');
+      await page.locator('[data-testid=filter]').fill('suspended');
+      await expect.poll(() => row(agent.sandboxId).isVisible()).toBe(false);
+      expect(await row(sbx.sandboxId).isVisible()).toBe(true);
+      await page.locator('[data-testid=filter]').fill('');
 
       await openSandbox(sbx.sandboxId);
       const view = page.locator('[data-testid=sandbox-view]');
@@ -104,6 +110,11 @@ describe('the inspector page', () => {
       await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('running');
       await expect.poll(() => current.getAttribute('data-state-id')).toBe('running');
       expect((await sbx.getInfo()).state).toBe('running');
+      await page.locator('button[data-action=pause]').click();
+      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('suspended');
+      expect(world.cp.plane.get(sbx.sandboxId).state).toBe('suspended');
+      await page.locator('button[data-action=resume]').click();
+      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('running');
       const logged = await page.locator('[data-testid=transition-log] [data-seq]').count();
       expect(logged).toBeGreaterThanOrEqual(2);
 
@@ -218,6 +229,44 @@ describe('the inspector page', () => {
     expect(await page.content()).not.toContain(MODEL_KEY);
     // The operator key travels only in the Authorization header, never in a URL the page asked for.
     expect(sent.toString('latin1')).not.toMatch(new RegExp(`GET [^\\r\\n]*${TEST_OPERATOR_KEY}`));
+  });
+
+  it('a page of another origin cannot use the operator key against the control plane', async () => {
+    const other = createServer((_, res) => res.end('<!doctype html><title>elsewhere</title>'));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const before = world.cp.plane.list().length;
+    try {
+      const elsewhere = await browser?.newPage();
+      if (elsewhere === undefined) throw new Error('no browser');
+      await elsewhere.goto(`http://127.0.0.1:${String((other.address() as AddressInfo).port)}/`);
+      const outcomes = await elsewhere.evaluate(
+        async ({ target, key }) => {
+          const attempt = (path: string, init: RequestInit) =>
+            fetch(`${target}${path}`, init).then(
+              (res) => String(res.status),
+              () => 'blocked',
+            );
+          return [
+            await attempt('/v1/inspector/sandboxes', { headers: { authorization: `Bearer ${key}` } }),
+            await attempt('/v1/sandboxes', {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: '{}',
+            }),
+            // A request the browser sends without asking first: refused for its origin.
+            await attempt('/v1/sandboxes', { method: 'POST', mode: 'no-cors', body: '{}' }),
+          ];
+        },
+        { target: proxyUrl, key: TEST_OPERATOR_KEY },
+      );
+      expect(outcomes.slice(0, 2)).toEqual(['blocked', 'blocked']);
+      expect(['blocked', '0']).toContain(outcomes[2]); // opaque: the page learns nothing
+      await elsewhere.close();
+    } finally {
+      other.close();
+    }
+    expect(world.cp.plane.list()).toHaveLength(before);
+    expect(proxy?.received().toString('latin1')).not.toContain('access-control-allow-origin');
   });
 
   it('kills a sandbox from the page', async () => {

@@ -113,6 +113,14 @@ describe('time travel', () => {
 });
 
 describe("a sandbox's records from sandboxd", () => {
+  it('completes at once for an ended sandbox whose records are not kept, and refuses a stranger', async () => {
+    const plane = await world.start();
+    const sbx = await plane.create(closedEgress);
+    await plane.kill(sbx.sandboxId, sbx.accessToken);
+    expect(await firstValueFrom(plane.records(sbx.sandboxId, sbx.accessToken).pipe(toArray()))).toEqual([]);
+    expect(() => plane.records(sbx.sandboxId, 'not-the-token')).toThrow(/access token/);
+  });
+
   let seq = 0;
   type Unstamped = DaemonEvent extends infer E
     ? E extends DaemonEvent

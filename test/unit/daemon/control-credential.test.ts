@@ -3,47 +3,24 @@
  * agent's executions, their events and their abort, and to nothing else; its calls are not recorded as
  * `call` records, so the inspector watching never keeps a sandbox from going idle.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SequencedLog } from '../../../actors/sequenced-log.js';
-import { AgentConfigs } from '../../../daemon/agent-configs.js';
-import { AgentHost } from '../../../daemon/agent-host.js';
-import { CONTROL_ENDPOINTS, createDaemonServer } from '../../../daemon/daemon-server.js';
-import { ProcessTable } from '../../../daemon/process-table.js';
-import { TokenCheck } from '../../../daemon/token.js';
-import { GatewayHost } from '../../../gateway/gateway-host.js';
-import type { DaemonRecord } from '../../../protocol/daemon-events.js';
-import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL_ENDPOINTS } from '../../../daemon/daemon-server.js';
 import { configHash } from '../../../runtime-drivers/config-hash.js';
+import { useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-sandbox-token-0123456789';
 const CONTROL = 'unit-test-control-token-9876543210';
-const user = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, home: '/' };
-const dir = mkdtempSync(join(tmpdir(), 'sdk-control-credential-'));
-const audit = new SequencedLog<DaemonRecord>((record) => record.type);
-const gateways = new GatewayHost();
-const agents = new AgentHost({
-  user,
-  agentsDir: join(dir, 'agents'),
-  configs: new AgentConfigs(join(dir, 'config'), join(dir, 'config-home')),
+// A stand-in runtime that waits for its prompt, which never comes: the execution runs until aborted.
+const world = useDaemonWorld({
+  name: 'sdk-control-credential-',
+  token: TOKEN,
+  controlToken: CONTROL,
+  runtime: '#!/bin/sh\ncat > /dev/null\n',
 });
-const server = createDaemonServer({
-  token: new TokenCheck(TOKEN),
-  controlToken: new TokenCheck(CONTROL),
-  version: SANDBOXD_VERSION,
-  processes: new ProcessTable(user),
-  gateways,
-  audit,
-  agents,
-});
-let url = '';
 let executionId = '';
 
 const call = async (method: string, path: string, token: string, body?: unknown) => {
-  const res = await fetch(`${url}${path}`, {
+  const res = await fetch(`${world.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}` },
     ...(method === 'GET' ? {} : { body: JSON.stringify(body ?? {}) }),
@@ -54,47 +31,26 @@ const call = async (method: string, path: string, token: string, body?: unknown)
   return res.status;
 };
 
-const calls = (): string[] => {
-  const seen: DaemonRecord[] = [];
-  audit
-    .stream({ after: 0 })
-    .subscribe((record) => seen.push(record))
-    .unsubscribe();
-  return seen.flatMap((r) => (r.type === 'call' ? [r.endpoint] : []));
-};
+const calls = (): string[] => world.records().flatMap((r) => (r.type === 'call' ? [r.endpoint] : []));
 
 beforeAll(async () => {
-  // A stand-in runtime that waits for its prompt, which never comes: the execution runs until aborted.
-  mkdirSync(join(dir, 'agents', 'bin'), { recursive: true });
-  writeFileSync(join(dir, 'agents', 'bin', 'opencode'), '#!/bin/sh\ncat > /dev/null\n');
-  chmodSync(join(dir, 'agents', 'bin', 'opencode'), 0o755);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
   const text = '{}';
   const hash = configHash(text, []);
   expect(await call('PUT', '/v1/agent/config', TOKEN, { runtime: 'runtime_a', hash, text, files: [] })).toBe(
     200,
   );
-  const res = await fetch(`${url}/v1/agent/executions`, {
+  const res = await fetch(`${world.url}/v1/agent/executions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}` },
     body: JSON.stringify({
       runtime: 'runtime_a',
       configHash: hash,
       limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
-      workdir: dir,
+      workdir: world.dir,
       reasoning: false,
     }),
   });
   ({ executionId } = (await res.json()) as { executionId: string });
-});
-
-afterAll(async () => {
-  agents.close();
-  server.closeAllConnections();
-  server.close();
-  await gateways.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("the control plane's credential", () => {
@@ -142,7 +98,7 @@ describe("the control plane's credential", () => {
 
   it('aborts a running execution', async () => {
     const list = async () => {
-      const res = await fetch(`${url}/v1/agent/executions`, {
+      const res = await fetch(`${world.url}/v1/agent/executions`, {
         headers: { authorization: `Bearer ${CONTROL}` },
       });
       return (await res.json()) as { current: string | null; executions: { executionId: string }[] };

@@ -3,74 +3,27 @@
  * to `MAX_RECORD_TEXT`, ending with `…`), its end the exit code or the signal; the agent's runtime is
  * recorded with the launch plan's command line, never its prompt or environment. Never output.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SequencedLog } from '../../../actors/sequenced-log.js';
-import { AgentConfigs } from '../../../daemon/agent-configs.js';
-import { AgentHost } from '../../../daemon/agent-host.js';
-import { createDaemonServer, processRecord } from '../../../daemon/daemon-server.js';
-import { ProcessTable } from '../../../daemon/process-table.js';
-import { TokenCheck } from '../../../daemon/token.js';
-import { GatewayHost } from '../../../gateway/gateway-host.js';
+import { describe, expect, it } from 'vitest';
+import { processRecord } from '../../../daemon/daemon-server.js';
 import { MAX_RECORD_TEXT, type DaemonRecord } from '../../../protocol/daemon-events.js';
-import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
 import { configHash } from '../../../runtime-drivers/config-hash.js';
+import { useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-token-0123456789';
 const PROMPT = 'distinctive-prompt-text-5151';
 const ENV_VALUE = 'distinctive-env-value-5252';
-const user = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, home: '/' };
-const dir = mkdtempSync(join(tmpdir(), 'sdk-process-records-'));
-const audit = new SequencedLog<DaemonRecord>((record) => record.type);
-const gateways = new GatewayHost();
-// As daemon/main.ts wires it: the agent's runtime processes go to the same stream.
-const agents = new AgentHost({
-  user,
-  agentsDir: join(dir, 'agents'),
-  configs: new AgentConfigs(join(dir, 'config'), join(dir, 'config-home')),
-  onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)),
+// A stand-in runtime: reads its prompt, prints nothing, ends well. Its processes are recorded too.
+const world = useDaemonWorld({
+  name: 'sdk-process-records-',
+  token: TOKEN,
+  runtime: '#!/bin/sh\ncat > /dev/null\nexit 0\n',
+  recordAgentProcesses: true,
 });
-const server = createDaemonServer({
-  token: new TokenCheck(TOKEN),
-  version: SANDBOXD_VERSION,
-  processes: new ProcessTable(user),
-  gateways,
-  audit,
-  agents,
-});
-let url = '';
-
-beforeAll(async () => {
-  // A stand-in runtime: reads its prompt, prints nothing, ends well.
-  mkdirSync(join(dir, 'agents', 'bin'), { recursive: true });
-  writeFileSync(join(dir, 'agents', 'bin', 'opencode'), '#!/bin/sh\ncat > /dev/null\nexit 0\n');
-  chmodSync(join(dir, 'agents', 'bin', 'opencode'), 0o755);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${String((server.address() as AddressInfo).port)}`;
-});
-
-afterAll(async () => {
-  agents.close();
-  server.closeAllConnections();
-  server.close();
-  await gateways.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const records = (): DaemonRecord[] => {
-  const seen: DaemonRecord[] = [];
-  audit
-    .stream({ after: 0 })
-    .subscribe((record) => seen.push(record))
-    .unsubscribe();
-  return seen;
-};
+const { records } = world;
 
 const call = async (method: string, path: string, body?: unknown): Promise<Response> =>
-  fetch(`${url}${path}`, {
+  fetch(`${world.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${TOKEN}` },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
@@ -137,7 +90,7 @@ describe('process records of the agent', () => {
       configHash: hash,
       model: 'vendor/model-y',
       limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
-      workdir: dir,
+      workdir: world.dir,
       reasoning: false,
     });
     expect(started.status).toBe(200);
@@ -148,7 +101,7 @@ describe('process records of the agent', () => {
     const runtime = records().filter((r) => r.type === 'process' && r.command?.includes('opencode'));
     expect(runtime).toHaveLength(1);
     const pid = runtime[0]?.type === 'process' ? runtime[0].pid : 0;
-    const binary = join(dir, 'agents', 'bin', 'opencode');
+    const binary = join(world.dir, 'agents', 'bin', 'opencode');
     expect(runtime[0]?.type === 'process' && runtime[0].command).toBe(
       `exec '${binary}' 'run' '--format' 'json' '--title' 'sdk agent run' '--model=vendor/model-y'`,
     );
