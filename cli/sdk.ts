@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `sdk serve [--port N] [--host H] [--state-dir DIR] [--warm-pool N]`: runs the control plane with the embedded default
- * driver (namespaces; needs root) until SIGINT or SIGTERM. Sandboxes outlive it: the next start adopts
- * them from the journal.
+ * `sdk serve [--port N] [--host H] [--state-dir DIR] [--warm-pool N]`: runs the control plane with the
+ * embedded default driver (namespaces; needs root) until SIGINT or SIGTERM. Sandboxes outlive it: the
+ * next start adopts them from the journal. `sdk doctor [--state-dir DIR]`: checks the host and the
+ * templates (`doctor.ts`).
  */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -10,8 +11,12 @@ import { ControlPlane } from '../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
 import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
+import { doctor } from './doctor.js';
 
-const USAGE = 'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--state-dir /var/lib/sdk] [--warm-pool 0]';
+const USAGE = [
+  'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--state-dir /var/lib/sdk] [--warm-pool 0]',
+  '       sdk doctor [--state-dir /var/lib/sdk]',
+].join('\n');
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -23,6 +28,7 @@ const { positionals, values } = parseArgs({
   },
 });
 
+if (positionals[0] === 'doctor') process.exit(doctor(values['state-dir']));
 if (positionals[0] !== 'serve') {
   process.stderr.write(`${USAGE}\n`);
   process.exit(2);
