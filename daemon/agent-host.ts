@@ -6,7 +6,7 @@
  * the clock at the machine's next deadline, and `tree_empty` once no process of the execution remains.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { HostedActor, stateName } from '../actors/hosted-actor.js';
@@ -32,7 +32,8 @@ import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess, SandboxUser } from './managed-process.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
-import { StandbySlot } from './runtime-standby.js';
+import { runtimeBFiles } from './runtime-b-launch.js';
+import { Prefetch, StandbySlot } from './runtime-standby.js';
 
 type StartOrEnd = Extract<ProcessEvent, { type: 'start' | 'end' }>;
 type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
@@ -94,7 +95,7 @@ export class AgentHost {
   #busyRefusals = 0;
   #clock: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
-  #warming = false;
+  readonly #prefetch = new Prefetch();
 
   constructor(options: AgentHostOptions) {
     this.#options = options;
@@ -214,19 +215,16 @@ export class AgentHost {
   }
 
   /**
-   * Warms the runtime up in the background (SPEC `prepare`): reads opencode's binary into the page cache
-   * and, once a runtime_a configuration was written and no execution runs, starts a runtime for the next
-   * run with the last one (`runtime-standby.ts`); runtime_b starts in half a second and needs none.
+   * Warms `runtime` up in the background (SPEC `prepare`): reads its binary into the page cache and, for
+   * runtime_a once a configuration was written and no execution runs, starts a runtime for the next run
+   * with the last one (`runtime-standby.ts`); runtime_b starts in half a second and needs no more.
    */
-  prepare(): void {
-    const binary = runtimeABinary(this.#agentsDir);
+  prepare(runtime: StartExecution['runtime'] = 'runtime_a'): void {
+    const runtimeA = runtime === 'runtime_a';
+    const binary = runtimeA ? runtimeABinary(this.#agentsDir) : runtimeBFiles(this.#agentsDir).node;
     if (!existsSync(binary)) return;
-    if (!this.#warming) {
-      this.#warming = true;
-      const stream = createReadStream(binary, { highWaterMark: 1 << 20 });
-      const done = (): void => void (this.#warming = false);
-      stream.on('error', done).on('close', done).resume();
-    }
+    this.#prefetch.read(binary);
+    if (!runtimeA) return;
     const config = this.#lastConfig;
     const { home } = this.#options.user;
     if (config === undefined || this.#current !== undefined || this.#standby.running) return;

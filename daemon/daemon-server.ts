@@ -5,24 +5,29 @@
  *   GET  /v1/version                    { version }
  *   POST /v1/gateways                   { routes }: the whole configuration, values included → route state
  *   GET  /v1/gateways                   route state: { routes: { name: { port, url, lastErrorClass } } }
+ *   PUT  /v1/secrets                    { envs }: `secrets=`, values included, for every command → { names }
  *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
  *                                       responses, commands, routes), from ?after=<seq>
- *   POST /v1/processes                  start a command → { pid }; with ?stream=true its event stream
+ *   POST /v1/processes                  start a command (the secrets under its own envs) → { pid }; with
+ *                                       ?stream=true its event stream
  *   GET  /v1/processes                  [{ pid, cmd, running }]
  *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
  *   POST /v1/processes/:pid/stdin       raw body appended to stdin
  *   POST /v1/processes/:pid/stdin/close
  *   POST /v1/processes/:pid/signal      { signal, tree }
  *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
+ *   GET|PUT /v1/home/archive            the user's home as a gzip tar stream: protocol/home-archive.ts
  *
  * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { MAX_RECORD_TEXT, type DaemonRecord } from '../protocol/daemon-events.js';
+import type { DaemonRecord } from '../protocol/daemon-events.js';
+import { CONTROL_ENDPOINTS, processRecord } from './audit-records.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
+import { putSecretsSchema } from '../protocol/secrets-wire.js';
 import { cursorOf } from '../protocol/cursor.js';
 import { AGENT_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
 import {
@@ -40,6 +45,8 @@ import type { ManagedProcess } from './managed-process.js';
 import type { ProcessTable } from './process-table.js';
 import type { TokenCheck } from './token.js';
 import { RequestError } from './request-error.js';
+import { homeArchiveRoutes } from './home-archive.js';
+import { SecretEnvs } from './secret-envs.js';
 
 /** What the server needs. */
 export interface DaemonServerOptions {
@@ -56,35 +63,6 @@ export interface DaemonServerOptions {
   readonly controlToken?: TokenCheck;
   /** The sandbox's agent. */
   readonly agents: AgentHost;
-}
-
-/**
- * What the control plane's credential may call: the event stream, the gateways' status, the agent's
- * executions and their abort (the operator may kill the whole sandbox anyway). Never a command, the
- * configuration, a prompt or a start.
- */
-export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
-  'GET /v1/events',
-  'GET /v1/gateways',
-  'GET /v1/agent/executions',
-  'GET /v1/agent/executions/:id/events',
-  'POST /v1/agent/executions/:id/abort',
-]);
-
-/** A command's start (its command line, cut to `MAX_RECORD_TEXT`) or end (how it ended) as a record. */
-export function processRecord(
-  pid: number,
-  command: string,
-  event: Extract<ProcessEvent, { type: 'start' | 'end' }>,
-): DaemonRecord {
-  const at = Date.now();
-  if (event.type === 'end') {
-    return { at, type: 'process', pid, event: 'end', exitCode: event.exitCode, signal: event.signal };
-  }
-  if (command.length <= MAX_RECORD_TEXT) return { at, type: 'process', pid, event: 'start', command };
-  // Never half of a surrogate pair before the `…`.
-  const end = MAX_RECORD_TEXT - 1 - (/[\uD800-\uDBFF]/.test(command.charAt(MAX_RECORD_TEXT - 2)) ? 1 : 0);
-  return { at, type: 'process', pid, event: 'start', command: `${command.slice(0, end)}…` };
 }
 
 /** Largest JSON request body. */
@@ -249,6 +227,9 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
 
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
 
+  // `secrets=`: in this closure's memory only, for commands; the agent host never sees them.
+  const secretEnvs = new SecretEnvs();
+
   const { agents } = options;
   const agentStreams = { open: 0 };
   // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
@@ -279,11 +260,17 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       return ok(gatewayState(options.gateways));
     },
     'GET /v1/gateways': () => ok(gatewayState(options.gateways)),
+    'PUT /v1/secrets': async ({ req }) => {
+      // The body holds secret values: they go to `secretEnvs` and nowhere else.
+      secretEnvs.replace((await readJson(req, putSecretsSchema)).envs);
+      return ok({ names: secretEnvs.names });
+    },
     'GET /v1/version': () => ok({ version: options.version }),
+    ...homeArchiveRoutes(processes.user),
     'POST /v1/processes': async ({ req, res, url }) => {
       const spec = await readJson(req, startCommandSchema);
       const proc = await processes
-        .start({ ...spec, cwd: spec.cwd, timeoutMs: spec.timeoutMs })
+        .start({ ...spec, envs: secretEnvs.under(spec.envs), cwd: spec.cwd, timeoutMs: spec.timeoutMs })
         .catch((error: unknown) => {
           throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
         });
@@ -345,8 +332,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     },
     'POST /v1/agent/prepare': async ({ req }) => {
       const host = agentsOf();
-      await readJson(req, prepareAgentSchema);
-      host.prepare();
+      host.prepare((await readJson(req, prepareAgentSchema)).runtime);
       return ok();
     },
   });

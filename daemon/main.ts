@@ -3,10 +3,11 @@
  * a command line, in an environment or in a file: `{ token, host?, port?, user? }`. Prints
  * `{"port": N}` once listening.
  */
-import { chownSync, mkdirSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GatewayHost } from '../gateway/gateway-host.js';
-import { createDaemonServer, processRecord } from './daemon-server.js';
+import { processRecord } from './audit-records.js';
+import { createDaemonServer } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
 import { ownAddresses } from './own-addresses.js';
 import { ActorSystem } from '../actors/actor-system.js';
@@ -43,9 +44,9 @@ const settingsSchema = z.strictObject({
   controlToken: z.string().min(16).optional(),
 });
 
-const chunks: Buffer[] = [];
-for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-const settings = settingsSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+// Read synchronously, without a top-level await: the bundle that runs in sandboxes is then a script whose
+// compiled code V8 caches (daemon/build.mjs), and the whole start up to `listen` runs in one go.
+const settings = settingsSchema.parse(JSON.parse(readFileSync(0, 'utf8')));
 if (settings.prepareHome) {
   mkdirSync(settings.user.home, { recursive: true, mode: 0o750 });
   chownSync(settings.user.home, settings.user.uid, settings.user.gid);

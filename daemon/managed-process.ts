@@ -50,6 +50,52 @@ export interface CommandSpec {
   readonly killTree: boolean;
 }
 
+/**
+ * Spawns `spec.cmd` the way every command of the sandbox starts: as the user, in the commands' cgroup
+ * (`JOIN_THEN_BECOME_USER`) inside a sandbox, with a clean environment plus `spec.envs`. The caller owns
+ * the child's stdin, stdout and stderr (a command's events, or a byte stream such as the home archive).
+ */
+export function spawnAsUser(
+  spec: Pick<CommandSpec, 'cmd' | 'envs' | 'cwd'>,
+  user: SandboxUser,
+): ChildProcessWithoutNullStreams {
+  // A clean environment: nothing of the daemon's own passes to sandbox code.
+  const base = {
+    HOME: user.home,
+    USER: 'user',
+    LOGNAME: 'user',
+    SHELL: '/bin/sh',
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    LANG: 'C.UTF-8',
+  };
+  const procs = user.cgroupProcs;
+  const child =
+    procs === undefined
+      ? spawn('/bin/sh', ['-c', spec.cmd], {
+          uid: user.uid,
+          gid: user.gid,
+          cwd: spec.cwd ?? user.home,
+          env: { ...base, ...spec.envs },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        })
+      : spawn(
+          '/bin/sh',
+          ['-c', JOIN_THEN_BECOME_USER, 'sh', procs, String(user.uid), String(user.gid), spec.cmd],
+          { cwd: spec.cwd ?? user.home, env: base, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] },
+        );
+  const environment = child.stdio[3] as Writable | null | undefined;
+  if (environment) {
+    environment.on('error', () => undefined);
+    try {
+      environment.end(exportLines(spec.envs));
+    } catch {
+      environment.end();
+      child.kill('SIGKILL');
+    }
+  }
+  return child;
+}
+
 /** Output kept for re-attaching clients; older output is dropped beyond this. */
 const HISTORY_BYTES = 8 * 1024 * 1024;
 
@@ -70,40 +116,7 @@ export class ManagedProcess {
   constructor(spec: CommandSpec, user: SandboxUser) {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
-    // A clean environment: nothing of the daemon's own passes to sandbox code.
-    const base = {
-      HOME: user.home,
-      USER: 'user',
-      LOGNAME: 'user',
-      SHELL: '/bin/sh',
-      PATH: '/usr/local/bin:/usr/bin:/bin',
-      LANG: 'C.UTF-8',
-    };
-    const procs = user.cgroupProcs;
-    this.#child =
-      procs === undefined
-        ? spawn('/bin/sh', ['-c', spec.cmd], {
-            uid: user.uid,
-            gid: user.gid,
-            cwd: spec.cwd ?? user.home,
-            env: { ...base, ...spec.envs },
-            stdio: ['pipe', 'pipe', 'pipe'],
-          })
-        : spawn(
-            '/bin/sh',
-            ['-c', JOIN_THEN_BECOME_USER, 'sh', procs, String(user.uid), String(user.gid), spec.cmd],
-            { cwd: spec.cwd ?? user.home, env: base, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] },
-          );
-    const environment = this.#child.stdio[3] as Writable | null | undefined;
-    if (environment) {
-      environment.on('error', () => undefined);
-      try {
-        environment.end(exportLines(spec.envs));
-      } catch {
-        environment.end();
-        this.#child.kill('SIGKILL');
-      }
-    }
+    this.#child = spawnAsUser(spec, user);
     this.pid = this.#child.pid ?? 0;
     this.started = new Promise((resolve, reject) => {
       this.#child.once('spawn', resolve);

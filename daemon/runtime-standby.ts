@@ -6,6 +6,7 @@
  * directory, a new session, the configuration's model, no reasoning. Anything else ends it first, so
  * two runtimes never share the sandbox's memory; unused, it ends after `STANDBY_MS`.
  */
+import { createReadStream } from 'node:fs';
 import type { StartExecution } from '../protocol/agent-wire.js';
 import type { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
@@ -77,5 +78,21 @@ export class StandbySlot {
     clearTimeout(held.expiry);
     void held.tree.freezeAndKill();
     this.retire(held.tree);
+  }
+}
+
+/** Reads a runtime's binary into the page cache, one read at a time (a second `prepare` meanwhile adds none). */
+export class Prefetch {
+  #reading = false;
+
+  /** Reads `path` to its end in the background; errors are ignored (the run reads it anyway). */
+  read(path: string): void {
+    if (this.#reading) return;
+    this.#reading = true;
+    const done = (): void => void (this.#reading = false);
+    createReadStream(path, { highWaterMark: 1 << 20 })
+      .on('error', done)
+      .on('close', done)
+      .resume();
   }
 }

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { MAX_RECORD_TEXT } from '../protocol/daemon-events.js';
+import { recordText } from '../protocol/daemon-events.js';
 import { checkRequestPath } from './request-path.js';
 import { isAllowed } from './allow-rule.js';
 import type { CheckedRoute } from './configuration.js';
@@ -227,7 +227,7 @@ function recordPath(target: string): string {
   const query = target.indexOf('?');
   const path = query < 0 ? target : target.slice(0, query);
   // Node reads a target as latin1: one character per byte, so no cut splits a character.
-  return path.length <= MAX_RECORD_TEXT ? path : `${path.slice(0, MAX_RECORD_TEXT - 1)}…`;
+  return recordText(path);
 }
 
 /** A request whose handling threw: 502 when nothing is out yet, else its connection is cut. */

@@ -69,6 +69,13 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
 /** Longest path or command line a record carries; longer ones are cut and end with `…`. */
 export const MAX_RECORD_TEXT = 512;
 
+/** `text` as a record carries it: at most `MAX_RECORD_TEXT` characters, a cut one ending in `…` (never half a surrogate pair). */
+export function recordText(text: string): string {
+  if (text.length <= MAX_RECORD_TEXT) return text;
+  const end = MAX_RECORD_TEXT - 1 - (/[\uD800-\uDBFF]/.test(text.charAt(MAX_RECORD_TEXT - 2)) ? 1 : 0);
+  return `${text.slice(0, end)}…`;
+}
+
 /** One event of sandboxd's stream. */
 export type DaemonEvent = z.infer<typeof daemonEventSchema>;
 

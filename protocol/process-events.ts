@@ -4,6 +4,7 @@
  * output survives.
  */
 import { z } from 'zod';
+import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 
 /** Schema of one process event. */
 export const processEventSchema = z.discriminatedUnion('type', [
@@ -23,9 +24,7 @@ export type ProcessEvent = z.infer<typeof processEventSchema>;
 /** Schema of a request to start a command. */
 export const startCommandSchema = z.strictObject({
   cmd: z.string().min(1, 'must not be empty'),
-  envs: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
-    .default({}),
+  envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).default({}),
   cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
   timeoutMs: z.number().int().min(0).optional(),
   killTree: z.boolean().default(true),

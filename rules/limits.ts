@@ -35,6 +35,8 @@ export const LIMITS = {
   sandboxTimeoutMs: 3_600_000,
   /** Longest sandbox lifetime (running plus suspended). */
   sandboxMaxTimeoutMs: 8 * 3_600_000,
+  /** Entries of `secrets` (environment variables fed from the secret store) per sandbox. */
+  secretEnvsPerSandbox: 64,
   /** Idle time before auto-suspend by default. */
   idleSeconds: 300,
 } as const;

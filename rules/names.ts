@@ -15,6 +15,16 @@ export const NAME_RULES = {
   agent: '1-64 characters [a-z0-9_-]',
 } as const;
 
+/**
+ * An environment variable name a caller may set: `commands.run`'s `envs`, the `secrets` of
+ * `Sandbox.create`, and sandboxd's check of both. No name is reserved: a caller's `PATH` or `HOME` is
+ * the caller's to choose, since it takes effect only after the command has become the sandbox user.
+ */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The wording of the environment-name rule in error messages. */
+export const ENV_NAME_RULE = 'must be an environment variable name';
+
 /** A template: an image name such as `sdk-agent`, or an ARN. */
 export const TEMPLATE_NAME =
   /^(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})$/;

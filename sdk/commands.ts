@@ -5,6 +5,7 @@
 import { firstValueFrom, lastValueFrom, type Observable, share, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { processInfoSchema, type ProcessEvent, type ProcessInfo } from '../protocol/process-events.js';
+import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { DaemonClient } from './daemon-client.js';
 
@@ -13,9 +14,7 @@ const outputCallback = z.custom<(data: string) => void>((value) => typeof value 
 });
 
 const runOptions = z.strictObject({
-  envs: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), z.string())
-    .optional(),
+  envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).optional(),
   cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
   timeoutMs: z.number().int('must be an integer').min(0, 'must be 0 (none) or more').optional(),
   killTree: z.boolean().default(true),

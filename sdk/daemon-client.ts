@@ -3,6 +3,7 @@
  * into SDK exceptions, NDJSON answers as raw values (`lines`), and process event streams parsed with
  * zod into RxJS observables.
  */
+import type { Readable } from 'node:stream';
 import { Observable } from 'rxjs';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
@@ -54,6 +55,27 @@ export class DaemonClient {
   /** Sends raw bytes (stdin). */
   async sendBytes(path: string, data: Uint8Array): Promise<void> {
     await readAnswer(await this.#send('POST', path, data), z.unknown(), `the daemon to POST ${path}`);
+  }
+
+  /**
+   * A binary answer (the home archive) as its body arrives, not read ahead, and its trailers, filled in
+   * once the body has ended. A refusal rejects with its SDK exception.
+   */
+  async download(path: string): Promise<{ body: Readable; trailers: Readonly<Record<string, unknown>> }> {
+    const res = await this.#send('GET', path, undefined);
+    if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
+    return { body: res.body, trailers: res.trailers };
+  }
+
+  /** Sends `body` as it is read (the home archive, `contentType`) with PUT; the JSON answer parsed with `schema`. */
+  async upload<T extends z.ZodType>(
+    path: string,
+    body: Readable,
+    contentType: string,
+    schema: T,
+  ): Promise<z.output<T>> {
+    const res = await this.#send('PUT', path, body, contentType);
+    return readAnswer(res, schema, `the daemon to PUT ${path}`);
   }
 
   /**
@@ -133,7 +155,12 @@ export class DaemonClient {
     return ndjsonFeed(`${this.url}${path}`, this.#token, parse);
   }
 
-  async #send(method: 'GET' | 'POST' | 'PUT', path: string, body: string | Uint8Array | undefined) {
+  async #send(
+    method: 'GET' | 'POST' | 'PUT',
+    path: string,
+    body: string | Uint8Array | Readable | undefined,
+    contentType?: string,
+  ) {
     await this.#beforeCall();
     try {
       return await request(`${this.url}${path}`, {
@@ -145,6 +172,7 @@ export class DaemonClient {
         headers: {
           authorization: `Bearer ${this.#token}`,
           ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
         },
       });
     } catch {

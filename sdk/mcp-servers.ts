@@ -4,16 +4,14 @@
  */
 import { z } from 'zod';
 import { checkRequestPath } from '../gateway/request-path.js';
-import { NAME_RULES, ROUTE_NAME } from '../rules/names.js';
+import { ENV_NAME, ENV_NAME_RULE, NAME_RULES, ROUTE_NAME } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
 
 const noNul = z.string().refine((s) => !s.includes('\0'), 'must not contain NUL');
 
 const mcpLocalOptions = z.strictObject({
   command: z.array(noNul.refine((s) => s !== '', 'must not be empty')).min(1, 'must name a program'),
-  envs: z
-    .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name'), noNul)
-    .default({}),
+  envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), noNul).default({}),
   timeoutMs: z.number().int('must be a whole number').min(1).max(3_600_000).optional(),
 });
 

@@ -1,6 +1,7 @@
 /** `S3Prefix`: where a sandbox's home directory is saved (SPEC "Persistence and pools"). */
 import { z } from 'zod';
-import { parseOptions } from '../rules/parse-options.js';
+import { REGION } from '../rules/names.js';
+import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 
 const s3PrefixOptions = z.strictObject({
   bucket: z
@@ -20,6 +21,13 @@ const s3PrefixOptions = z.strictObject({
       /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/,
       'must be 1-128 characters [A-Za-z0-9._-], not starting with .',
     ),
+  /** The bucket's region; the AWS SDK's own chain (`AWS_REGION`, the profile) when absent. */
+  region: z.string().regex(REGION, 'must be a region such as us-east-1').optional(),
+  /**
+   * An endpoint override for S3 and STS (an AWS-compatible server, as `SecretStore`'s `endpoint`);
+   * buckets are then addressed by path. The AWS SDK's own (`AWS_ENDPOINT_URL…`) when absent.
+   */
+  endpoint: httpUrlSchema.optional(),
 });
 
 /** Options of `S3Prefix`. */
@@ -27,6 +35,7 @@ export type S3PrefixOptions = z.input<typeof s3PrefixOptions>;
 
 /**
  * A bucket, a key prefix and a name: the home directory is saved at `<prefix>/<name>/home.tar.gz`.
+ * `Sandbox.create({ persist, executionRoleArn })` restores it; `sbx.checkpointFiles()` saves it.
  *
  * @example
  * ```ts
@@ -40,12 +49,18 @@ export class S3Prefix {
   readonly prefix: string;
   /** Name under the prefix. */
   readonly name: string;
+  /** The bucket's region, when given. */
+  readonly region: string | undefined;
+  /** The S3 and STS endpoint override, when given. */
+  readonly endpoint: string | undefined;
 
   constructor(options: S3PrefixOptions) {
     const o = parseOptions(s3PrefixOptions, options, 'S3Prefix');
     this.bucket = o.bucket;
     this.prefix = o.prefix;
     this.name = o.name;
+    this.region = o.region;
+    this.endpoint = o.endpoint;
     Object.freeze(this);
   }
 

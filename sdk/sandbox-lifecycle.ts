@@ -17,10 +17,12 @@ import {
   type InspectionFeedRecord,
   type SandboxEvent,
 } from '../protocol/control-plane-api.js';
-import { AuthenticationError, SandboxError } from '../rules/errors.js';
+import { AuthenticationError } from '../rules/errors.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
 import { sandboxHandle, type Sandbox } from './sandbox.js';
+import { homePersistenceOf, type HomePersistence } from './home-persistence.js';
+import { deliverSecrets, type SandboxSecrets } from './sandbox-secrets.js';
 import type { SecretGateway } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import {
@@ -45,8 +47,12 @@ export interface LaunchedSandbox {
 export interface CreatingHandle {
   readonly gateways: Readonly<Record<string, SecretGateway>>;
   readonly secretCache: SecretCache;
+  /** `secrets` of `Sandbox.create`, sent once when the handle opens (never by `pool.take`). */
+  readonly secrets?: SandboxSecrets;
   /** The options `reincarnate` creates with. */
   readonly createdWith: SandboxOptions;
+  /** Where `checkpointFiles` saves the home (`persist`). */
+  readonly home?: HomePersistence | undefined;
 }
 
 const connectOptions = z.strictObject({
@@ -66,19 +72,28 @@ const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 
 
 /**
  * `Sandbox.create`: checks every option before any call, hands over to the pool when one is given,
- * else launches a sandbox and opens its gateways.
+ * else launches a sandbox, restores its saved home (`persist`) and opens its gateways.
  */
 export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
   const o = resolveSandboxOptions(options);
   if (o.pool !== undefined) return o.pool.take();
-  if (o.persist !== undefined) {
-    throw new SandboxError('persistence is not in this build yet', {
-      code: 'unimplemented',
-      failureClass: 'UnimplementedError',
+  const home = homePersistenceOf(o);
+  const launched = await launchSandbox(o);
+  // The saved home is in place before any handle (or agent) can use it; a failure ends the sandbox.
+  if (home !== undefined) {
+    await home.restoreInto(launched).catch(async (error: unknown) => {
+      if (!o.keepOnFailure) await endLaunched(launched).catch(() => undefined);
+      throw error;
     });
   }
-  return openSandbox(await launchSandbox(o), {
-    creating: { gateways: o.gateways, secretCache: o.secretCache ?? new SecretCache(), createdWith: options },
+  return openSandbox(launched, {
+    creating: {
+      home,
+      gateways: o.gateways,
+      secretCache: o.secretCache ?? new SecretCache(),
+      createdWith: options,
+      secrets: o.secrets,
+    },
     keepOnFailure: o.keepOnFailure,
   });
 }
@@ -108,16 +123,27 @@ export async function launchSandbox(o: ResolvedSandboxOptions): Promise<Launched
 
 /**
  * A new creating handle on a launched sandbox, its gateways opened: secrets resolved now and
- * ConfigureSandbox sent. When that fails the sandbox is ended unless `keepOnFailure`.
+ * ConfigureSandbox sent, then its `secrets` sent. When that fails the sandbox is ended unless
+ * `keepOnFailure`.
  */
 export async function openSandbox(
   launched: LaunchedSandbox,
   options: { readonly creating: CreatingHandle; readonly keepOnFailure: boolean },
 ): Promise<Sandbox> {
   const sbx = sandboxHandle(launched, options.creating);
-  if (Object.keys(options.creating.gateways).length === 0) return sbx;
+  const { gateways, secrets = {} } = options.creating;
+  if (Object.keys(gateways).length === 0 && Object.keys(secrets).length === 0) return sbx;
   try {
-    await sbx.gateways.configure();
+    if (Object.keys(gateways).length > 0) await sbx.gateways.configure();
+    await deliverSecrets(
+      {
+        url: launched.daemonUrl,
+        accessToken: launched.accessToken,
+        requestTimeoutMs: launched.plane.requestTimeoutMs,
+      },
+      secrets,
+      options.creating.secretCache,
+    );
   } catch (error) {
     if (!options.keepOnFailure) await sbx.kill().catch(() => undefined);
     throw error;

@@ -6,6 +6,7 @@ import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
 import { gatewayMapSchema } from './secret-gateway.js';
+import { sandboxSecretsSchema } from './sandbox-secrets.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
 
@@ -17,6 +18,13 @@ const sandboxOptions = z
       .default('sdk-base'),
     allowInternetAccess: z.boolean().default(true),
     gateways: gatewayMapSchema.default({}),
+    /**
+     * Environment variable name to secret name (or `SecretRef`), at most 64: each secret's value, read
+     * with `secretCache` at create, is in the environment of every command the sandbox runs. Not a
+     * gateway: anything in the sandbox can read these values (gateways keep a key unreadable). The
+     * agent's runtimes do not get them, and a command's own `envs` win on a shared name.
+     */
+    secrets: sandboxSecretsSchema.default({}),
     timeoutMs: z
       .number()
       .int('must be a whole number')
@@ -31,7 +39,7 @@ const sandboxOptions = z
       .default(() => new IdlePolicy()),
     /** Control plane address; `SDK_CONTROL_PLANE_URL` or http://127.0.0.1:4780 by default. */
     controlPlaneUrl: httpUrlSchema.optional(),
-    /** Where gateway secrets are read; a cache of the local default store when absent. */
+    /** Where gateway secrets and `secrets` are read; a cache of the local default store when absent. */
     secretCache: z.instanceof(SecretCache, { message: 'must be a SecretCache' }).optional(),
     /** Take the sandbox from this pool (a hot slot); gateways are opened with `pool.take`, not here. */
     pool: z
@@ -66,8 +74,16 @@ const sandboxOptions = z
         message: 'is not accepted with pool; use pool.take({ gateways })',
       });
     }
+    // SPEC names only gateways for `pool.take`, so a pooled sandbox has no `secrets` at all.
+    if (o.pool !== undefined && Object.keys(o.secrets).length > 0) {
+      ctx.addIssue({ code: 'custom', path: ['secrets'], message: 'is not accepted with pool' });
+    }
     if (o.persist !== undefined && o.executionRoleArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
+    }
+    // A pool's slots were launched without a home; `pool.take` restores none.
+    if (o.pool !== undefined && o.persist !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['persist'], message: 'is not accepted with pool' });
     }
   })
   // The template's default memory and CPUs when none are asked for; explicit values always win.

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
+import { prepareAgentSchema } from '../protocol/agent-wire.js';
+import { DaemonClient } from './daemon-client.js';
 import { PoolConfig } from './pool-config.js';
 import type { Sandbox } from './sandbox.js';
 import { endLaunched, launchSandbox, openSandbox, type LaunchedSandbox } from './sandbox-lifecycle.js';
@@ -98,12 +100,27 @@ export class SandboxPool {
     await Promise.all(slots.map((slot) => endLaunched(slot).catch(() => undefined)));
   }
 
+  /**
+   * The config's warm-up, before the slot is handed out: sandboxd's `prepare` reads the runtime into the
+   * page cache (a slot has no gateways and no agent configuration yet, so no runtime is started ahead).
+   * A failed warm-up leaves a cold slot, never none.
+   */
+  async #warmUp(slot: LaunchedSandbox): Promise<void> {
+    const { warmup } = this.config;
+    if (warmup === undefined) return;
+    const client = new DaemonClient({ url: slot.daemonUrl, accessToken: slot.accessToken });
+    await client
+      .call('POST', '/v1/agent/prepare', z.object({}), prepareAgentSchema.parse({ runtime: warmup.runtime }))
+      .catch(() => undefined);
+  }
+
   #fill(): void {
     while (!this.#closed && this.#slots.length + this.#filling < this.config.size) {
       this.#filling++;
       launchSandbox(this.#launchOptions)
         .then(
           async (slot) => {
+            await this.#warmUp(slot);
             if (this.#closed) await endLaunched(slot).catch(() => undefined);
             else this.#slots.push(slot);
           },

@@ -21,6 +21,7 @@ import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.j
 import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 import { SandboxAgent } from './sandbox-agent.js';
 import { SandboxGateways } from './sandbox-gateways.js';
+import type { HomePersistence } from './home-persistence.js';
 import {
   connectSandbox,
   createSandbox,
@@ -74,6 +75,8 @@ export class Sandbox {
   readonly #createdWith: SandboxOptions | undefined;
   /** The sequence number of the first state this handle saw: `state$` starts there. */
   readonly #firstSeq: number;
+  /** Where `checkpointFiles` saves the home (a handle created with `persist`). */
+  readonly #home: HomePersistence | undefined;
   #agent: SandboxAgent | undefined;
   /** Why the sandbox ended, once this handle has learnt it: every later call fails before any traffic. */
   #endReason: string | undefined;
@@ -88,6 +91,7 @@ export class Sandbox {
     this.#plane = launched.plane;
     this.#firstSeq = launched.seq;
     this.#createdWith = creating?.createdWith;
+    this.#home = creating?.home;
     this.#daemon = new DaemonClient({
       url: launched.daemonUrl,
       accessToken: launched.accessToken,
@@ -107,9 +111,18 @@ export class Sandbox {
 
   /**
    * Creates a sandbox. Every argument is checked first, so a malformed one raises
-   * `InvalidArgumentError` before any call. With `pool`, the sandbox is `pool.take()`'s.
+   * `InvalidArgumentError` before any call. With `pool`, the sandbox is `pool.take()`'s. `secrets`
+   * puts secret values in the environment of every command: unlike a gateway's key, any sandbox code
+   * can read them.
    *
+   * @example
+   * ```ts
+   * const sbx = await Sandbox.create({ secrets: { GITHUB_TOKEN: 'github-token' } });
+   * await sbx.commands.run('git clone https://x-access-token:$GITHUB_TOKEN@github.example/org/repo');
+   * ```
    * @throws InvalidArgumentError for a malformed option
+   * @throws SecretNotFoundError when a secret of `gateways` or `secrets` is missing; the new sandbox is
+   * then ended unless `keepOnFailure`
    * @throws SandboxError when the sandbox cannot be launched
    */
   static create(options: SandboxOptions = {}): Promise<Sandbox> {
@@ -183,6 +196,33 @@ export class Sandbox {
       gateways: this.#gateways,
     });
     return this.#agent;
+  }
+
+  /**
+   * Saves the sandbox user's home (`/home/user`, agent sessions included) to the `persist` location,
+   * `<prefix>/<name>/home.tar.gz`, under `executionRoleArn`; a sandbox created later with the same
+   * `persist` starts with it. Streamed, never whole in memory. The object is replaced only by a whole
+   * archive: when anything fails (tar in the sandbox, S3, the role) the one saved before stays. A
+   * file that changes while it is read fails the save too, so save while the agent is idle.
+   *
+   * @example
+   * ```ts
+   * const persist = new S3Prefix({ bucket: 'team-homes', prefix: 'homes', name: 'alice' });
+   * const sbx = await Sandbox.create({ persist, executionRoleArn: 'arn:aws:iam::123456789012:role/sbx' });
+   * await sbx.commands.run('echo notes > ~/notes.txt');
+   * await sbx.checkpointFiles(); // s3://team-homes/homes/alice/home.tar.gz
+   * ```
+   * @throws InvalidArgumentError on a handle not created with `persist` (a connected one), before any call
+   * @throws SandboxError when the role cannot be assumed, the bucket is missing or refuses, or tar failed
+   */
+  async checkpointFiles(): Promise<void> {
+    if (this.#home === undefined) {
+      throw new InvalidArgumentError(
+        'checkpointFiles: only the handle that created its sandbox with persist knows where to save',
+        { field: 'persist' },
+      );
+    }
+    await this.#home.save(this.#daemon, this.sandboxId);
   }
 
   /** The sandbox's facts now (also once it has ended: they come from the control plane's record). */

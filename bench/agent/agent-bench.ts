@@ -38,9 +38,13 @@ import { ensureBenchPackages } from '../support/host-packages.js';
 import { AuditFollower } from './audit-follower.js';
 import { BARE_BINARY, BARE_RUNNER, BareRuntime, type BareRun } from './bare-runtime.js';
 import { measureEventCost } from './event-cost.js';
+import { measurePoolStart } from './pool-start.js';
+import { median, mib, ms, samples, verdict } from '../support/report.js';
 import { PACKAGE_ROOT, startLoopbackModel, startNamespaceModel, type TimedModel } from './timed-model.js';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? '5');
+/** Cold and pooled sandbox starts measured (each makes an sdk-agent sandbox). */
+const POOL_ITERATIONS = 3;
 /** How long a caller of prepare() lets the warm-up run before its first run (bench choice). */
 const PREPARE_LEAD_MS = 1000;
 const PROMPT = 'edit notes.txt';
@@ -71,20 +75,6 @@ interface SandboxRun {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? NaN)
-    : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
-}
-
-const ms = (value: number): string => `${value.toFixed(value < 100 ? 1 : 0)} ms`;
-const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS');
-const samples = (values: readonly number[], unit = ''): string =>
-  values.map((value) => `${value.toFixed(value < 100 ? 1 : 0)}${unit}`).join(', ');
 
 /** Runs the agent once through the SDK and reads what sandboxd and the upstream saw of it. */
 async function sandboxRun(
@@ -168,18 +158,16 @@ async function main(): Promise<void> {
     cleanups.push(() => rmSync(secrets, { recursive: true, force: true }));
     const store = new SecretStore({ file: join(secrets, 'secrets.json') });
     await store.create('model-key', 'Bearer sk-bench-agent-0123456789');
-    const sbx = await cp.createSandbox({
-      template: 'sdk-agent',
-      secretCache: new SecretCache({ store }),
-      gateways: {
-        llm: new SecretGateway({
-          upstream: upstream.origin,
-          headers: { authorization: 'model-key' },
-          allow: [['POST', '/v1/chat/completions']],
-          ratePerMinute: 6000,
-        }),
-      },
+    const secretCache = new SecretCache({ store });
+    const gateways = (): Record<string, SecretGateway> => ({
+      llm: new SecretGateway({
+        upstream: upstream.origin,
+        headers: { authorization: 'model-key' },
+        allow: [['POST', '/v1/chat/completions']],
+        ratePerMinute: 6000,
+      }),
     });
+    const sbx = await cp.createSandbox({ template: 'sdk-agent', secretCache, gateways: gateways() });
     cleanups.push(() => sbx.kill());
     const spec = new AgentSpec({
       model: new AgentModel({ provider: 'compatible', id: 'model-1', gateway: 'llm', basePath: '/v1' }),
@@ -238,6 +226,17 @@ async function main(): Promise<void> {
     const eventsPerRun = recorded.filter((line) => line.includes('"event"')).length;
     const eventsPerRunB = recordedB.filter((line) => line.includes('"event"')).length;
     const cost = await measureEventCost(recorded);
+    const starts = await measurePoolStart(
+      {
+        controlPlaneUrl: cp.url,
+        gateways,
+        secretCache,
+        spec,
+        upstream,
+        script: () => upstream.model.reset(script('runtime_a')),
+      },
+      POOL_ITERATIONS,
+    );
 
     const bareFirst = median(bares.map((r) => r.firstRequestMs));
     const limitedFirst = median(limited.map((r) => r.firstRequestMs));
@@ -369,6 +368,16 @@ async function main(): Promise<void> {
     note(
       `during runtime_b runs, highest run (median ${mib(median(runsB.map((r) => r.peakBytes)))}); ` +
         `bare runner's cgroup ${mib(Math.max(...baresB.map((r) => r.peakBytes)))}`,
+    );
+    const [coldStart, pooledStart] = [median(starts.cold), median(starts.pooled)];
+    row(
+      '(f) new sandbox -> first model request',
+      ms(pooledStart),
+      `pool.take(): ${(pooledStart / coldStart).toFixed(2)}x Sandbox.create(); target < 1.00x`,
+      pooledStart < coldStart,
+    );
+    note(
+      `Sandbox.create() + run() ${samples(starts.cold)} ms; pool.take() + run() ${samples(starts.pooled)} ms`,
     );
   } finally {
     for (const cleanup of cleanups.reverse()) {

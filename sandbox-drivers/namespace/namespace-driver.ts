@@ -58,9 +58,9 @@ import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
 export const SANDBOXD_PORT = 4000;
 
 /**
- * The package root (holding `dist/`, `node_modules/`, `package.json`, `templates/`), whose runtime is
- * bound read-only at /opt/sdk: the nearest folder above this module with a `package.json` (this runs
- * from `dist/` and, in tests, from the sources).
+ * The package root (holding `dist/`, `package.json`, `templates/`), whose sandboxd bundle
+ * (`dist/sandboxd/`) is bound read-only at /opt/sdk through an image: the nearest folder above this
+ * module with a `package.json` (this runs from `dist/` and, in tests, from the sources).
  */
 const PACKAGE_ROOT = ((): string => {
   let dir = dirname(fileURLToPath(import.meta.url));

@@ -1,7 +1,7 @@
 /**
  * The read-only files every sandbox of this host binds: each template's `/etc`, sandboxd's runtime
- * (the package's `dist/`, the npm packages sandboxd imports, `package.json`) and, for template
- * `sdk-agent`, the agents' runtime (`/opt/agents`, hard-linked where it can be), copied once into
+ * (its bundle from the package's `dist/sandboxd/`, with the V8 code cache a warm-up run writes) and,
+ * for template `sdk-agent`, the agents' runtime (`/opt/agents`, hard-linked where it can be), copied once into
  * `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
  * which may not search the folders above a state folder or a checkout; and a sandbox then sees no host
  * path, not even in `/proc/self/mountinfo` (a bind shows its source's path inside its filesystem, here
@@ -9,6 +9,7 @@
  * shared by every driver on the host, collected an hour after their last use when no sandbox binds them,
  * and gone at boot where /run is a tmpfs.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -27,12 +28,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { HOST_TOOLS_ENV, SANDBOXD_NODE } from './sandboxd-process.js';
 
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';
-
-/** The npm packages sandboxd imports (the rest of `dependencies` serve the SDK and control plane). */
-const SANDBOXD_PACKAGES = ['zod', 'undici', 'xstate', 'rxjs'];
 
 /** Every file under `dir` (symlinks as their target), sorted, as [relative path, content]. */
 function filesOf(dir: string, prefix = ''): [string, Buffer | string][] {
@@ -49,26 +48,6 @@ function filesOf(dir: string, prefix = ''): [string, Buffer | string][] {
   return out;
 }
 
-/** The npm packages sandboxd needs, with their own dependencies, by name. */
-function packageClosure(nodeModules: string): string[] {
-  const found = new Set<string>();
-  const pending = [...SANDBOXD_PACKAGES];
-  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
-    if (found.has(name)) continue;
-    found.add(name);
-    const manifest = JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-    };
-    pending.push(...Object.keys(manifest.dependencies ?? {}));
-  }
-  return [...found].sort();
-}
-
-function versionOf(nodeModules: string, name: string): string {
-  return (JSON.parse(readFileSync(join(nodeModules, name, 'package.json'), 'utf8')) as { version: string })
-    .version;
-}
-
 /** Makes every folder of `dir` 0755 and every file at least 0644: the sandbox's root reads the image. */
 function openUp(dir: string): void {
   chmodSync(dir, 0o755);
@@ -83,7 +62,12 @@ function openUp(dir: string): void {
  * The image named by `hash` under `kind`, filled by `fill` the first time: built aside and renamed into
  * place, so a reader never sees half an image and two drivers building at once both succeed.
  */
-function materialize(kind: string, hash: string, fill: (dir: string) => void): string {
+export function materialize(
+  kind: string,
+  hash: string,
+  fill: (dir: string) => void,
+  options: { readonly openUp?: boolean } = {},
+): string {
   const dir = join(IMAGES_DIR, `${kind}-${hash.slice(0, 32)}`);
   if (keepImage(dir)) return dir; // in use now: `collectUnusedImages` leaves it alone
   mkdirSync(IMAGES_DIR, { recursive: true });
@@ -92,7 +76,9 @@ function materialize(kind: string, hash: string, fill: (dir: string) => void): s
   try {
     fill(building);
     writeFileSync(join(building, '.complete'), '');
-    openUp(building);
+    // A root image keeps its files' own modes (what is not world-readable stays so for the sandbox).
+    if (options.openUp !== false) openUp(building);
+    else chmodSync(building, 0o755);
     renameSync(building, dir);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });
@@ -153,24 +139,60 @@ export function keepImage(dir: string): boolean {
   return true;
 }
 
-/** sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk. */
+/**
+ * sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk: the `.cjs` files of
+ * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), and the bundle's V8 code cache,
+ * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes. The
+ * image is named by the files and that Node's identity: V8 refuses a cache another build of it wrote.
+ */
 export function ensureSdkImage(packageRoot: string): string {
-  const nodeModules = join(packageRoot, 'node_modules');
-  const packages = packageClosure(nodeModules);
+  const bundleDir = join(packageRoot, 'dist', 'sandboxd');
+  checkBundle(packageRoot, bundleDir);
+  const files = readdirSync(bundleDir)
+    .filter((name) => name.endsWith('.cjs'))
+    .sort();
   const hash = createHash('sha256');
-  for (const [rel, content] of filesOf(join(packageRoot, 'dist'))) hash.update(rel).update(content);
-  hash.update(readFileSync(join(packageRoot, 'package.json')));
-  for (const name of packages) hash.update(`${name}@${versionOf(nodeModules, name)}`);
+  for (const name of files) hash.update(`${name}\0`).update(readFileSync(join(bundleDir, name)));
+  const node = statSync(SANDBOXD_NODE);
+  hash.update(`${SANDBOXD_NODE} ${String(node.size)} ${String(node.mtimeMs)} ${String(node.ino)}`);
   return materialize('sdk', hash.digest('hex'), (dir) => {
-    cpSync(join(packageRoot, 'dist'), join(dir, 'dist'), { recursive: true });
-    cpSync(join(packageRoot, 'package.json'), join(dir, 'package.json'));
-    for (const name of packages) {
-      cpSync(join(nodeModules, name), join(dir, 'node_modules', name), {
-        recursive: true,
-        verbatimSymlinks: true,
-      });
-    }
+    mkdirSync(dir);
+    for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
+    writeCodeCache(dir);
   });
+}
+
+/**
+ * Refuses a missing bundle, and one older than `dist/daemon/` (tsc ran, daemon/build.mjs did not): every
+ * sandbox would run an earlier sandboxd than the package's.
+ */
+function checkBundle(packageRoot: string, bundleDir: string): void {
+  const bundle = join(bundleDir, 'sandboxd.cjs');
+  const compiled = join(packageRoot, 'dist', 'daemon', 'main.js');
+  if (!existsSync(bundle)) throw new Error(`no sandboxd bundle at ${bundle}: run npm run build`);
+  if (existsSync(compiled) && statSync(compiled).mtimeMs > statSync(bundle).mtimeMs) {
+    throw new Error(`${bundle} is older than ${compiled}: run node daemon/build.mjs (npm run build does)`);
+  }
+}
+
+/**
+ * Runs the image's sandboxd once with `--write-code-cache` (daemon/sandboxd-start.ts): its start on
+ * loopback, port 0, no home, the cache written into the image, the process gone before it listens.
+ * The launch chain's environment only: `NODE_OPTIONS` and the like would change V8's flags, and V8
+ * refuses a cache written under other flags.
+ */
+function writeCodeCache(dir: string): void {
+  const settings = { token: randomBytes(24).toString('hex'), host: '127.0.0.1', port: 0 };
+  const run = spawnSync(SANDBOXD_NODE, [join(dir, 'start.cjs'), '--write-code-cache'], {
+    input: JSON.stringify(settings),
+    env: HOST_TOOLS_ENV,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    timeout: 60_000,
+  });
+  if (run.status !== 0) {
+    const reason = run.error?.message ?? run.stderr.toString('utf8').trim();
+    throw new Error(`sandboxd's warm-up run failed (${String(run.status ?? run.signal)}): ${reason}`);
+  }
 }
 
 /**

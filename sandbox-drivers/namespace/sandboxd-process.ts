@@ -12,6 +12,15 @@ import type { Readable, Writable } from 'node:stream';
 // Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
 const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
 
+/** The Node that runs sandboxd: the host's, seen through the sandbox's read-only `/usr`. */
+export const SANDBOXD_NODE = '/usr/bin/node';
+
+/**
+ * sandboxd's entry in its runtime image, bound at /opt/sdk: `start.cjs` runs the bundle `sandboxd.cjs`
+ * from the code cache the image's build wrote (daemon/build.mjs, `runtime-image.ts`).
+ */
+export const SANDBOXD_ENTRY = '/opt/sdk/start.cjs';
+
 /** The whole environment of the launch chain: where the host tools are, nothing else. */
 export const HOST_TOOLS_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 
@@ -57,8 +66,8 @@ export async function startSandboxd(launch: SandboxdLaunch): Promise<void> {
       '--args',
       String(FD.args),
       // The command stays on the command line (bwrap reads only options from --args): no host path.
-      '/usr/bin/node',
-      '/opt/sdk/dist/daemon/main.js',
+      SANDBOXD_NODE,
+      SANDBOXD_ENTRY,
     ],
     // Nothing of the launcher's environment (an operator key, cloud credentials) goes into the sandbox.
     { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true, env: HOST_TOOLS_ENV },

@@ -44,6 +44,10 @@ export interface AgentWorld {
   readonly mcp: McpEndpoint;
   /** An `sdk-agent` sandbox (closed egress) with gateway `llm` to the model for `provider`, `tools` to MCP. */
   sandbox(provider?: AgentProvider, options?: { template?: string }): Promise<Sandbox>;
+  /** The gateways of those sandboxes: `llm` to the model for `provider`, `tools` to MCP. */
+  gateways(provider?: AgentProvider): Record<string, SecretGateway>;
+  /** The cache holding the world's secrets. */
+  readonly secretCache: SecretCache;
   /** A spec on gateway `llm` for `provider`. */
   spec(provider?: AgentProvider, options?: Omit<AgentSpecOptions, 'model'>): AgentSpec;
 }
@@ -130,6 +134,28 @@ export function useAgentWorld(slot: number, options: ModelServerOptions = {}): A
     return value;
   };
 
+  const gateways = (provider: AgentProvider = 'compatible'): Record<string, SecretGateway> => {
+    const route = PROVIDER_ROUTES[provider];
+    return {
+      llm: new SecretGateway({
+        upstream: need(upstream).origin,
+        headers: { [route.header]: 'model-key' },
+        allow: [['POST', route.allow]],
+        ratePerMinute: 6000,
+      }),
+      tools: new SecretGateway({
+        upstream: need(upstream).origin,
+        headers: { authorization: 'mcp-key' },
+        allow: [
+          ['POST', '/mcp'],
+          ['GET', '/mcp'],
+          ['DELETE', '/mcp'],
+        ],
+        ratePerMinute: 6000,
+      }),
+    };
+  };
+
   return {
     get upstream() {
       return need(upstream);
@@ -138,31 +164,16 @@ export function useAgentWorld(slot: number, options: ModelServerOptions = {}): A
       return need(cp);
     },
     mcp,
-    sandbox: (provider = 'compatible', options = {}) => {
-      const route = PROVIDER_ROUTES[provider];
-      return need(cp).createSandbox({
+    get secretCache() {
+      return need(cache);
+    },
+    gateways,
+    sandbox: (provider = 'compatible', options = {}) =>
+      need(cp).createSandbox({
         template: options.template ?? 'sdk-agent',
         secretCache: need(cache),
-        gateways: {
-          llm: new SecretGateway({
-            upstream: need(upstream).origin,
-            headers: { [route.header]: 'model-key' },
-            allow: [['POST', route.allow]],
-            ratePerMinute: 6000,
-          }),
-          tools: new SecretGateway({
-            upstream: need(upstream).origin,
-            headers: { authorization: 'mcp-key' },
-            allow: [
-              ['POST', '/mcp'],
-              ['GET', '/mcp'],
-              ['DELETE', '/mcp'],
-            ],
-            ratePerMinute: 6000,
-          }),
-        },
-      });
-    },
+        gateways: gateways(provider),
+      }),
     spec: (provider = 'compatible', options = {}) =>
       new AgentSpec({
         model: new AgentModel({

@@ -13,7 +13,9 @@ import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
 import { McpLocal, McpRemote } from '../../../sdk/mcp-servers.js';
+import { agentPoolWarmup, PoolConfig } from '../../../sdk/pool-config.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
+import { SandboxPool } from '../../../sdk/sandbox-pool.js';
 import { SubAgent } from '../../../sdk/sub-agent.js';
 import {
   chatToolNames,
@@ -322,6 +324,37 @@ rl.on('line', (line) => {
     expect(error).toBeInstanceOf(AgentError);
     expect((error as AgentError).reason).toBe('runtime_error');
     expect((error as AgentError).message).not.toContain('vendor secret detail');
+  });
+});
+
+describe('an agent pool', () => {
+  it('warms each slot before handing it out, and its agent runs through the gateways opened at take', async () => {
+    const pool = new SandboxPool(
+      new PoolConfig({
+        size: 1,
+        template: 'sdk-agent',
+        allowInternetAccess: false,
+        warmup: agentPoolWarmup('runtime_a'),
+      }),
+      { controlPlaneUrl: world.cp.url },
+    );
+    try {
+      await expect.poll(() => pool.ready, { timeout: 60_000, interval: 100 }).toBe(1);
+      const pooled = await pool.take({ gateways: world.gateways(), secretCache: world.secretCache });
+      try {
+        const seen = await firstValueFrom(pooled.events$.pipe(takeUntil(timer(500)), toArray()));
+        const calls = seen.flatMap((event) => (event.type === 'call' ? [event.endpoint] : []));
+        // The warm-up came before the gateways were opened: the slot was warm when taken.
+        expect(calls.indexOf('POST /v1/agent/prepare')).toBeGreaterThanOrEqual(0);
+        expect(calls.indexOf('POST /v1/agent/prepare')).toBeLessThan(calls.indexOf('POST /v1/gateways'));
+        script(text('pooled and warm'));
+        expect((await pooled.agent.run('hello', { spec: world.spec() })).text).toBe('pooled and warm');
+      } finally {
+        await pooled.kill();
+      }
+    } finally {
+      await pool.close();
+    }
   });
 });
 

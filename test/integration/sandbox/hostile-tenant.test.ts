@@ -154,7 +154,7 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
 
   it('never lets sandbox code write host-owned files, its own limits or the runtime', async () => {
     const { stdout } = await a.commands.run(
-      'for f in /run/sdk/memory/memory.limit_in_bytes /run/sdk/memory/cgroup.procs /opt/sdk/package.json /etc/passwd /usr/bin/sh; do (echo x >> "$f") 2>/dev/null && echo "wrote $f"; done; echo end',
+      'for f in /run/sdk/memory/memory.limit_in_bytes /run/sdk/memory/cgroup.procs /opt/sdk/sandboxd.cjs /opt/sdk/sandboxd.code-cache /etc/passwd /usr/bin/sh; do (echo x >> "$f") 2>/dev/null && echo "wrote $f"; done; echo end',
     );
     expect(stdout).toBe('end\n');
   });

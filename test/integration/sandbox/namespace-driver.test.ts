@@ -156,6 +156,23 @@ describe('namespace sandbox', () => {
     expect(fork.stderr).toMatch(/fork|Resource temporarily unavailable/i);
   });
 
+  it("starts sandboxd from one bundled file with the code cache its image's build wrote, which V8 takes", async () => {
+    expect((await closed.commands.run('ls /opt/sdk')).stdout).toBe(
+      'sandboxd.cjs\nsandboxd.code-cache\nstart.cjs\n',
+    );
+    expect((await closed.commands.run("tr '\\0' ' ' < /proc/1/cmdline")).stdout).toMatch(
+      / \/usr\/bin\/node \/opt\/sdk\/start\.cjs $/,
+    );
+    // A second sandboxd started the same way, as sandbox code: its ready line, and no line saying V8
+    // refused the cache (written by another Node, or under other flags, than this one).
+    const { stdout } = await closed.commands.run(
+      `printf '%s' '{"token":"code-cache-test-token-0123","port":0}' | /usr/bin/node /opt/sdk/start.cjs > /tmp/ready 2> /tmp/stderr &
+      i=0; while [ ! -s /tmp/ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+      kill $!; cat /tmp/ready /tmp/stderr`,
+    );
+    expect(stdout).toMatch(/^\{"port":\d+\}\n$/);
+  });
+
   it('collects read-only images no sandbox binds an hour after their last use, never one in use', async () => {
     const images = '/run/sdk/images';
     const stale = join(images, `sdk-${'f'.repeat(32)}`);

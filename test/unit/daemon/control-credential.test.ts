@@ -4,7 +4,7 @@
  * `call` records, so the inspector watching never keeps a sandbox from going idle.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_ENDPOINTS } from '../../../daemon/daemon-server.js';
+import { CONTROL_ENDPOINTS } from '../../../daemon/audit-records.js';
 import { configHash } from '../../../runtime-drivers/config-hash.js';
 import { useDaemonWorld } from './daemon-world.js';
 
@@ -89,6 +89,8 @@ describe("the control plane's credential", () => {
     ['POST', '/v1/agent/executions'],
     ['POST', '/v1/agent/executions/exe_x/prompt'],
     ['POST', '/v1/agent/prepare'],
+    ['GET', '/v1/home/archive'],
+    ['PUT', '/v1/home/archive'],
     ['GET', '/v1/no-such-thing'],
   ])('is refused for %s %s, unrecorded', async (method, path) => {
     const before = calls();

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processRecord } from '../../../daemon/daemon-server.js';
+import { processRecord } from '../../../daemon/audit-records.js';
 import { MAX_RECORD_TEXT, type DaemonRecord } from '../../../protocol/daemon-events.js';
 import { configHash } from '../../../runtime-drivers/config-hash.js';
 import { useDaemonWorld } from './daemon-world.js';
