@@ -37,10 +37,13 @@ if (positionals[0] !== 'serve') {
 const stateDir = values['state-dir'];
 // The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
 const operator = loadOrCreateOperatorKey(stateDir);
+const driver = new NamespaceDriver({ stateDir });
+// The template images, built once per host (layers cached): each step printed as it starts.
+await driver.prepare((step) => process.stdout.write(`building template image: ${step}\n`));
 const plane = await ControlPlane.start({
   stateDir,
   operatorKey: operator.key,
-  driver: new NamespaceDriver({ stateDir }),
+  driver,
   warmPool: Number(values['warm-pool']),
 });
 const server = createControlPlaneServer(plane);

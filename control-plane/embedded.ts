@@ -49,10 +49,12 @@ export async function startEmbeddedControlPlane(
   // one already there, or its state folder's and puts it there.
   const operatorKey = process.env.SDK_API_KEY || loadOrCreateOperatorKey(stateDir).key;
   process.env.SDK_API_KEY = operatorKey;
+  const driver = new NamespaceDriver({ stateDir });
+  await driver.prepare(); // the template images, built once per host (layers cached), before any create
   const plane = await ControlPlane.start({
     stateDir,
     operatorKey,
-    driver: new NamespaceDriver({ stateDir }),
+    driver,
     warmPool: options.warmPool ?? 0,
     ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
   });

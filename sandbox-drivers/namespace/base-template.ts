@@ -1,46 +1,37 @@
 /**
- * The base templates of the namespace driver (DESIGN.md §4), built from a curated read-only set of this
- * host's Debian userland: `/usr` read-only (with `/usr/local` hidden), and a template-owned `/etc`
- * holding only what programs need to run (users `root` and `user`, hosts, the dynamic linker cache,
- * `alternatives`, public CA certificates). No host home, no `/etc/shadow`, no private keys, no cloud
- * credentials, no secret store file: none of them is in the set.
+ * The base templates of the namespace driver (DESIGN.md §4, issue 14): each names its root filesystem
+ * by a recipe (`image-recipe.ts`: Debian packages from the registry, Node from npm, our own `/etc` files),
+ * built into an image of its own (`image-root.ts`); nothing of the host's `/usr` or `/etc` is in a
+ * sandbox. A manifest records the sandboxd version, the recipe (its inputs) and the recipe's hash.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SANDBOXD_VERSION } from '../../protocol/versions.js';
 import { AGENT_TEMPLATE } from '../../rules/names.js';
 import type { TemplateManifest } from '../sandbox-driver.js';
+import { BASE_RECIPE, inputHash, type ImageRecipe } from './image-recipe.js';
+
+/** A base template's manifest as written: the driver's facts, and what its image is built from. */
+export interface BaseManifest extends TemplateManifest {
+  readonly recipe: ImageRecipe;
+  readonly recipeHash: string;
+}
 
 /**
  * The templates built here: `sdk-base` (egress always open), `sdk-base-caps` (can close egress), and
  * `sdk-agent`, which is `sdk-base-caps` plus the agents' runtime the driver binds at /opt/agents (built
- * by `npm run template:agent`, see templates/README.md).
+ * by `npm run template:agent`, see templates/README.md). All three stand on `BASE_RECIPE`.
  */
-export const BASE_TEMPLATES: readonly TemplateManifest[] = [
-  { name: 'sdk-base', sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: false },
-  { name: 'sdk-base-caps', sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: true },
-  { name: AGENT_TEMPLATE, sandboxdVersion: SANDBOXD_VERSION, canCloseEgress: true },
-];
-
-/** Files and folders of the host's /etc copied into a template (all world-readable, none secret). */
-const ETC_COPIED = [
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'alternatives',
-  'ssl/certs',
-  'ssl/openssl.cnf',
-];
-
-const ETC_WRITTEN: Readonly<Record<string, string>> = {
-  passwd:
-    'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
-  group: 'root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n',
-  hosts: '127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n',
-  hostname: 'sandbox\n',
-  'nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files dns\n',
-  'resolv.conf': '',
-};
+export const BASE_TEMPLATES: readonly BaseManifest[] = [
+  { name: 'sdk-base', canCloseEgress: false },
+  { name: 'sdk-base-caps', canCloseEgress: true },
+  { name: AGENT_TEMPLATE, canCloseEgress: true },
+].map((template) => ({
+  ...template,
+  sandboxdVersion: SANDBOXD_VERSION,
+  recipe: BASE_RECIPE,
+  recipeHash: inputHash(BASE_RECIPE),
+}));
 
 /** Where a template's root of files lives under `stateDir`. */
 export function templateDir(stateDir: string, name: string): string {
@@ -48,24 +39,28 @@ export function templateDir(stateDir: string, name: string): string {
 }
 
 /**
- * Builds the base templates under `stateDir` once; a template whose manifest names this sandboxd
- * version is reused as it is.
+ * Writes the base templates' manifests under `stateDir`; one that already names this sandboxd version and
+ * recipe is left as it is. Their images are built when first needed (`NamespaceDriver.prepare`).
  */
 export function ensureBaseTemplates(stateDir: string): void {
   for (const manifest of BASE_TEMPLATES) {
     const dir = templateDir(stateDir, manifest.name);
     const manifestFile = join(dir, 'manifest.json');
-    if (existsSync(manifestFile) && readFileSync(manifestFile, 'utf8') === JSON.stringify(manifest)) continue;
-    rmSync(dir, { recursive: true, force: true });
-    const etc = join(dir, 'etc');
-    mkdirSync(join(etc, 'ssl'), { recursive: true });
-    for (const entry of ETC_COPIED) {
-      const from = join('/etc', entry);
-      if (existsSync(from)) cpSync(from, join(etc, entry), { recursive: true, verbatimSymlinks: true });
-    }
-    for (const [name, text] of Object.entries(ETC_WRITTEN)) writeFileSync(join(etc, name), text);
-    writeFileSync(manifestFile, JSON.stringify(manifest));
+    const text = JSON.stringify(manifest);
+    if (existsSync(manifestFile) && readFileSync(manifestFile, 'utf8') === text) continue;
+    rmSync(dir, { recursive: true, force: true }); // an older template's files (its /etc) go with it
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(manifestFile, text);
   }
+}
+
+/**
+ * The recipe of a template's image, from its manifest; a template whose manifest names none (written
+ * before images had recipes) stands on the base recipe. Undefined for a template that does not exist.
+ */
+export function recipeOf(stateDir: string, name: string): ImageRecipe | undefined {
+  const manifest = readManifest(stateDir, name) as Partial<BaseManifest> | undefined;
+  return manifest === undefined ? undefined : (manifest.recipe ?? BASE_RECIPE);
 }
 
 /** The manifest of a template, if it exists; a name that would leave `templates/` names none. */

@@ -1,6 +1,6 @@
 /**
- * bubblewrap's options for a sandbox: user-visible layout (a curated read-only `/usr`, the template's
- * `/etc`, size-bounded tmpfs for every writable place, the commands' memory cgroup at /run/sdk/memory,
+ * bubblewrap's options for a sandbox: user-visible layout (the template's image read-only: its `/usr`,
+ * `/etc` and `/var/lib`, nothing of the host's; size-bounded tmpfs for every writable place, the commands' memory cgroup at /run/sdk/memory,
  * sandboxd's runtime at /opt/sdk, the agents' runtime at /opt/agents for template `sdk-agent`), the
  * namespaces bwrap makes inside the sandbox's user namespace, the capabilities sandboxd keeps, and the
  * seccomp program's descriptor.
@@ -18,11 +18,12 @@ const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
 
 /**
  * bubblewrap's options. They reach it on a file descriptor (`--args`), so no host path shows in the
- * sandbox's `/proc/1/cmdline`; read-only files come from the host's runtime images (`runtime-image.ts`).
- * Without `images.agents` the sandbox has no /opt/agents.
+ * sandbox's `/proc/1/cmdline`; read-only files come from the host's images (`image-root.ts` for the
+ * template's root, `runtime-image.ts` for sandboxd's and the agents'). Without `images.agents` the
+ * sandbox has no /opt/agents.
  */
 export function bubblewrapArgs(
-  images: { readonly etc: string; readonly sdk: string; readonly agents?: string | undefined },
+  images: { readonly root: string; readonly sdk: string; readonly agents?: string | undefined },
   userMemoryCgroup: string,
   memoryBytes: number,
 ): string[] {
@@ -47,10 +48,8 @@ export function bubblewrapArgs(
     'PATH',
     '/usr/bin:/bin',
     '--ro-bind',
+    `${images.root}/usr`,
     '/usr',
-    '/usr',
-    '--tmpfs',
-    '/usr/local',
     '--symlink',
     'usr/bin',
     '/bin',
@@ -64,7 +63,7 @@ export function bubblewrapArgs(
     'usr/sbin',
     '/sbin',
     '--ro-bind',
-    images.etc,
+    `${images.root}/etc`,
     '/etc',
     '--proc',
     '/proc',
@@ -79,6 +78,10 @@ export function bubblewrapArgs(
     COMMAND_CGROUP_DIR,
     '--dir',
     '/var',
+    // The package database: `dpkg -l` says what the template holds.
+    '--ro-bind',
+    `${images.root}/var/lib`,
+    '/var/lib',
     ...tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
     // bwrap would make the missing /opt of a bind target 0700 root, out of reach of uid 1000.
     '--dir',

@@ -15,6 +15,8 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   unshare: 'util-linux',
   nsenter: 'util-linux',
   setpriv: 'util-linux',
+  // Template images: Debian's packages into a root folder (`image-layers.ts`).
+  mmdebstrap: 'mmdebstrap',
 };
 
 /** True when `command` is on the PATH. */

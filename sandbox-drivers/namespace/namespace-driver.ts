@@ -20,14 +20,11 @@ import type {
   SandboxMemory,
   TemplateManifest,
 } from '../sandbox-driver.js';
-import { ensureBaseTemplates, readManifest, templateDir } from './base-template.js';
-import {
-  collectUnusedImages,
-  ensureAgentsImage,
-  ensureEtcImage,
-  ensureSdkImage,
-  keepImage,
-} from './runtime-image.js';
+import { ensureBaseTemplates, readManifest, recipeOf } from './base-template.js';
+import type { StepListener } from './image-layers.js';
+import { ensureRootImage } from './image-root.js';
+import { collectUnusedImages, ensureAgentsImage, ensureSdkImage, keepImage } from './runtime-image.js';
+import { SANDBOXD_NODE } from './sandboxd-process.js';
 import { instanceIdOf } from './instance.js';
 import {
   cgroupPaths,
@@ -94,25 +91,45 @@ export class NamespaceDriver implements SandboxDriver {
   readonly #exitListeners = new Set<(id: string) => void>();
   readonly #destroying = new Map<string, Promise<void>>();
 
-  #sdkImage: string;
-  /** Template name → its /etc image, found once per template manifest. */
-  readonly #etcImages = new Map<string, { manifest: string; dir: string }>();
+  /** Recipe hash → its root image and the sandboxd image whose code cache its Node wrote. */
+  readonly #images = new Map<string, Promise<{ readonly root: string; readonly sdk: string }>>();
 
   constructor(options: NamespaceDriverOptions) {
     this.#options = options;
     ensureBaseTemplates(options.stateDir);
     this.instance = instanceIdOf(options.stateDir);
-    this.#sdkImage = ensureSdkImage(PACKAGE_ROOT);
     collectUnusedImages();
   }
 
-  #etcImage(template: string): string {
-    const manifest = JSON.stringify(readManifest(this.#options.stateDir, template));
-    const known = this.#etcImages.get(template);
-    if (known?.manifest === manifest && keepImage(known.dir)) return known.dir;
-    const dir = ensureEtcImage(join(templateDir(this.#options.stateDir, template), 'etc'));
-    this.#etcImages.set(template, { manifest, dir });
-    return dir;
+  /**
+   * Builds the base templates' images (or finds them built: layers are cached on the host) so the first
+   * launch does not wait for them; `onStep` hears of each build step. Launches build what is missing too.
+   *
+   * @throws ImageBuildError naming the step that failed
+   */
+  async prepare(onStep?: StepListener): Promise<void> {
+    await this.#imagesOf(AGENT_TEMPLATE, onStep);
+  }
+
+  /**
+   * The root image of `template` and sandboxd's image for it, built once per driver and again when the
+   * host collected them (unused for an hour).
+   */
+  async #imagesOf(template: string, onStep?: StepListener): Promise<{ root: string; sdk: string }> {
+    const recipe = recipeOf(this.#options.stateDir, template);
+    if (recipe === undefined) throw new Error(`template ${template} names no image recipe`);
+    const key = JSON.stringify(recipe);
+    const known = this.#images.get(key);
+    if (known !== undefined) {
+      const images = await known.catch(() => undefined);
+      if (images !== undefined && keepImage(images.root) && keepImage(images.sdk)) return images;
+    }
+    const building = (async () => {
+      const { dir: root } = await ensureRootImage(recipe, onStep);
+      return { root, sdk: ensureSdkImage(PACKAGE_ROOT, join(root, SANDBOXD_NODE)) };
+    })();
+    this.#images.set(key, building);
+    return building;
   }
 
   /** The manifest of a template built under the state folder (the base templates are built at construction). */
@@ -156,18 +173,13 @@ export class NamespaceDriver implements SandboxDriver {
       }
       const userns = await holding;
       try {
-        // Another driver may have collected the image since (unused for an hour): build it again.
-        if (!keepImage(this.#sdkImage)) this.#sdkImage = ensureSdkImage(PACKAGE_ROOT);
+        const images = await this.#imagesOf(request.template);
         await startSandboxd({
           cgroupProcs: procsFiles(this.instance, id),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
           bwrapOptions: bubblewrapArgs(
-            {
-              etc: this.#etcImage(request.template),
-              sdk: this.#sdkImage,
-              agents: this.#agentsImage(request.template),
-            },
+            { ...images, agents: this.#agentsImage(request.template) },
             cgroupPaths(this.instance, id).userMemory,
             request.memoryBytes,
           ),

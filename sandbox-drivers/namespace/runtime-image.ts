@@ -1,8 +1,8 @@
 /**
- * The read-only files every sandbox of this host binds: each template's `/etc`, sandboxd's runtime
- * (its bundle from the package's `dist/sandboxd/`, with the V8 code cache a warm-up run writes) and,
- * for template `sdk-agent`, the agents' runtime (`/opt/agents`, hard-linked where it can be), copied once into
- * `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
+ * The read-only files every sandbox of this host binds: each template's root filesystem
+ * (`image-root.ts`), sandboxd's runtime (its bundle from the package's `dist/sandboxd/`, with the V8
+ * code cache a warm-up run writes) and, for template `sdk-agent`, the agents' runtime (`/opt/agents`,
+ * hard-linked where it can be), copied once into `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
  * which may not search the folders above a state folder or a checkout; and a sandbox then sees no host
  * path, not even in `/proc/self/mountinfo` (a bind shows its source's path inside its filesystem, here
  * only `/run/sdk/images/...`, or `/sdk/images/...` where /run is a tmpfs). Images are named by content,
@@ -14,13 +14,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
-  cpSync,
   existsSync,
   linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   renameSync,
   rmSync,
   statSync,
@@ -28,25 +26,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { HOST_TOOLS_ENV, SANDBOXD_NODE } from './sandboxd-process.js';
+import { HOST_TOOLS_ENV } from './sandboxd-process.js';
 
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';
-
-/** Every file under `dir` (symlinks as their target), sorted, as [relative path, content]. */
-function filesOf(dir: string, prefix = ''): [string, Buffer | string][] {
-  const out: [string, Buffer | string][] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    const path = join(dir, entry.name);
-    const rel = `${prefix}/${entry.name}`;
-    if (entry.isSymbolicLink()) out.push([rel, `->${readlinkSync(path)}`]);
-    else if (entry.isDirectory()) out.push(...filesOf(path, rel));
-    else if (entry.isFile()) out.push([rel, readFileSync(path)]);
-  }
-  return out;
-}
 
 /** Makes every folder of `dir` 0755 and every file at least 0644: the sandbox's root reads the image. */
 function openUp(dir: string): void {
@@ -142,10 +125,11 @@ export function keepImage(dir: string): boolean {
 /**
  * sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk: the `.cjs` files of
  * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), and the bundle's V8 code cache,
- * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes. The
- * image is named by the files and that Node's identity: V8 refuses a cache another build of it wrote.
+ * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes (`node`:
+ * the template image's, run here on the host). The image is named by the files and that Node's
+ * identity: V8 refuses a cache another build of it wrote.
  */
-export function ensureSdkImage(packageRoot: string): string {
+export function ensureSdkImage(packageRoot: string, node: string): string {
   const bundleDir = join(packageRoot, 'dist', 'sandboxd');
   checkBundle(packageRoot, bundleDir);
   const files = readdirSync(bundleDir)
@@ -153,12 +137,12 @@ export function ensureSdkImage(packageRoot: string): string {
     .sort();
   const hash = createHash('sha256');
   for (const name of files) hash.update(`${name}\0`).update(readFileSync(join(bundleDir, name)));
-  const node = statSync(SANDBOXD_NODE);
-  hash.update(`${SANDBOXD_NODE} ${String(node.size)} ${String(node.mtimeMs)} ${String(node.ino)}`);
+  const identity = statSync(node);
+  hash.update(`${node} ${String(identity.size)} ${String(identity.mtimeMs)} ${String(identity.ino)}`);
   return materialize('sdk', hash.digest('hex'), (dir) => {
     mkdirSync(dir);
     for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
-    writeCodeCache(dir);
+    writeCodeCache(dir, node);
   });
 }
 
@@ -181,9 +165,9 @@ function checkBundle(packageRoot: string, bundleDir: string): void {
  * The launch chain's environment only: `NODE_OPTIONS` and the like would change V8's flags, and V8
  * refuses a cache written under other flags.
  */
-function writeCodeCache(dir: string): void {
+function writeCodeCache(dir: string, node: string): void {
   const settings = { token: randomBytes(24).toString('hex'), host: '127.0.0.1', port: 0 };
-  const run = spawnSync(SANDBOXD_NODE, [join(dir, 'start.cjs'), '--write-code-cache'], {
+  const run = spawnSync(node, [join(dir, 'start.cjs'), '--write-code-cache'], {
     input: JSON.stringify(settings),
     env: HOST_TOOLS_ENV,
     stdio: ['pipe', 'ignore', 'pipe'],
@@ -257,14 +241,5 @@ export function ensureAgentsImage(agentsDir: string): string {
   for (const line of agentsFingerprint(agentsDir)) hash.update(`${line}\n`);
   return materialize('agents', hash.digest('hex'), (dir) => {
     linkTree(agentsDir, dir);
-  });
-}
-
-/** A template's `/etc` folder, ready to bind at /etc. */
-export function ensureEtcImage(etcDir: string): string {
-  const hash = createHash('sha256');
-  for (const [rel, content] of filesOf(etcDir)) hash.update(rel).update(content);
-  return materialize('etc', hash.digest('hex'), (dir) => {
-    cpSync(etcDir, dir, { recursive: true, verbatimSymlinks: true });
   });
 }

@@ -12,8 +12,8 @@ import type { Readable, Writable } from 'node:stream';
 // Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
 const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
 
-/** The Node that runs sandboxd: the host's, seen through the sandbox's read-only `/usr`. */
-export const SANDBOXD_NODE = '/usr/bin/node';
+/** The Node that runs sandboxd: the template image's (`image-recipe.ts`), never the host's. */
+export const SANDBOXD_NODE = '/usr/local/bin/node';
 
 /**
  * sandboxd's entry in its runtime image, bound at /opt/sdk: `start.cjs` runs the bundle `sandboxd.cjs`

@@ -62,7 +62,9 @@ function sandboxdPid(sbx: Sandbox): string {
   const pid = procs
     .split('\n')
     .find(
-      (p) => p !== '' && readFileSync(`/proc/${p}/cmdline`, 'utf8') === '/usr/bin/node\0/opt/sdk/start.cjs\0',
+      (p) =>
+        p !== '' &&
+        readFileSync(`/proc/${p}/cmdline`, 'utf8') === '/usr/local/bin/node\0/opt/sdk/start.cjs\0',
     );
   if (pid === undefined) throw new Error('no sandboxd process');
   return pid;

@@ -8,6 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
+
+/** sandboxd's own command line (bwrap's, which starts it, ends with the same words). */
+const SANDBOXD_COMMAND_LINE = `${SANDBOXD_NODE}\0${SANDBOXD_ENTRY}\0`;
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { SandboxError } from '../../../rules/errors.js';
@@ -164,7 +168,9 @@ describe('a sandbox whose sandboxd dies', () => {
       )
         .split('\n')
         .filter((pid) => pid !== '');
-      const daemon = members.find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'node');
+      const daemon = members.find(
+        (pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8') === SANDBOXD_COMMAND_LINE,
+      );
       expect(daemon).toBeDefined();
       process.kill(Number(daemon), 'SIGKILL');
       expect(await ended).toMatchObject({ state: 'ended', endReason: 'failed' });

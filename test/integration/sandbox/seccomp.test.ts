@@ -280,7 +280,7 @@ describe('sandbox programs under the filter', () => {
         const answer = await new Promise((resolve) => worker.once('message', resolve));
         console.log(JSON.stringify({ child, status, body, answer }));
       })();`;
-    const { stdout, exitCode } = await runUnderFilter(`/usr/bin/node -e ${quote(script)}`);
+    const { stdout, exitCode } = await runUnderFilter(`/usr/local/bin/node -e ${quote(script)}`);
     expect(exitCode).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ child: 'from-child', status: '2', body: 'pong', answer: 42 });
   });

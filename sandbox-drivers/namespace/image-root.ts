@@ -1,0 +1,96 @@
+/**
+ * A template's root filesystem on this host: its recipe's layers laid over each other (later ones win)
+ * and its files written last, as an image under `/run/sdk/images/template-<hash>` (`runtime-image.ts`:
+ * named by content, built aside and renamed into place, collected when unused). Files are hard links
+ * into the layer cache where the file system allows, so an image costs folders, not copies; a file the
+ * recipe writes replaces its link, so no layer is ever changed.
+ */
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  linkSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { inputHash, type ImageRecipe } from './image-recipe.js';
+import { recipeLayers, type Layer, type StepListener } from './image-layers.js';
+import { materialize } from './runtime-image.js';
+
+/** Lays the tree `from` over `to`: folders merged, files and links replaced, devices and fifos skipped. */
+export function layOver(from: string, to: string): void {
+  mkdirSync(to, { recursive: true });
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) {
+      const existing = lstatSync(target, { throwIfNoEntry: false });
+      if (existing !== undefined && !existing.isDirectory()) rmSync(target, { force: true });
+      layOver(source, target);
+      chmodSync(target, lstatSync(source).mode & 0o7777); // /root stays 0700, /tmp 1777
+    } else if (entry.isSymbolicLink() || entry.isFile()) {
+      rmSync(target, { force: true, recursive: true });
+      if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+      else {
+        try {
+          linkSync(source, target);
+        } catch {
+          copyFileSync(source, target); // another file system
+        }
+      }
+    }
+  }
+}
+
+/** How layers are laid into an image; a change here makes every image again. */
+const IMAGE_FORMAT = 2;
+
+/** What a built template image is. */
+export interface RootImage {
+  /** The root folder to bind from. */
+  readonly dir: string;
+  /** The hash naming it: its layers' and its files'. */
+  readonly hash: string;
+  readonly layers: readonly Layer[];
+}
+
+/**
+ * The root image of `recipe`, its layers built (or taken from the cache) first.
+ *
+ * @throws ImageBuildError naming the step that failed; nothing half-built is left
+ */
+export async function ensureRootImage(
+  recipe: ImageRecipe,
+  onStep: StepListener = () => undefined,
+): Promise<RootImage> {
+  const layers = await recipeLayers(recipe, onStep);
+  const hash = inputHash({
+    layers: layers.map((layer) => layer.hash),
+    files: recipe.files,
+    env: recipe.env,
+    format: IMAGE_FORMAT,
+  });
+  const dir = materialize(
+    'template',
+    hash,
+    (building) => {
+      for (const layer of layers) layOver(layer.root, building);
+      for (const [path, content] of Object.entries(recipe.files)) {
+        const target = join(building, path);
+        mkdirSync(dirname(target), { recursive: true });
+        rmSync(target, { force: true }); // a link into a layer: replaced, never written through
+        writeFileSync(target, content);
+      }
+      const environment = Object.entries(recipe.env).map(([name, value]) => `${name}=${value}\n`);
+      rmSync(join(building, 'etc', 'environment'), { force: true });
+      writeFileSync(join(building, 'etc', 'environment'), environment.join(''));
+    },
+    { openUp: false },
+  );
+  return { dir, hash, layers };
+}

@@ -1,0 +1,46 @@
+/**
+ * Issue 14: template image layers are built once and cached by their inputs' hash, and a failed build
+ * step names itself and leaves nothing behind (real npm registry; the Debian layer is built by the
+ * integration tests' global setup and checked by namespace-driver.test.ts).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ImageBuildError, npmLayer } from '../../../sandbox-drivers/namespace/image-layers.js';
+
+const cache = mkdtempSync(join(tmpdir(), 'sdk-layer-cache-'));
+process.env.SDK_LAYER_CACHE = cache; // this file's own cache (a process of its own)
+afterAll(() => rmSync(cache, { recursive: true, force: true }));
+
+describe('image layers', () => {
+  it('are built once, then taken from the cache by the hash of their inputs', async () => {
+    const placement = { name: 'is-number', version: '7.0.0', files: { 'index.js': '/usr/lib/is-number.js' } };
+    const steps: string[] = [];
+    const first = await npmLayer(placement, (step) => steps.push(step));
+    expect(steps).toEqual(['npm is-number@7.0.0']);
+    expect(readFileSync(join(first.root, 'usr', 'lib', 'is-number.js'), 'utf8')).toContain('module.exports');
+    const again = await npmLayer(placement, (step) => steps.push(step));
+    expect(again).toEqual(first);
+    expect(steps).toHaveLength(1); // nothing rebuilt
+    const other = await npmLayer({ ...placement, files: { 'index.js': '/usr/lib/other.js' } }, (step) =>
+      steps.push(step),
+    );
+    expect(other.hash).not.toBe(first.hash); // other inputs, another layer
+  });
+
+  it('name the step that failed and leave nothing half-built', async () => {
+    const before = readdirSync(cache).sort();
+    const error = await npmLayer({ name: 'sdk-no-such-package-zz9', version: '0.0.1', files: {} }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ImageBuildError);
+    expect((error as ImageBuildError).step).toBe('npm sdk-no-such-package-zz9@0.0.1');
+    expect((error as Error).message).toContain(
+      'template build step "npm sdk-no-such-package-zz9@0.0.1" failed',
+    );
+    expect(readdirSync(cache).sort()).toEqual(before);
+    expect(readdirSync(cache).some((name) => name.includes('.building-'))).toBe(false);
+    expect(existsSync(join(cache, 'layer.json'))).toBe(false);
+  });
+});
