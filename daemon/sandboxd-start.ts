@@ -1,5 +1,5 @@
 /**
- * sandboxd's entry inside a sandbox (`/usr/bin/node /opt/sdk/start.cjs`, bundled by daemon/build.mjs):
+ * sandboxd's entry inside a sandbox (`/usr/local/bin/node /opt/sdk/start.cjs`, bundled by daemon/build.mjs):
  * runs the bundle beside it, `sandboxd.cjs` (daemon/main.ts with every module and package it imports),
  * from the V8 code cache beside it, `sandboxd.code-cache`, which the runtime image's build writes with
  * `--write-code-cache` (sandbox-drivers/namespace/runtime-image.ts): the image is read-only in the

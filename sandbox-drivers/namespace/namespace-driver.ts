@@ -1,7 +1,7 @@
 /**
- * The embedded default driver: sandboxd in bubblewrap (user, pid, ipc, uts and mount namespaces, a
- * curated read-only root, size-bounded tmpfs for every writable place, a seccomp filter over every
- * process) inside its own network namespace, in its own cgroups. The user namespace maps the sandbox's
+ * The embedded default driver: sandboxd in bubblewrap (user, pid, ipc, uts and mount namespaces, the
+ * template's image read-only as its root (`image-root.ts`), size-bounded tmpfs for every writable
+ * place, a seccomp filter over every process) inside its own network namespace, in its own cgroups. The user namespace maps the sandbox's
  * ids to a host range of its own (`uid-ranges.ts`). The sandbox outlives the process that launched it
  * (so a restarted control plane adopts it); it ends with `destroy`, which kills through the cgroup and
  * removes every resource, or when its sandboxd exits, which `onExit` reports.
