@@ -3,7 +3,7 @@
  * status, the sandbox access token as a bearer token where a call acts on a sandbox.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { map, type Observable } from 'rxjs';
+import { map } from 'rxjs';
 import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
 import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
 import { cursorOf } from '../protocol/cursor.js';
@@ -14,6 +14,7 @@ import type { ControlPlane } from './control-plane.js';
 import { API_CSP, COMMON_HEADERS, refuseCrossOrigin } from './browser-policy.js';
 import { inspectorAsset } from './inspector-assets.js';
 import { MACHINE_GRAPHS } from './machine-graphs.js';
+import { streamNdjson } from './ndjson-stream.js';
 import { openApiDocument } from './openapi.js';
 
 const MAX_BODY = 64 * 1024;
@@ -77,18 +78,6 @@ function cursor(req: IncomingMessage): number | undefined {
   const after = cursorOf(new URL(req.url ?? '/', 'http://control-plane'));
   if (after === 'invalid') throw new InvalidArgumentError('after: must be a sequence number');
   return after;
-}
-
-/** Writes records as NDJSON until the stream ends or the client goes away. */
-function streamNdjson(res: ServerResponse, events: Observable<unknown>): void {
-  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  res.flushHeaders(); // a live-only feed may have nothing to write for a while
-  const subscription = events.subscribe({
-    next: (event) => res.write(`${JSON.stringify(event)}\n`),
-    complete: () => res.end(),
-    error: () => res.destroy(),
-  });
-  res.once('close', () => subscription.unsubscribe());
 }
 
 /** Creates the HTTP server of a control plane (not yet listening). */
@@ -187,7 +176,7 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
       return { status, body: envelope, headers };
     }
     // The page's own files may be opened from anywhere (a link); the API only from the page itself.
-    if (path.startsWith('/v1/')) refuseCrossOrigin(req);
+    if (path.split('/').find((segment) => segment !== '') === 'v1') refuseCrossOrigin(req);
     return match.handler({ req, res, params: match.params, caller: bearer(req) });
   };
 

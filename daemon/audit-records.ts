@@ -18,7 +18,34 @@ export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'POST /v1/agent/executions/:id/abort',
 ]);
 
-/** A command's start (its command line, cut to `MAX_RECORD_TEXT`) or end (how it ended) as a record. */
+/**
+ * Credentials people type into command lines, masked before a line is recorded: a URL's user and
+ * password, header values of credential headers, bearer tokens, and `NAME=value` where the name says
+ * token, secret, password or key.
+ */
+const CREDENTIAL_PATTERNS: readonly (readonly [RegExp, (match: string, ...groups: string[]) => string])[] = [
+  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, (_, scheme = '') => `${scheme}***@`],
+  [
+    /((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(\s*[:=]\s*)(?:(bearer|basic|token)\s+)?[^\s'"]+/gi,
+    (_, name = '', separator = '', scheme?: string) =>
+      `${name}${separator}${scheme === undefined ? '' : `${scheme} `}***`,
+  ],
+  [/\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, (_, word = '') => `${word} ***`],
+  [
+    /\b([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api_?key|access_?key)[A-Za-z0-9_]*)=[^\s'"]+/gi,
+    (_, name = '') => `${name}=***`,
+  ],
+];
+
+/** `command` with the credentials it shows masked (see `CREDENTIAL_PATTERNS`). */
+export function maskCredentials(command: string): string {
+  return CREDENTIAL_PATTERNS.reduce((text, [pattern, mask]) => text.replace(pattern, mask), command);
+}
+
+/**
+ * A command's start (its command line with credentials masked, cut to `MAX_RECORD_TEXT`) or end (how it
+ * ended) as a record.
+ */
 export function processRecord(
   pid: number,
   command: string,
@@ -27,5 +54,5 @@ export function processRecord(
   const at = Date.now();
   return event.type === 'end'
     ? { at, type: 'process', pid, event: 'end', exitCode: event.exitCode, signal: event.signal }
-    : { at, type: 'process', pid, event: 'start', command: recordText(command) };
+    : { at, type: 'process', pid, event: 'start', command: recordText(maskCredentials(command)) };
 }

@@ -26,9 +26,13 @@ import { killTree } from './process-tree.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';
 
-/** `tar` writing the home to stdout (`exec`: the process sandboxd started is tar itself). */
+/**
+ * `tar` writing the home to stdout (`exec`: the process sandboxd started is tar itself). `--sparse`: a
+ * file of holes (`truncate -s 20G`) is saved as holes, so it neither streams for an hour nor comes back
+ * as 20 GB of zeros that no home can hold.
+ */
 export const archiveCommand = (home: string): string =>
-  `exec tar --create --gzip --file=- --directory=${quote(home)} .`;
+  `exec tar --create --sparse --gzip --file=- --directory=${quote(home)} .`;
 
 /** `tar` extracting stdin into the home (flags: see the module comment). */
 export const extractCommand = (home: string): string =>

@@ -27,7 +27,15 @@ const s3PrefixOptions = z.strictObject({
    * An endpoint override for S3 and STS (an AWS-compatible server, as `SecretStore`'s `endpoint`);
    * buckets are then addressed by path. The AWS SDK's own (`AWS_ENDPOINT_URL…`) when absent.
    */
-  endpoint: httpUrlSchema.optional(),
+  endpoint: httpUrlSchema
+    .refine(
+      (url) =>
+        url.startsWith('https://') ||
+        /^http:\/\/(?:127\.\d+\.\d+\.\d+|\[::1\]|localhost)(?::\d+)?(?:\/|$)/.test(url),
+      // Session tokens and signed role requests travel to it: in the clear only over loopback.
+      'must be https (http only to a loopback address)',
+    )
+    .optional(),
 });
 
 /** Options of `S3Prefix`. */

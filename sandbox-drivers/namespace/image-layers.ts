@@ -6,8 +6,17 @@
  * both succeed. A rebuild redoes only the layers whose inputs changed.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { inputHash, type ImageRecipe, type NpmPlacement } from './image-recipe.js';
@@ -37,6 +46,25 @@ export class ImageBuildError extends Error {
   }
 }
 
+/**
+ * The environment of the build tools: the host's tools, npm's home, proxies and trust stores, nothing
+ * else (an operator key or cloud credentials in the caller's environment stay there).
+ */
+function toolEnv(): NodeJS.ProcessEnv {
+  const kept = [
+    'HOME',
+    ...['http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY'],
+    // Trust stores a registry behind a proxy of the host's needs (paths, never credentials).
+    ...['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CURL_CA_BUNDLE'],
+  ];
+  return {
+    PATH: '/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/bin',
+    ...Object.fromEntries(
+      kept.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])),
+    ),
+  };
+}
+
 /** Reports each step as it starts. */
 export type StepListener = (step: string) => void;
 
@@ -61,7 +89,9 @@ async function cachedLayer(
   const root = join(dir, 'root');
   if (existsSync(join(dir, 'layer.json'))) return { kind, hash, root };
   onStep(step);
-  mkdirSync(layerCacheDir(), { recursive: true, mode: 0o755 });
+  // Root's only: images link to the layers' files, sandboxes never see the cache.
+  mkdirSync(layerCacheDir(), { recursive: true, mode: 0o700 });
+  chmodSync(layerCacheDir(), 0o700);
   const building = `${dir}.building-${randomBytes(4).toString('hex')}`;
   try {
     mkdirSync(building, { mode: 0o755 });
@@ -79,7 +109,14 @@ async function cachedLayer(
 /** The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages. */
 export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => undefined): Promise<Layer> {
   const packages = [...recipe.debianPackages].sort();
-  const inputs = { suite: recipe.suite, mirror: recipe.mirror, variant: 'minbase', packages };
+  const inputs = {
+    suite: recipe.suite,
+    mirror: recipe.mirror,
+    extraSources: recipe.extraSources,
+    variant: 'minbase',
+    packages,
+    setuid: 'stripped',
+  };
   return cachedLayer(
     'debian',
     inputs,
@@ -96,8 +133,18 @@ export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => un
           recipe.suite,
           root,
           recipe.mirror,
+          ...recipe.extraSources,
         ],
-        { maxBuffer: 64 * 2 ** 20 },
+        { maxBuffer: 64 * 2 ** 20, env: toolEnv() },
+      );
+      // No setuid or setgid program in an image: inside a sandbox they could do nothing (their owner is
+      // not mapped, no_new_privs), and on the host they would widen root's surface.
+      await run(
+        'find',
+        [root, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '{}', '+'],
+        {
+          env: toolEnv(),
+        },
       );
     },
     onStep,
@@ -126,8 +173,18 @@ export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => u
             scratch,
             `${placement.name}@${placement.version}`,
           ],
-          { maxBuffer: 64 * 2 ** 20 },
+          { maxBuffer: 64 * 2 ** 20, env: toolEnv() },
         );
+        for (const [from, expected] of Object.entries(placement.sha256)) {
+          const actual = createHash('sha256')
+            .update(readFileSync(join(scratch, 'node_modules', placement.name, from)))
+            .digest('hex');
+          if (actual !== expected)
+            throw new ImageBuildError(
+              `npm ${placement.name}@${placement.version}`,
+              `${from} is not the pinned file`,
+            );
+        }
         for (const [from, to] of Object.entries(placement.files)) {
           const target = join(root, to);
           mkdirSync(dirname(target), { recursive: true, mode: 0o755 });

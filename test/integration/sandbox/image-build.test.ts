@@ -15,7 +15,12 @@ afterAll(() => rmSync(cache, { recursive: true, force: true }));
 
 describe('image layers', () => {
   it('are built once, then taken from the cache by the hash of their inputs', async () => {
-    const placement = { name: 'is-number', version: '7.0.0', files: { 'index.js': '/usr/lib/is-number.js' } };
+    const placement = {
+      name: 'is-number',
+      version: '7.0.0',
+      files: { 'index.js': '/usr/lib/is-number.js' },
+      sha256: {},
+    };
     const steps: string[] = [];
     const first = await npmLayer(placement, (step) => steps.push(step));
     expect(steps).toEqual(['npm is-number@7.0.0']);
@@ -31,9 +36,12 @@ describe('image layers', () => {
 
   it('name the step that failed and leave nothing half-built', async () => {
     const before = readdirSync(cache).sort();
-    const error = await npmLayer({ name: 'sdk-no-such-package-zz9', version: '0.0.1', files: {} }).catch(
-      (e: unknown) => e,
-    );
+    const error = await npmLayer({
+      name: 'sdk-no-such-package-zz9',
+      version: '0.0.1',
+      files: {},
+      sha256: {},
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ImageBuildError);
     expect((error as ImageBuildError).step).toBe('npm sdk-no-such-package-zz9@0.0.1');
     expect((error as Error).message).toContain(
@@ -42,5 +50,16 @@ describe('image layers', () => {
     expect(readdirSync(cache).sort()).toEqual(before);
     expect(readdirSync(cache).some((name) => name.includes('.building-'))).toBe(false);
     expect(existsSync(join(cache, 'layer.json'))).toBe(false);
+  });
+
+  it('refuse a file that is not the pinned one', async () => {
+    const before = readdirSync(cache).sort();
+    const pinned = { 'index.js': '0'.repeat(64) };
+    const error = await npmLayer({ name: 'is-number', version: '7.0.0', files: {}, sha256: pinned }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ImageBuildError);
+    expect((error as Error).message).toContain('index.js is not the pinned file');
+    expect(readdirSync(cache).sort()).toEqual(before);
   });
 });

@@ -5,7 +5,7 @@ import { archiveCommand, extractCommand } from '../../../daemon/home-archive.js'
 describe('sandboxd’s tar command lines', () => {
   it('archive the whole home and extract without owners, with modes, keeping existing directories', () => {
     expect(archiveCommand("/home/o'brien")).toBe(
-      "exec tar --create --gzip --file=- --directory='/home/o'\\''brien' .",
+      "exec tar --create --sparse --gzip --file=- --directory='/home/o'\\''brien' .",
     );
     const extract = extractCommand('/home/user');
     for (const flag of ['--no-same-owner', '--preserve-permissions', '--no-overwrite-dir']) {

@@ -45,6 +45,14 @@ describe('S3Prefix', () => {
     const base = { bucket: 'homes', prefix: 'p', name: 'n' };
     expect(fieldOf(() => new S3Prefix({ ...base, region: 'Europe' }))).toBe('region');
     expect(fieldOf(() => new S3Prefix({ ...base, endpoint: 'ftp://127.0.0.1' }))).toBe('endpoint');
+    // Signed role requests and session tokens go there: http only to loopback.
+    expect(fieldOf(() => new S3Prefix({ ...base, endpoint: 'http://s3.example.com' }))).toBe('endpoint');
+    expect(fieldOf(() => new S3Prefix({ ...base, endpoint: 'http://127.0.0.1.example.com' }))).toBe(
+      'endpoint',
+    );
+    expect(new S3Prefix({ ...base, endpoint: 'https://s3.example.com' }).endpoint).toBe(
+      'https://s3.example.com',
+    );
     expect(fieldOf(() => new S3Prefix({ ...base, prefix: 'a//b' }))).toBe('prefix');
     expect(fieldOf(() => new S3Prefix({ ...base, name: '.hidden' }))).toBe('name');
     expect(fieldOf(() => new S3Prefix({ ...base, bucket: 'a..b' }))).toBe('bucket');
