@@ -65,6 +65,9 @@ function toolEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** Longest a build tool may run: a hung download fails its step (and leaves nothing) instead of hanging. */
+const STEP_TIMEOUT_MS = 15 * 60_000;
+
 /** Reports each step as it starts. */
 export type StepListener = (step: string) => void;
 
@@ -135,7 +138,7 @@ export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => un
           recipe.mirror,
           ...recipe.extraSources,
         ],
-        { maxBuffer: 64 * 2 ** 20, env: toolEnv() },
+        { maxBuffer: 64 * 2 ** 20, env: toolEnv(), timeout: STEP_TIMEOUT_MS },
       );
       // No setuid or setgid program in an image: inside a sandbox they could do nothing (their owner is
       // not mapped, no_new_privs), and on the host they would widen root's surface.
@@ -173,7 +176,7 @@ export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => u
             scratch,
             `${placement.name}@${placement.version}`,
           ],
-          { maxBuffer: 64 * 2 ** 20, env: toolEnv() },
+          { maxBuffer: 64 * 2 ** 20, env: toolEnv(), timeout: STEP_TIMEOUT_MS },
         );
         for (const [from, expected] of Object.entries(placement.sha256)) {
           const actual = createHash('sha256')
