@@ -7,7 +7,16 @@
  * transitions that stay in a state are one loop above it.
  */
 import type { MachineGraph } from '../../protocol/inspector-api.js';
-import { resolveTarget } from './machine-graph.js';
+import {
+  childOf,
+  edgesOf,
+  LABEL_CHAR,
+  labelWidth,
+  LINE,
+  lineOf,
+  loopLines,
+  type Edge,
+} from './statechart-edges.js';
 
 type StateNode = MachineGraph['states'][number];
 type Transition = MachineGraph['transitions'][number];
@@ -55,81 +64,12 @@ export interface ChartLayout {
 const STATE_HEIGHT = 36;
 const STATE_MIN_WIDTH = 92;
 const STATE_CHAR = 7.6;
-const LABEL_CHAR = 6.3;
-const LINE = 13;
 const PAD = 18;
 const HEADER = 26;
 const ROW_GAP = 42;
 const MIN_COLUMN_GAP = 84;
 const INITIAL_SPACE = 26;
 const LOOP_RISE = 30;
-const LOOP_LINE_CHARS = 26;
-
-const labelWidth = (lines: readonly string[]): number =>
-  Math.max(0, ...lines.map((line) => line.length * LABEL_CHAR));
-
-const lineOf = (transition: Transition): string =>
-  transition.guard === null ? transition.event : `${transition.event} [${transition.guard}]`;
-
-/** Event names joined and wrapped for a loop's label. */
-function loopLines(transitions: readonly Transition[]): string[] {
-  const events = [...new Set(transitions.map((transition) => transition.event))];
-  const lines: string[] = [];
-  let line = '';
-  for (const event of events) {
-    const next = line === '' ? event : `${line}, ${event}`;
-    if (next.length > LOOP_LINE_CHARS && line !== '') {
-      lines.push(`${line},`);
-      line = event;
-    } else {
-      line = next;
-    }
-  }
-  if (line !== '') lines.push(line);
-  return lines;
-}
-
-/** `id`'s ancestor (or itself) that is a child of `container` (null: the top level). */
-function childOf(
-  id: string,
-  container: string | null,
-  parents: ReadonlyMap<string, string | null>,
-): string | null {
-  let current: string | null = id;
-  while (current !== null) {
-    const parent: string | null = parents.get(current) ?? null;
-    if (parent === container) return current;
-    current = parent;
-  }
-  return null;
-}
-
-interface Edge {
-  readonly source: string;
-  readonly target: string;
-  readonly transitions: Transition[];
-}
-
-/** The edges of a graph: transitions grouped by (source, resolved target); targetless ones are loops. */
-function edgesOf(graph: MachineGraph, ids: ReadonlySet<string>): Edge[] {
-  const byPair = new Map<string, Edge>();
-  for (const transition of graph.transitions) {
-    if (!ids.has(transition.source)) continue; // a root-level handler: no state to draw it on
-    const targets =
-      transition.targets.length === 0
-        ? [transition.source]
-        : transition.targets
-            .map((target) => resolveTarget(target, transition.source, ids, graph.id))
-            .filter((target) => target !== null);
-    for (const target of targets) {
-      const key = `${transition.source}\u0000${target}`;
-      const edge = byPair.get(key) ?? { source: transition.source, target, transitions: [] };
-      edge.transitions.push(transition);
-      byPair.set(key, edge);
-    }
-  }
-  return [...byPair.values()];
-}
 
 /**
  * Lays out `graph`.
