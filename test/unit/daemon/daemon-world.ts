@@ -40,6 +40,8 @@ export interface DaemonWorld {
   readonly url: string;
   /** Every record the audit log (what `GET /v1/events` serves) holds now; needs no `this`. */
   readonly records: () => DaemonRecord[];
+  /** Calls the daemon with the sandbox's token; a body that is not a string goes as JSON. */
+  readonly call: (method: string, path: string, body?: unknown) => Promise<Response>;
 }
 
 /**
@@ -88,6 +90,12 @@ export function useDaemonWorld(options: DaemonWorldOptions): DaemonWorld {
   });
 
   return {
+    call: (method, path, body) =>
+      fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${options.token}` },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      }),
     dir,
     get url() {
       return url;

@@ -22,12 +22,7 @@ const world = useDaemonWorld({
 });
 const { records } = world;
 
-const call = async (method: string, path: string, body?: unknown): Promise<Response> =>
-  fetch(`${world.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}` },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
+const { call } = world;
 
 /** Runs `cmd` through `POST /v1/processes?stream=true` and returns its start and end records. */
 async function run(cmd: string, envs: Record<string, string> = {}): Promise<DaemonRecord[]> {

@@ -23,12 +23,7 @@ const world = useDaemonWorld({
   recordAgentProcesses: true,
 });
 
-const call = (method: string, path: string, body?: unknown): Promise<Response> =>
-  fetch(`${world.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}` },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
+const { call } = world;
 
 /** Runs `cmd` in the foreground and returns its stdout. */
 async function stdoutOf(cmd: string, envs: Record<string, string> = {}): Promise<string> {
