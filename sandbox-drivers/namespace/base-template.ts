@@ -34,7 +34,7 @@ export const BASE_TEMPLATES: readonly BaseManifest[] = [
 }));
 
 /** Where a template's root of files lives under `stateDir`. */
-export function templateDir(stateDir: string, name: string): string {
+function templateDir(stateDir: string, name: string): string {
   return join(stateDir, 'templates', name);
 }
 
@@ -55,12 +55,11 @@ export function ensureBaseTemplates(stateDir: string): void {
 }
 
 /**
- * The recipe of a template's image, from its manifest; a template whose manifest names none (written
- * before images had recipes) stands on the base recipe. Undefined for a template that does not exist.
+ * The recipe of a template's image, from its manifest; a manifest that names none (written before
+ * images had recipes) stands on the base recipe.
  */
-export function recipeOf(stateDir: string, name: string): ImageRecipe | undefined {
-  const manifest = readManifest(stateDir, name) as Partial<BaseManifest> | undefined;
-  return manifest === undefined ? undefined : (manifest.recipe ?? BASE_RECIPE);
+export function recipeOf(manifest: TemplateManifest): ImageRecipe {
+  return (manifest as Partial<BaseManifest>).recipe ?? BASE_RECIPE;
 }
 
 /** The manifest of a template, if it exists; a name that would leave `templates/` names none. */

@@ -22,6 +22,7 @@ import type {
 } from '../sandbox-driver.js';
 import { ensureBaseTemplates, readManifest, recipeOf } from './base-template.js';
 import type { StepListener } from './image-layers.js';
+import type { ImageRecipe } from './image-recipe.js';
 import { ensureRootImage } from './image-root.js';
 import { collectUnusedImages, ensureAgentsImage, ensureSdkImage, keepImage } from './runtime-image.js';
 import { SANDBOXD_NODE } from './sandboxd-process.js';
@@ -108,16 +109,15 @@ export class NamespaceDriver implements SandboxDriver {
    * @throws ImageBuildError naming the step that failed
    */
   async prepare(onStep?: StepListener): Promise<void> {
-    await this.#imagesOf(AGENT_TEMPLATE, onStep);
+    const manifest = readManifest(this.#options.stateDir, AGENT_TEMPLATE);
+    if (manifest !== undefined) await this.#imagesOf(recipeOf(manifest), onStep);
   }
 
   /**
-   * The root image of `template` and sandboxd's image for it, built once per driver and again when the
+   * The root image of `recipe` and sandboxd's image for it, built once per driver and again when the
    * host collected them (unused for an hour).
    */
-  async #imagesOf(template: string, onStep?: StepListener): Promise<{ root: string; sdk: string }> {
-    const recipe = recipeOf(this.#options.stateDir, template);
-    if (recipe === undefined) throw new Error(`template ${template} names no image recipe`);
+  async #imagesOf(recipe: ImageRecipe, onStep?: StepListener): Promise<{ root: string; sdk: string }> {
     const key = JSON.stringify(recipe);
     const known = this.#images.get(key);
     if (known !== undefined) {
@@ -173,7 +173,7 @@ export class NamespaceDriver implements SandboxDriver {
       }
       const userns = await holding;
       try {
-        const images = await this.#imagesOf(request.template);
+        const images = await this.#imagesOf(recipeOf(manifest));
         await startSandboxd({
           cgroupProcs: procsFiles(this.instance, id),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
