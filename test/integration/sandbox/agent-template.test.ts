@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sandboxdPid } from '../support/namespace-sandbox.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { claimsOf } from '../../../sandbox-drivers/namespace/uid-ranges.js';
@@ -50,25 +51,7 @@ const userMemoryMb = (sbx: Sandbox): number =>
   ) /
   2 ** 20;
 
-/**
- * The host pid of a sandbox's sandboxd (in the sandbox's own memory cgroup, beside the two bwrap
- * processes, whose command lines name it too; the outer one stays in the host's mount namespace).
- */
-function sandboxdPid(sbx: Sandbox): string {
-  const procs = readFileSync(
-    join(cgroupPaths(cp.driver.instance, sbx.sandboxId).memory, 'cgroup.procs'),
-    'utf8',
-  );
-  const pid = procs
-    .split('\n')
-    .find(
-      (p) =>
-        p !== '' &&
-        readFileSync(`/proc/${p}/cmdline`, 'utf8') === '/usr/local/bin/node\0/opt/sdk/start.cjs\0',
-    );
-  if (pid === undefined) throw new Error('no sandboxd process');
-  return pid;
-}
+const sandboxdPidOf = (sbx: Sandbox): string => sandboxdPid(cp.driver.instance, sbx.sandboxId);
 
 /**
  * Runs `script` as the sandbox's root, inside its user and mount namespaces (with every capability of
@@ -77,7 +60,7 @@ function sandboxdPid(sbx: Sandbox): string {
 async function asSandboxRoot(sbx: Sandbox, script: string): Promise<string> {
   try {
     const { stdout } = await execFileAsync('nsenter', [
-      `--target=${sandboxdPid(sbx)}`,
+      `--target=${sandboxdPidOf(sbx)}`,
       '--user',
       '--mount',
       '--root', // sandboxd's root folder: the sandbox's, not its mount namespace's

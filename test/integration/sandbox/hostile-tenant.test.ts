@@ -8,14 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
-
-/** sandboxd's own command line (bwrap's, which starts it, ends with the same words). */
-const SANDBOXD_COMMAND_LINE = `${SANDBOXD_NODE}\0${SANDBOXD_ENTRY}\0`;
 import { cgroupPaths, tcpLimitOf } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, RANGE_SIZE, SLOTS } from '../../../sandbox-drivers/namespace/uid-ranges.js';
 import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
-import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
+import { sandboxdPid, TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const execFileAsync = promisify(execFile);
 const sandboxes = new TestSandboxes();
@@ -127,14 +123,8 @@ describe('identity: a user namespace per sandbox, mapped to a host range of its 
     process.env.SDK_TEST_LAUNCHER_SECRET = 'launcher-secret-0123456789';
     try {
       const sbx = await sandboxes.launch();
-      const own = join(cgroupPaths(sandboxes.driver.instance, sbx.id).memory, 'cgroup.procs');
-      const daemon = readFileSync(own, 'utf8')
-        .split('\n')
-        .find((pid) => pid !== '' && readFileSync(`/proc/${pid}/cmdline`, 'utf8') === SANDBOXD_COMMAND_LINE);
-      expect(daemon).toBeDefined();
-      const environ = readFileSync(`/proc/${daemon ?? ''}/environ`, 'utf8')
-        .split('\0')
-        .filter(Boolean);
+      const daemon = sandboxdPid(sandboxes.driver.instance, sbx.id);
+      const environ = readFileSync(`/proc/${daemon}/environ`, 'utf8').split('\0').filter(Boolean);
       expect(environ).toEqual(['PATH=/usr/bin:/bin', 'PWD=/']); // bwrap sets PWD for its --chdir
     } finally {
       delete process.env.SDK_TEST_LAUNCHER_SECRET;

@@ -4,15 +4,9 @@
  * whose sandboxd dies ends as failed, promptly, and says so.
  */
 import { connect } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
-
-/** sandboxd's own command line (bwrap's, which starts it, ends with the same words). */
-const SANDBOXD_COMMAND_LINE = `${SANDBOXD_NODE}\0${SANDBOXD_ENTRY}\0`;
-import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { sandboxdPid } from '../support/namespace-sandbox.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { SandboxError } from '../../../rules/errors.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
@@ -162,16 +156,7 @@ describe('a sandbox whose sandboxd dies', () => {
       );
       await new Promise((resolve) => setTimeout(resolve, 100)); // the event stream is open
       // The sandbox's own cgroup (not `user`) holds bwrap's init and sandboxd: end sandboxd by its pid.
-      const members = readFileSync(
-        join(cgroupPaths(cp.driver.instance, sbx.sandboxId).memory, 'cgroup.procs'),
-        'utf8',
-      )
-        .split('\n')
-        .filter((pid) => pid !== '');
-      const daemon = members.find(
-        (pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8') === SANDBOXD_COMMAND_LINE,
-      );
-      expect(daemon).toBeDefined();
+      const daemon = sandboxdPid(cp.driver.instance, sbx.sandboxId);
       process.kill(Number(daemon), 'SIGKILL');
       expect(await ended).toMatchObject({ state: 'ended', endReason: 'failed' });
       expect(await sbx.getInfo()).toMatchObject({ state: 'ended', endReason: 'failed' });

@@ -3,14 +3,32 @@
  * its sandboxd, destroyed afterwards (and the template state folder removed).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 
 /** A launched test sandbox. */
+/**
+ * The host pid of a sandbox's sandboxd, found in the sandbox's own memory cgroup by its exact command
+ * line (the bwrap processes beside it end their command lines with the same words).
+ *
+ * @throws when the sandbox has no sandboxd
+ */
+export function sandboxdPid(instance: string, sandboxId: string): string {
+  const procs = readFileSync(`${cgroupPaths(instance, sandboxId).memory}/cgroup.procs`, 'utf8');
+  const commandLine = `${SANDBOXD_NODE}\0${SANDBOXD_ENTRY}\0`;
+  const pid = procs
+    .split('\n')
+    .find((p) => p !== '' && readFileSync(`/proc/${p}/cmdline`, 'utf8') === commandLine);
+  if (pid === undefined) throw new Error('no sandboxd process');
+  return pid;
+}
+
 export interface TestSandbox {
   readonly id: string;
   readonly daemonUrl: string;
