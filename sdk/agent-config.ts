@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { AGENT_CONFIG_DIR, agentConfigSchema, type AgentConfigWrite } from '../protocol/agent-wire.js';
+import type { ConfigFile } from '../runtime-drivers/config-hash.js';
 import { buildRuntimeAConfig, RuntimeAConfigError } from '../runtime-drivers/runtime-a/config.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
 import { buildRuntimeBConfig, RuntimeBConfigError } from '../runtime-drivers/runtime-b/config.js';
@@ -32,6 +33,60 @@ function listenersOf(spec: AgentSpec, gateways: SandboxGateways): Record<string,
   return listeners;
 }
 
+/** What one runtime's builder makes of a spec, and how the write of it is named and filled in. */
+interface RuntimeConfigBuilder {
+  readonly runtime: AgentConfigWrite['runtime'];
+  /** Builds the configuration with each gateway pointed at its listener. */
+  readonly build: (gateways: Record<string, string>) => {
+    readonly hash: string;
+    readonly text: string;
+    readonly files?: readonly ConfigFile[];
+  };
+  /** The builder's error, whose messages name fields and rules only. */
+  readonly configError: new (message?: string) => Error;
+  /** Non-secret environment for the provider package, asked for once the build succeeded. */
+  readonly env?: () => Record<string, string>;
+}
+
+/**
+ * The configuration write of `spec` as `builder` makes it, checked against the daemon's limits.
+ *
+ * @throws InvalidArgumentError when the configuration cannot be built or is over the daemon's limits
+ */
+function configWrite(
+  operation: string,
+  spec: AgentSpec,
+  gateways: SandboxGateways,
+  builder: RuntimeConfigBuilder,
+): AgentConfigWrite {
+  const listeners = listenersOf(spec, gateways);
+  let built;
+  try {
+    built = builder.build(listeners);
+  } catch (error) {
+    if (error instanceof builder.configError) {
+      throw new InvalidArgumentError(`${operation}: spec: ${error.message}`, { field: 'spec' });
+    }
+    throw error;
+  }
+  const parsed = agentConfigSchema.safeParse({
+    runtime: builder.runtime,
+    hash: built.hash,
+    text: built.text,
+    files: (built.files ?? []).map((file) => ({ path: file.path, content: file.content })),
+    env: builder.env?.() ?? {},
+  });
+  if (!parsed.success) {
+    // Only the instructions are written as files.
+    const tooLong = parsed.error.issues.some((issue) => issue.path[0] === 'files');
+    throw new InvalidArgumentError(
+      `${operation}: spec: ${tooLong ? 'instructions are over 1 MiB' : 'the runtime configuration is over 1 MiB'}`,
+      { field: tooLong ? 'spec.instructions' : 'spec' },
+    );
+  }
+  return parsed.data;
+}
+
 /**
  * The configuration write of `spec` on this handle (declaring `model`, the call's other model, if any). Every gateway of `spec.gatewayNames()` must have
  * a status (checked before, by `checkAgentGateways`).
@@ -44,44 +99,27 @@ export function runtimeAConfigWrite(
   gateways: SandboxGateways,
   model?: string,
 ): AgentConfigWrite {
-  const listeners = listenersOf(spec, gateways);
-  let built;
-  try {
-    built = buildRuntimeAConfig({
-      model: spec.model,
-      smallModel: spec.smallModel,
-      instructions: spec.instructions,
-      instructionsPath: instructionsPath(spec.instructions),
-      permissions: spec.permissions,
-      agents: spec.agents,
-      mcp: spec.mcp,
-      rawConfig: spec.rawConfig,
-      gateways: listeners,
-      otherModels: model === undefined ? [] : [model],
-    });
-  } catch (error) {
-    // Its messages name fields and rules only.
-    if (error instanceof RuntimeAConfigError) {
-      throw new InvalidArgumentError(`${operation}: spec: ${error.message}`, { field: 'spec' });
-    }
-    throw error;
-  }
-  const keyEnv = OPENCODE_PROVIDERS[spec.model.provider].placeholderKeyEnv;
-  const parsed = agentConfigSchema.safeParse({
+  return configWrite(operation, spec, gateways, {
     runtime: 'runtime_a',
-    hash: built.hash,
-    text: built.text,
-    files: built.files.map((file) => ({ path: file.path, content: file.content })),
-    env: keyEnv === undefined ? {} : { [keyEnv]: PLACEHOLDER_KEY },
+    build: (listeners) =>
+      buildRuntimeAConfig({
+        model: spec.model,
+        smallModel: spec.smallModel,
+        instructions: spec.instructions,
+        instructionsPath: instructionsPath(spec.instructions),
+        permissions: spec.permissions,
+        agents: spec.agents,
+        mcp: spec.mcp,
+        rawConfig: spec.rawConfig,
+        gateways: listeners,
+        otherModels: model === undefined ? [] : [model],
+      }),
+    configError: RuntimeAConfigError,
+    env: () => {
+      const keyEnv = OPENCODE_PROVIDERS[spec.model.provider].placeholderKeyEnv;
+      return keyEnv === undefined ? {} : { [keyEnv]: PLACEHOLDER_KEY };
+    },
   });
-  if (!parsed.success) {
-    const tooLong = parsed.error.issues.some((issue) => issue.path[0] === 'files');
-    throw new InvalidArgumentError(
-      `${operation}: spec: ${tooLong ? 'instructions are over 1 MiB' : 'the runtime configuration is over 1 MiB'}`,
-      { field: tooLong ? 'spec.instructions' : 'spec' },
-    );
-  }
-  return parsed.data;
 }
 
 /**
@@ -97,34 +135,18 @@ export function runtimeBConfigWrite(
   gateways: SandboxGateways,
   entrypoint: string | undefined,
 ): AgentConfigWrite {
-  let built;
-  try {
-    built = buildRuntimeBConfig({
-      model: spec.model,
-      smallModel: spec.smallModel,
-      instructions: spec.instructions,
-      permissions: spec.permissions,
-      agents: spec.agents,
-      entrypoint,
-      gateways: listenersOf(spec, gateways),
-    });
-  } catch (error) {
-    if (error instanceof RuntimeBConfigError) {
-      throw new InvalidArgumentError(`${operation}: spec: ${error.message}`, { field: 'spec' });
-    }
-    throw error;
-  }
-  const parsed = agentConfigSchema.safeParse({
+  return configWrite(operation, spec, gateways, {
     runtime: 'runtime_b',
-    hash: built.hash,
-    text: built.text,
-    files: [],
-    env: {},
+    build: (listeners) =>
+      buildRuntimeBConfig({
+        model: spec.model,
+        smallModel: spec.smallModel,
+        instructions: spec.instructions,
+        permissions: spec.permissions,
+        agents: spec.agents,
+        entrypoint,
+        gateways: listeners,
+      }),
+    configError: RuntimeBConfigError,
   });
-  if (!parsed.success) {
-    throw new InvalidArgumentError(`${operation}: spec: the runtime configuration is over 1 MiB`, {
-      field: 'spec',
-    });
-  }
-  return parsed.data;
 }

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
+import { text, TOOL_THEN_TEXT_EVENTS, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
 import {
   AGENT_CLIENT,
   processesNamed as processesInSandbox,
@@ -127,15 +127,7 @@ describe('runtime_a execution control', () => {
     const first = await stream[Symbol.asyncIterator]().next(); // the execution runs
     expect(first.value).toEqual({ type: 'step_started' });
     const seen = await firstValueFrom(other.agent.events$.pipe(toArray()));
-    expect(seen.map((r) => r.event.type)).toEqual([
-      'step_started',
-      'tool_call',
-      'step_finished',
-      'step_started',
-      'text',
-      'step_finished',
-      'done',
-    ]);
+    expect(seen.map((r) => r.event.type)).toEqual(TOOL_THEN_TEXT_EVENTS);
     expect(new Set(seen.map((r) => r.executionId))).toEqual(new Set([stream.executionId]));
     const cursors = seen.map((r) => r.cursor);
     expect(cursors).toEqual([...cursors].sort((a, b) => a - b));

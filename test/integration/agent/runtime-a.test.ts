@@ -21,6 +21,7 @@ import {
   chatToolNames,
   errorStatus,
   text,
+  TOOL_THEN_TEXT_EVENTS,
   toolCall,
   type RecordedRequest,
   type ScriptEntry,
@@ -51,15 +52,7 @@ describe('runtime_a in a closed-egress sandbox', () => {
     const stream = sbx.agent.stream('edit notes.txt', { spec: world.spec() });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
-    expect(types).toEqual([
-      'step_started',
-      'tool_call',
-      'step_finished',
-      'step_started',
-      'text',
-      'step_finished',
-      'done',
-    ]);
+    expect(types).toEqual(TOOL_THEN_TEXT_EVENTS);
     const result = await stream.result();
     expect(result).toMatchObject({ text: 'edited it', steps: 2, exitCode: 0, droppedLines: 0 });
     expect(result.sessionId).toMatch(/^ses_/);
@@ -304,15 +297,7 @@ rl.on('line', (line) => {
     });
     const types: string[] = [];
     for await (const event of stream) types.push(event.type);
-    expect(types).toEqual([
-      'step_started',
-      'tool_call',
-      'step_finished',
-      'step_started',
-      'text',
-      'step_finished',
-      'done',
-    ]);
+    expect(types).toEqual(TOOL_THEN_TEXT_EVENTS);
     const result = await stream.result();
     expect(result.droppedLines).toBeGreaterThan(0);
     expect(result.steps).toBe(2);

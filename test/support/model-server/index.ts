@@ -1,7 +1,14 @@
 /** Scripted model server for agent tests: see `server.ts`. */
 export { createModelServer, startModelServer, wireOf } from './server.js';
 export type { ListeningModelServer, ModelHandler, ModelServer, ModelServerOptions } from './server.js';
-export { chatToolNames, DEFAULT_USAGE, errorStatus, text, toolCall } from './script.js';
+export {
+  chatToolNames,
+  DEFAULT_USAGE,
+  errorStatus,
+  text,
+  TOOL_THEN_TEXT_EVENTS,
+  toolCall,
+} from './script.js';
 export type {
   ErrorTurn,
   RecordedRequest,

@@ -90,6 +90,20 @@ export function toolCall(
   return { type: 'tool-call', name, arguments: args, ...extra };
 }
 
+/**
+ * The agent event types of a run whose model calls one tool, then answers with text (a `toolCall` turn,
+ * then a `text` turn), through to `done`.
+ */
+export const TOOL_THEN_TEXT_EVENTS: readonly string[] = [
+  'step_started',
+  'tool_call',
+  'step_finished',
+  'step_started',
+  'text',
+  'step_finished',
+  'done',
+];
+
 export function errorStatus(status: number, extra: Omit<ErrorTurn, 'type' | 'status'> = {}): ErrorTurn {
   return { type: 'error', status, ...extra };
 }

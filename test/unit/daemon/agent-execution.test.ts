@@ -8,6 +8,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AgentExecution, MAX_LINE_CHARS } from '../../../daemon/agent-execution.js';
 import { parseLine, type RuntimeEvent } from '../../../runtime-drivers/runtime-a/events.js';
+import { TOOL_THEN_TEXT_EVENTS } from '../../support/model-server/index.js';
 
 const LIMITS = { timeoutMs: 60_000, maxSteps: 50, maxTotalTokens: null, maxOutputBytes: 16 * 2 ** 20 };
 const line = (type: string, part: object) => `${JSON.stringify({ type, sessionID: 'ses_1', part })}\n`;
@@ -37,13 +38,7 @@ describe('an execution log', () => {
     const lines = await lastValueFrom(execution.lines().pipe(toArray()));
     expect(lines.map((l) => ('session' in l ? 'session' : l.event.type))).toEqual([
       'session',
-      'step_started',
-      'tool_call',
-      'step_finished',
-      'step_started',
-      'text',
-      'step_finished',
-      'done',
+      ...TOOL_THEN_TEXT_EVENTS,
     ]);
     expect(lines.map((l) => l.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(lines.at(-1)).toMatchObject({

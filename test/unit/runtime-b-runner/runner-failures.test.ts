@@ -11,6 +11,7 @@ import {
   config,
   modelOrigin,
   runRunner,
+  runnerDirs,
   tempDir,
   toolCalls,
   useRunnerWorld,
@@ -21,8 +22,7 @@ useRunnerWorld();
 
 describe('runtime_b runner: failures', () => {
   it('a model error ends the run with the error class and status, never its message', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('401', {
       home,
       config: config(workdir),
@@ -37,8 +37,7 @@ describe('runtime_b runner: failures', () => {
   });
 
   it("a subagent's model error ends the run the same way, its message nowhere on stdout", async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('subagent 401', {
       home,
       config: config(workdir),
@@ -108,8 +107,7 @@ describe('runtime_b runner reasoning', () => {
   });
 
   it.each([true, false])('reasoning: %s', async (reasoning) => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner(`reasoning ${String(reasoning)}`, {
       home,
       config: config(workdir, {

@@ -11,7 +11,7 @@ import {
   requests,
   roles,
   runRunner,
-  tempDir,
+  runnerDirs,
   toolCalls,
   types,
   useRunnerWorld,
@@ -21,8 +21,7 @@ useRunnerWorld();
 
 describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () => {
   it('continues a session in a second process: the second request carries the first conversation', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const sessionId = `rda_${'0123456789abcdef'.repeat(2)}`;
     const first = await runRunner('session, first', {
       home,
@@ -49,8 +48,7 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
   });
 
   it('permissions: a denied bash is not offered, and a call to it is refused', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('bash denied', {
       home,
       config: config(workdir, {
@@ -75,8 +73,7 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
   });
 
   it('permissions: bash patterns, last match wins, the default when none matches', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('bash patterns', {
       home,
       config: config(workdir, {
@@ -108,8 +105,7 @@ describe('runtime_b runner: sessions, permissions, subagents, entrypoints', () =
   });
 
   it('subagents from the configuration, with permissions of their own; their text stays in the task output', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('subagent', {
       home,
       config: config(workdir, {
@@ -169,8 +165,7 @@ export async function build(context) {
   ])(
     'an entrypoint builds the graph (with the middleware: %s, bash runs despite a deny: %s)',
     async (withMiddleware, ran) => {
-      const home = tempDir('rb-home-');
-      const workdir = tempDir('rb-work-');
+      const { home, workdir } = runnerDirs();
       mkdirSync(join(workdir, 'agent'));
       writeFileSync(join(workdir, 'agent', 'graph.mjs'), ENTRYPOINT(withMiddleware));
       const run = await runRunner(`entrypoint (middleware ${String(withMiddleware)})`, {
@@ -190,8 +185,7 @@ export async function build(context) {
   );
 
   it('an entrypoint graph compiled without a checkpointer still keeps its session', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     mkdirSync(join(workdir, 'agent'));
     writeFileSync(
       join(workdir, 'agent', 'bare.mjs'),
@@ -222,8 +216,7 @@ export async function build(context) {
   });
 
   it('an entrypoint that is not there fails with EntrypointError', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('entrypoint missing', {
       home,
       config: config(workdir, { entrypoint: 'nowhere.graph:build' }),

@@ -78,6 +78,11 @@ export function tempDir(prefix: string): string {
   return dir;
 }
 
+/** A fresh home and working directory for one run (removed after the file). */
+export function runnerDirs(): { home: string; workdir: string } {
+  return { home: tempDir('rb-home-'), workdir: tempDir('rb-work-') };
+}
+
 async function startWorld(): Promise<World> {
   const model = createModelServer({
     expectedCredentials: {

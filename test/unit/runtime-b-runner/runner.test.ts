@@ -18,7 +18,7 @@ import {
   requests,
   roles,
   runRunner,
-  tempDir,
+  runnerDirs,
   toolCalls,
   types,
   useRunnerWorld,
@@ -30,8 +30,7 @@ useRunnerWorld();
 
 describe('runtime_b runner', () => {
   it('compatible: a bash call writes a real file, then text; usage streamed and made disjoint', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('compatible (cold)', {
       home,
       config: config(workdir),
@@ -88,8 +87,7 @@ describe('runtime_b runner', () => {
   });
 
   it('the file tools work on the working directory, seen as /', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner('file tools', {
       home,
       config: config(workdir),
@@ -123,8 +121,7 @@ describe('runtime_b runner', () => {
   });
 
   it('runs again in a home whose compile cache an earlier run left', async () => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     for (const round of [1, 2, 3]) {
       const run = await runRunner(`compatible (warm ${String(round)})`, {
         home,
@@ -189,8 +186,7 @@ describe('runtime_b runner', () => {
   ];
 
   it.each(PROVIDER_CASES)('$provider reaches $path', async ({ provider, id, path, credentials, usage }) => {
-    const home = tempDir('rb-home-');
-    const workdir = tempDir('rb-work-');
+    const { home, workdir } = runnerDirs();
     const run = await runRunner(provider, {
       home,
       config: config(workdir, { model: modelConfig(provider, id) }),
