@@ -47,7 +47,7 @@ const PROCESS_FOLDERS = {
   daemon: [],
   'control-plane': [],
   sdk: [],
-  cli: ['control-plane'],
+  cli: ['control-plane', 'sdk'],
 };
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
- * `sdk serve [--port N] [--host H] [--state-dir DIR] [--warm-pool N]`: runs the control plane with the
- * embedded default driver (namespaces; needs root) until SIGINT or SIGTERM. Sandboxes outlive it: the
- * next start adopts them from the journal. `sdk doctor [--state-dir DIR]`: checks the host and the
- * templates (`doctor.ts`).
+ * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N]`: runs the
+ * control plane with the embedded default driver (namespaces; needs root) until SIGINT or SIGTERM. It
+ * answers requests for `H`, loopback's names and each `NAME` (`Host`), and refuses others. Sandboxes
+ * outlive it: the next start adopts them from the journal. `sdk doctor [--state-dir DIR]`: checks the
+ * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
+ * control plane (`template-build.ts`).
  */
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -12,17 +14,29 @@ import { createControlPlaneServer } from '../control-plane/http-api.js';
 import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import { doctor } from './doctor.js';
+import { templateBuild } from './template-build.js';
 
 const USAGE = [
-  'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--state-dir /var/lib/sdk] [--warm-pool 0]',
+  'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
+  '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
+  '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
 ].join('\n');
+
+if (process.argv[2] === 'template') {
+  if (process.argv[3] !== 'build') {
+    process.stderr.write(`${USAGE}\n`);
+    process.exit(2);
+  }
+  process.exit(await templateBuild(process.argv.slice(4), process.stdout));
+}
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
   options: {
     port: { type: 'string', default: '4780' },
     host: { type: 'string', default: '127.0.0.1' },
+    'allow-host': { type: 'string', multiple: true, default: [] },
     'state-dir': { type: 'string', default: '/var/lib/sdk' },
     'warm-pool': { type: 'string', default: '0' },
   },
@@ -38,15 +52,22 @@ const stateDir = values['state-dir'];
 // The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
 const operator = loadOrCreateOperatorKey(stateDir);
 const driver = new NamespaceDriver({ stateDir });
-// The template images, built once per host (layers cached): each step printed as it starts.
-await driver.prepare((step) => process.stdout.write(`building template image: ${step}\n`));
+// The template images, built once per host (layers cached): each step printed as it starts. The agent
+// template's too: its runtime comes from npm on the first start.
+await driver.prepare(
+  (step, cached) => {
+    if (!cached) process.stdout.write(`building template image: ${step}\n`);
+  },
+  ['sdk-base-caps', 'sdk-agent'],
+);
 const plane = await ControlPlane.start({
   stateDir,
   operatorKey: operator.key,
   driver,
   warmPool: Number(values['warm-pool']),
 });
-const server = createControlPlaneServer(plane);
+// The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
+const server = createControlPlaneServer(plane, { allowedHosts: [values.host, ...values['allow-host']] });
 server.listen(Number(values.port), values.host, () => {
   const host = values.host.includes(':') ? `[${values.host}]` : values.host;
   const { port } = server.address() as AddressInfo;

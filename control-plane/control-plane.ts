@@ -22,8 +22,8 @@ import {
 } from '../protocol/control-plane-api.js';
 import type { ExecutionList } from '../protocol/agent-wire.js';
 import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
-import { SandboxError } from '../rules/errors.js';
-import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
+import type { TemplateBuildLine } from '../protocol/template-api.js';
+import { AuthenticationError, SandboxError } from '../rules/errors.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
@@ -35,10 +35,11 @@ import { Launcher } from './launcher.js';
 import { controlTokenFor, loadOrCreateControlKey, loadOrCreateOperatorKey } from './operator-key.js';
 import { Projection } from './projection.js';
 import { compactionRecords, recover } from './recovery.js';
-import { readHistory } from './sandbox-history.js';
+import { HistoryReader } from './sandbox-history.js';
 import type { SandboxRecord } from './sandbox-records.js';
 import { SandboxRegistry, type LiveSandbox } from './sandbox-registry.js';
 import { Scheduler } from './scheduler.js';
+import { TemplateBuilds } from './template-builds.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -91,7 +92,8 @@ export class ControlPlane {
   readonly #followers: DaemonFollowers;
   readonly #view: InspectorView;
   readonly #controlKey: string;
-  readonly #stateDir: string;
+  readonly #histories: HistoryReader;
+  readonly #templateBuilds: TemplateBuilds;
   readonly #stopExitWatch: () => void;
   #closed = false;
 
@@ -116,6 +118,17 @@ export class ControlPlane {
     return this.#projection.inspections(after);
   }
 
+  /**
+   * Builds an agent template (`POST /v1/templates`, operator only): its steps, then how it ended.
+   *
+   * @throws AuthenticationError without the operator key
+   * @throws InvalidArgumentError for a malformed request, before anything is built
+   */
+  buildTemplate(body: unknown, bearer: string | undefined): Observable<TemplateBuildLine> {
+    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
+    return this.#templateBuilds.build(body);
+  }
+
   /** True when `bearer` is the operator key. */
   isOperator(bearer: string | undefined): boolean {
     return this.#authorization.isOperator(bearer);
@@ -137,9 +150,10 @@ export class ControlPlane {
     );
     const controlKey = loadOrCreateControlKey(options.stateDir);
     this.#controlKey = controlKey;
-    this.#stateDir = options.stateDir;
+    this.#histories = new HistoryReader(join(options.stateDir, 'journal.jsonl'));
     this.#journal = new SandboxJournal(options.stateDir, options.compactAfter ?? 10_000);
     this.#driver = options.driver;
+    this.#templateBuilds = new TemplateBuilds(options.driver);
     this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
     this.#launcher = new Launcher({
@@ -164,8 +178,12 @@ export class ControlPlane {
       wallClock: options.now === undefined,
       onTraffic: (sandbox, at) => this.#scheduler.traffic(sandbox, at),
       onEvent: (sandboxId, event) => {
-        if (event.type === 'transition') this.#projection.recordDaemonTransition(sandboxId, event);
-        if (this.#view.record(sandboxId, event)) void this.#learnExecution(sandboxId);
+        const started = this.#view.record(sandboxId, event);
+        // Only the actors the records took (a bounded number per sandbox) reach the inspection feed.
+        if (event.type === 'transition' && this.#view.records.hosts(sandboxId, event.actorId)) {
+          this.#projection.recordDaemonTransition(sandboxId, event);
+        }
+        if (started) void this.#learnExecution(sandboxId);
       },
     });
     this.#stopExitWatch = this.#driver.onExit((id) => void this.#daemonExited(id));
@@ -236,9 +254,9 @@ export class ControlPlane {
     const { id, accessToken, daemonUrl } = await this.#launcher.obtain({
       template: parsed.template,
       allowInternetAccess: parsed.allowInternetAccess,
-      memoryMb: parsed.memoryMb ?? defaultMemoryMb(parsed.template),
+      memoryMb: parsed.memoryMb,
       maxPids: parsed.maxPids,
-      cpus: parsed.cpus ?? defaultCpus(parsed.template),
+      cpus: parsed.cpus,
     });
     const input: SandboxMachineInput = {
       now: this.#now(),
@@ -332,7 +350,7 @@ export class ControlPlane {
   /** A sandbox's history replayed from the journal, state by state (time travel). */
   async history(id: string, bearer: string | undefined): Promise<SandboxHistory> {
     this.#authorization.check(id, bearer);
-    return await readHistory(join(this.#stateDir, 'journal.jsonl'), id);
+    return await this.#histories.history(id);
   }
 
   /** The sandbox's agent executions, asked of its sandboxd with the control plane's credential. */
@@ -372,6 +390,7 @@ export class ControlPlane {
     this.#scheduler.close();
     this.#projection.close();
     this.#view.close();
+    await this.#histories.close();
     await this.#journal.close(); // the records appended before are durable when this resolves
   }
 }

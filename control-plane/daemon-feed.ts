@@ -40,6 +40,9 @@ export function followDaemon(target: DaemonFeedTarget): () => void {
           throw new Error(`sandboxd refused its event stream (${String(res.statusCode)})`);
         }
         for await (const value of ndjsonValues(res.body)) {
+          // Stopped (its sandbox ended): the rest of a chunk already read is not delivered.
+          abort.signal.throwIfAborted();
+          // Not an event, or one with a string past its bound (a sandboxd taken over): dropped.
           const parsed = daemonEventSchema.safeParse(value);
           if (!parsed.success) continue;
           after = parsed.data.seq;

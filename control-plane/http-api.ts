@@ -11,7 +11,7 @@ import { Router, type RouteReply } from '../protocol/router.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
 import type { ControlPlane } from './control-plane.js';
-import { API_CSP, COMMON_HEADERS, refuseCrossOrigin } from './browser-policy.js';
+import { API_CSP, COMMON_HEADERS, hostName, refuseCrossOrigin, refuseForeignHost } from './browser-policy.js';
 import { inspectorAsset } from './inspector-assets.js';
 import { MACHINE_GRAPHS } from './machine-graphs.js';
 import { streamNdjson } from './ndjson-stream.js';
@@ -80,8 +80,22 @@ function cursor(req: IncomingMessage): number | undefined {
   return after;
 }
 
+/** Options of the control plane's HTTP server. */
+export interface ControlPlaneServerOptions {
+  /**
+   * Host names (or addresses) it answers to, at any port, besides loopback's (`localhost`, `127.0.0.1`,
+   * `[::1]`) and the address it listens on, at its port: a request with another `Host` is refused with
+   * `forbidden_host` (403), so a site whose name resolves to this address (DNS rebinding) reaches nothing.
+   */
+  readonly allowedHosts?: readonly string[];
+}
+
 /** Creates the HTTP server of a control plane (not yet listening). */
-export function createControlPlaneServer(plane: ControlPlane): Server {
+export function createControlPlaneServer(
+  plane: ControlPlane,
+  options: ControlPlaneServerOptions = {},
+): Server {
+  const allowedHosts = new Set((options.allowedHosts ?? []).map(hostName));
   const operatorOnly = (caller: string | undefined): void => {
     if (!plane.isOperator(caller)) throw new AuthenticationError('missing or invalid operator key');
   };
@@ -133,6 +147,10 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
         await plane.create((await readJson(req)) as CreateSandboxRequest) /* checked inside */,
       );
     },
+    'POST /v1/templates': async ({ req, res, caller }) => {
+      streamNdjson(res, plane.buildTemplate(await readJson(req), caller));
+      return 'streamed' as const;
+    },
     'GET /v1/sandboxes': ({ caller }) => {
       operatorOnly(caller);
       return json(200, plane.list());
@@ -169,6 +187,7 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
   });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
+    refuseForeignHost(req, server.address(), allowedHosts); // before anything, the page's files included
     const path = new URL(req.url ?? '/', 'http://control-plane').pathname;
     const match = router.match(req.method ?? '', path);
     if (!match.matched) {
@@ -180,7 +199,7 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
     return match.handler({ req, res, params: match.params, caller: bearer(req) });
   };
 
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
     res.setHeader('content-security-policy', API_CSP); // the page's files answer with their own
     route(req, res).then(
@@ -197,4 +216,5 @@ export function createControlPlaneServer(plane: ControlPlane): Server {
       },
     );
   });
+  return server;
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
 import type { LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { SandboxJournal } from './journal-records.js';
 import { controlTokenFor } from './operator-key.js';
@@ -15,6 +16,12 @@ const WARM_SPECS: readonly LaunchSpec[] = [
   { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512, cpus: 1 },
   { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
 ];
+
+/** A launch as a create asks for it: memory and CPUs default to the template's. */
+export type LaunchRequestSpec = Omit<LaunchSpec, 'memoryMb' | 'cpus'> & {
+  readonly memoryMb?: number | undefined;
+  readonly cpus?: number | undefined;
+};
 
 /** What the launcher works with. */
 export interface LauncherOptions {
@@ -77,17 +84,25 @@ export class Launcher {
    * @throws InvalidArgumentError `template`: no such template, or one that cannot close egress
    * @throws SandboxError `sandbox_error` when the launch failed
    */
-  async obtain(spec: LaunchSpec): Promise<LaunchedSandboxd> {
-    const manifest = await this.#driver.template(spec.template);
+  async obtain(request: LaunchRequestSpec): Promise<LaunchedSandboxd> {
+    const manifest = await this.#driver.template(request.template);
     if (manifest === undefined) {
-      throw new InvalidArgumentError(`template: no template named ${spec.template}`, { field: 'template' });
+      throw new InvalidArgumentError(`template: no template named ${request.template}`, {
+        field: 'template',
+      });
     }
-    if (!spec.allowInternetAccess && !manifest.canCloseEgress) {
+    if (!request.allowInternetAccess && !manifest.canCloseEgress) {
       throw new InvalidArgumentError(
-        `template: ${spec.template} cannot close egress; use sdk-base-caps with allowInternetAccess: false`,
+        `template: ${request.template} cannot close egress; use sdk-base-caps with allowInternetAccess: false`,
         { field: 'template' },
       );
     }
+    // The template's own defaults (an agent template's memory), else the SDK's for its name.
+    const spec: LaunchSpec = {
+      ...request,
+      memoryMb: request.memoryMb ?? manifest.memoryMb ?? defaultMemoryMb(request.template),
+      cpus: request.cpus ?? manifest.cpus ?? defaultCpus(request.template),
+    };
     return this.#pool.take(spec) ?? (await this.#launch(spec));
   }
 

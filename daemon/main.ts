@@ -16,6 +16,7 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { ProcessTable } from './process-table.js';
 import { AgentHost } from './agent-host.js';
 import { TokenCheck } from './token.js';
+import { warmPageCache } from './page-cache-warmer.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 
 const settingsSchema = z.strictObject({
@@ -42,6 +43,8 @@ const settingsSchema = z.strictObject({
    * executions and their abort (`CONTROL_ENDPOINTS` in daemon-server.ts).
    */
   controlToken: z.string().min(16).optional(),
+  /** Files read into the page cache at start and after each resume (an agent template's `prefetch`). */
+  prefetch: z.array(z.string().startsWith('/')).max(16).default([]),
 });
 
 // Read synchronously, without a top-level await: the bundle that runs in sandboxes is then a script whose
@@ -132,6 +135,7 @@ server.listen(settings.port, settings.host, () => {
   process.stdout.write(
     `${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`,
   );
+  warmPageCache(settings.prefetch);
 });
 // Stopping ends every command's tree first, so no process outlives the daemon that started it.
 process.on('SIGTERM', () => {

@@ -6,14 +6,26 @@
  */
 import { z } from 'zod';
 
+/** Longest path or command line a record carries; longer ones are cut and end with `…`. */
+export const MAX_RECORD_TEXT = 512;
+
+/**
+ * Longest name a record carries (a method, an endpoint's pattern, a route, an actor, a machine event or
+ * state, an error class, a signal). The control plane keeps what sandboxd sends, and a sandboxd taken
+ * over by sandbox code must not make it keep large strings: an event with a longer one is not an event.
+ */
+export const MAX_RECORD_NAME = 128;
+
+const name = z.string().max(MAX_RECORD_NAME);
+const text = z.string().max(MAX_RECORD_TEXT);
 const base = { seq: z.number().int().positive(), at: z.number() };
 
-/** One event of sandboxd's stream. */
+/** One event of sandboxd's stream; every string in it is bounded (`MAX_RECORD_NAME`, `MAX_RECORD_TEXT`). */
 export const daemonEventSchema = z.discriminatedUnion('type', [
   /** An authenticated call to sandboxd's API. */
-  z.strictObject({ ...base, type: z.literal('call'), method: z.string(), endpoint: z.string() }),
+  z.strictObject({ ...base, type: z.literal('call'), method: name, endpoint: name }),
   /** A request a gateway route received. */
-  z.strictObject({ ...base, type: z.literal('gateway_request'), route: z.string(), method: z.string() }),
+  z.strictObject({ ...base, type: z.literal('gateway_request'), route: name, method: name }),
   /**
    * A gateway route's answer to one request, once it is over: `path` without its query (at most
    * `MAX_RECORD_TEXT` characters), the status the sandbox saw, the time from request to the end of the
@@ -22,9 +34,9 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     ...base,
     type: z.literal('gateway_response'),
-    route: z.string(),
-    method: z.string(),
-    path: z.string(),
+    route: name,
+    method: name,
+    path: text,
     status: z.number().int(),
     latencyMs: z.number().nonnegative(),
     bytes: z.number().int().nonnegative(),
@@ -38,18 +50,18 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     type: z.literal('process'),
     pid: z.number().int(),
     event: z.enum(['start', 'end']),
-    command: z.string().optional(),
+    command: text.optional(),
     exitCode: z.number().int().nullable().optional(),
-    signal: z.string().nullable().optional(),
+    signal: name.nullable().optional(),
   }),
   /** A gateway route opened (on `port`), closed or failed (with its error class). */
   z.strictObject({
     ...base,
     type: z.literal('route'),
-    route: z.string(),
+    route: name,
     event: z.enum(['opened', 'closed', 'failed']),
     port: z.number().int().optional(),
-    errorClass: z.string().optional(),
+    errorClass: name.optional(),
   }),
   /**
    * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
@@ -58,16 +70,13 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     ...base,
     type: z.literal('transition'),
-    actorId: z.string(),
+    actorId: name,
     kind: z.enum(['gateway_route', 'agent_execution']),
     actorSeq: z.number().int().positive(),
-    event: z.string(),
-    state: z.string(),
+    event: name,
+    state: name,
   }),
 ]);
-
-/** Longest path or command line a record carries; longer ones are cut and end with `…`. */
-export const MAX_RECORD_TEXT = 512;
 
 /** `text` as a record carries it: at most `MAX_RECORD_TEXT` characters, a cut one ending in `…` (never half a surrogate pair). */
 export function recordText(text: string): string {

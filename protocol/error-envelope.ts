@@ -66,7 +66,10 @@ const BUILDERS: Readonly<Record<ErrorClassName, (e: ErrorEnvelope) => SdkError>>
     return new SandboxError(e.message, failureClass === undefined ? { code } : { code, failureClass });
   },
   AuthenticationError: (e) =>
-    new AuthenticationError(e.message, e.code === 'forbidden_origin' ? { code: e.code } : {}),
+    new AuthenticationError(
+      e.message,
+      e.code === 'forbidden_origin' || e.code === 'forbidden_host' ? { code: e.code } : {},
+    ),
   AgentError: (e) => {
     const reason = stringIn(e.context, 'reason');
     const known = AGENT_FAILURE_REASONS.find((r) => r === reason);

@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'unauthenticated'
   /** A browser request from another origin carried a credential (the control plane refuses it). */
   | 'forbidden_origin'
+  /** A request named another host than the control plane's in `Host` (DNS rebinding; refused). */
+  | 'forbidden_host'
   | 'sandbox_not_found'
   | 'process_not_found'
   /** No such endpoint, on either server. */
@@ -36,6 +38,7 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   secret_not_found: 404,
   unauthenticated: 401,
   forbidden_origin: 403,
+  forbidden_host: 403,
   sandbox_not_found: 404,
   process_not_found: 404,
   not_found: 404,
@@ -55,6 +58,7 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   secret_not_found: 'SecretNotFoundError',
   unauthenticated: 'AuthenticationError',
   forbidden_origin: 'AuthenticationError',
+  forbidden_host: 'AuthenticationError',
   sandbox_not_found: 'SandboxError',
   process_not_found: 'SandboxError',
   not_found: 'SandboxError',

@@ -147,8 +147,14 @@ export class SandboxError extends SdkError {
 export class AuthenticationError extends SdkError {
   static override readonly className: string = 'AuthenticationError';
 
-  /** `forbidden_origin`: a browser request from another origin carried the credential. */
-  constructor(message: string, options: { readonly code?: 'unauthenticated' | 'forbidden_origin' } = {}) {
+  /**
+   * `forbidden_origin`: a browser request from another origin carried the credential. `forbidden_host`:
+   * a request named another host than the control plane's (`Host`).
+   */
+  constructor(
+    message: string,
+    options: { readonly code?: 'unauthenticated' | 'forbidden_origin' | 'forbidden_host' } = {},
+  ) {
     super(options.code ?? 'unauthenticated', message);
   }
 }

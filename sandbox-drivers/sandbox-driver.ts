@@ -1,4 +1,5 @@
 /** The interface every isolation engine implements (DESIGN.md §4). */
+import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 
 /** What a new sandbox needs from the driver. */
 export interface LaunchRequest {
@@ -38,6 +39,20 @@ export interface TemplateManifest {
   readonly sandboxdVersion: string;
   /** Whether a sandbox of this template can have closed egress. */
   readonly canCloseEgress: boolean;
+  /** Memory of sandbox code when a create names none, MiB (the SDK's default when absent). */
+  readonly memoryMb?: number;
+  /** CPUs when a create names none (the SDK's default when absent). */
+  readonly cpus?: number;
+}
+
+/** How a template build runs. */
+export interface TemplateBuildOptions {
+  /** Build it again, its own layers too, even when a template of the name exists. */
+  readonly force?: boolean;
+  /** Ends the build: the running step fails and nothing of it is left. */
+  readonly signal?: AbortSignal;
+  /** Each step as it begins (`cached`: already built), `index` of `total` from 1. */
+  readonly onStep?: (step: { step: string; cached: boolean; index: number; total: number }) => void;
 }
 
 /** A sandbox's memory as its engine counts it. */
@@ -50,6 +65,11 @@ export interface SandboxMemory {
 export interface SandboxDriver {
   /** The manifest of the template named `name`, or undefined when this driver has none by that name. */
   template(name: string): Promise<TemplateManifest | undefined>;
+  /**
+   * Builds an agent template (SPEC "Image tooling"); an engine that cannot has none, and the control
+   * plane answers `unimplemented`.
+   */
+  buildTemplate?(spec: AgentTemplateSpec, options?: TemplateBuildOptions): Promise<BuiltTemplate>;
   /** Starts a sandbox and waits until its sandboxd answers. Leaves nothing behind on failure. */
   launch(request: LaunchRequest): Promise<LaunchedSandbox>;
   /** Freezes every process of the sandbox, memory kept. */

@@ -25,6 +25,8 @@ export {
   type ToolCall,
 } from './agent-events.js';
 export { AgentLimits, type AgentLimitsOptions } from './agent-limits.js';
+export { AgentTemplate, type TemplateBuildOptions, type TemplateBuildStep } from './agent-template.js';
+export type { AgentTemplateOptions, AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 export { AgentModel, type AgentModelOptions } from './agent-model.js';
 export {
   AgentPermissions,

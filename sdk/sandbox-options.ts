@@ -1,6 +1,6 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
-import { defaultCpus, defaultMemoryMb, LIMITS } from '../rules/limits.js';
+import { LIMITS } from '../rules/limits.js';
 import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
@@ -52,7 +52,7 @@ const sandboxOptions = z
     requestTimeoutMs: z.number().int().min(1).optional(),
     /**
      * Memory of sandbox code, MiB (its tmpfs files included); sandboxd has a reserve of its own. By
-     * default 512, and 1024 for template `sdk-agent` (`defaultMemoryMb`).
+     * default the template's: 512, 1024 for agent templates (or what `AgentTemplate({ memoryMb })` set).
      */
     memoryMb: z
       .number()
@@ -61,8 +61,8 @@ const sandboxOptions = z
       .max(16_384, 'must be at most 16384')
       .optional(),
     /**
-     * CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). By default 1, and 2 for template
-     * `sdk-agent` (`defaultCpus`).
+     * CPU time of the whole sandbox, in CPUs (0.5 is half of one CPU). By default the template's: 1, and
+     * 2 for agent templates.
      */
     cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').optional(),
   })
@@ -85,13 +85,8 @@ const sandboxOptions = z
     if (o.pool !== undefined && o.persist !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['persist'], message: 'is not accepted with pool' });
     }
-  })
-  // The template's default memory and CPUs when none are asked for; explicit values always win.
-  .transform((o) => ({
-    ...o,
-    memoryMb: o.memoryMb ?? defaultMemoryMb(o.template),
-    cpus: o.cpus ?? defaultCpus(o.template),
-  }));
+  });
+// No memory or CPU default here: the control plane applies the template's own (an agent template's).
 
 /** Options of `Sandbox.create`. */
 export type SandboxOptions = z.input<typeof sandboxOptions>;

@@ -1,26 +1,25 @@
 /**
- * bubblewrap's options for a sandbox: user-visible layout (the template's image read-only: its `/usr`,
- * `/etc` and `/var/lib`, nothing of the host's; size-bounded tmpfs for every writable place, the commands' memory cgroup at /run/sdk/memory,
- * sandboxd's runtime at /opt/sdk, the agents' runtime at /opt/agents for template `sdk-agent`), the
- * namespaces bwrap makes inside the sandbox's user namespace, the capabilities sandboxd keeps, and the
- * seccomp program's descriptor.
+ * bubblewrap's options for a sandbox: user-visible layout (the sandbox's copy-on-write view of its
+ * template's image, `root-view.ts`: its `/usr` writable where the sandbox user owns it, `/etc` and
+ * `/var/lib` read-only, nothing of the host's; size-bounded tmpfs for every other writable place, the
+ * commands' memory cgroup at /run/sdk/memory, sandboxd's runtime at /opt/sdk, the agents' runtime at
+ * /opt/agents for agent templates, read-only), the namespaces bwrap makes inside the sandbox's user
+ * namespace, the capabilities sandboxd keeps, and the seccomp program's descriptor.
  */
+import { AGENTS_DIR } from './agent-template.js';
 import { FD } from './sandboxd-process.js';
 
 /** Where a sandbox sees the memory cgroup of its commands (sandboxd moves each command there). */
 export const COMMAND_CGROUP_DIR = '/run/sdk/memory';
-
-/** Where a sandbox of template `sdk-agent` sees the agents' runtime (opencode and rg in `bin/`). */
-export const AGENTS_DIR = '/opt/agents';
 
 /** Size of the small tmpfs mounts (/run, /var/tmp). */
 const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
 
 /**
  * bubblewrap's options. They reach it on a file descriptor (`--args`), so no host path shows in the
- * sandbox's `/proc/1/cmdline`; read-only files come from the host's images (`image-root.ts` for the
- * template's root, `runtime-image.ts` for sandboxd's and the agents'). Without `images.agents` the
- * sandbox has no /opt/agents.
+ * sandbox's `/proc/1/cmdline`; `images.root` is the sandbox's view of its template (`root-view.ts`),
+ * `images.sdk` sandboxd's runtime (`runtime-image.ts`), `images.agents` the view's /opt/agents, when the
+ * template has one.
  */
 export function bubblewrapArgs(
   images: { readonly root: string; readonly sdk: string; readonly agents?: string | undefined },
@@ -47,7 +46,8 @@ export function bubblewrapArgs(
     '--setenv',
     'PATH',
     '/usr/bin:/bin',
-    '--ro-bind',
+    // Writable where the sandbox user owns it (/usr/local); writes land in the sandbox's own layer.
+    '--bind',
     `${images.root}/usr`,
     '/usr',
     '--symlink',

@@ -141,16 +141,17 @@ export function compatibilityChecks(host: HostView, stateDir: string): CheckResu
     return [pass('compatibility', `no templates in ${stateDir} yet (the control plane builds them)`)];
   }
   return templates.map(({ name, text }) => {
-    const rebuild =
-      name === AGENT_TEMPLATE
-        ? `rebuild it: npm run template:agent, then restart the control plane`
-        : `rebuild it: restart the control plane (sdk serve), which rebuilds base templates of another version`;
-    let version: unknown;
+    let manifest: { sandboxdVersion?: unknown; agent?: unknown } = {};
     try {
-      version = (JSON.parse(text ?? '') as { sandboxdVersion?: unknown }).sandboxdVersion;
+      manifest = (JSON.parse(text ?? '') as typeof manifest | null) ?? {};
     } catch {
-      version = undefined;
+      // unreadable: reported below
     }
+    const rebuild =
+      manifest.agent !== undefined || name === AGENT_TEMPLATE
+        ? `rebuild it: sdk template build --name ${name} --force`
+        : `rebuild it: restart the control plane (sdk serve), which rebuilds base templates of another version`;
+    const version = manifest.sandboxdVersion;
     if (typeof version !== 'string') {
       return problem('FAIL', `compatibility ${name}`, 'no readable manifest', rebuild);
     }

@@ -11,15 +11,18 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
+  linkSync,
+  lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { inputHash, type ImageRecipe, type NpmPlacement } from './image-recipe.js';
+import { inputHash, type ImageRecipe, type NpmPlacement, type TreePlacement } from './image-recipe.js';
 
 const run = promisify(execFile);
 
@@ -30,7 +33,7 @@ export function layerCacheDir(): string {
 
 /** A built layer: its hash and the root of its files. */
 export interface Layer {
-  readonly kind: 'debian' | 'npm';
+  readonly kind: 'debian' | 'npm' | 'tree';
   readonly hash: string;
   readonly root: string;
 }
@@ -68,8 +71,43 @@ function toolEnv(): NodeJS.ProcessEnv {
 /** Longest a build tool may run: a hung download fails its step (and leaves nothing) instead of hanging. */
 const STEP_TIMEOUT_MS = 15 * 60_000;
 
-/** Reports each step as it starts. */
-export type StepListener = (step: string) => void;
+/** Reports each layer's step as it starts (`cached: false`) or when the cache already holds it. */
+export type StepListener = (step: string, cached: boolean) => void;
+
+/** How a build runs: who hears of its steps, when it gives up, whether cached layers are made again. */
+export interface BuildContext {
+  readonly onStep?: StepListener;
+  /** Aborts the running tool and fails the step (a build's `--timeout`). */
+  readonly signal?: AbortSignal;
+  /** Layers of these kinds are built again even when cached (`sdk template build --force`). */
+  readonly rebuild?: readonly Layer['kind'][];
+}
+
+/** A folder a tree layer is made from, and what names its content (a build's stamp). */
+export interface TreeSource {
+  readonly dir: string;
+  readonly fingerprint: string;
+}
+
+/** How build tools run: their environment, a time limit per step, the build's abort signal. */
+function toolOptions(context: BuildContext): {
+  maxBuffer: number;
+  env: NodeJS.ProcessEnv;
+  timeout: number;
+  signal?: AbortSignal;
+} {
+  return {
+    maxBuffer: 64 * 2 ** 20,
+    env: toolEnv(),
+    timeout: STEP_TIMEOUT_MS,
+    ...(context.signal === undefined ? {} : { signal: context.signal }),
+  };
+}
+
+/** True once the build's signal has fired (a function: the signal changes under awaits). */
+function aborted(context: BuildContext): boolean {
+  return context.signal?.aborted === true;
+}
 
 /** The last lines of a failed tool's output. */
 function tail(error: unknown): string {
@@ -85,13 +123,18 @@ async function cachedLayer(
   inputs: unknown,
   step: string,
   fill: (root: string) => Promise<void>,
-  onStep: StepListener,
+  context: BuildContext,
 ): Promise<Layer> {
   const hash = inputHash({ kind, inputs });
   const dir = join(layerCacheDir(), hash);
   const root = join(dir, 'root');
-  if (existsSync(join(dir, 'layer.json'))) return { kind, hash, root };
-  onStep(step);
+  const rebuild = context.rebuild?.includes(kind) === true;
+  if (!rebuild && existsSync(join(dir, 'layer.json'))) {
+    context.onStep?.(step, true);
+    return { kind, hash, root };
+  }
+  context.onStep?.(step, false);
+  if (aborted(context)) throw new ImageBuildError(step, 'the build timed out');
   // Root's only: images link to the layers' files, sandboxes never see the cache.
   mkdirSync(layerCacheDir(), { recursive: true, mode: 0o700 });
   chmodSync(layerCacheDir(), 0o700);
@@ -100,9 +143,12 @@ async function cachedLayer(
     mkdirSync(building, { mode: 0o755 });
     await fill(join(building, 'root'));
     writeFileSync(join(building, 'layer.json'), `${JSON.stringify({ kind, inputs }, null, 2)}\n`);
+    // A rebuilt layer replaces the cached one; images already laid keep their links to its old files.
+    if (rebuild) rmSync(dir, { recursive: true, force: true });
     renameSync(building, dir);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });
+    if (aborted(context)) throw new ImageBuildError(step, 'the build timed out');
     if (existsSync(join(dir, 'layer.json'))) return { kind, hash, root }; // another builder won
     throw error instanceof ImageBuildError ? error : new ImageBuildError(step, tail(error));
   }
@@ -110,7 +156,7 @@ async function cachedLayer(
 }
 
 /** The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages. */
-export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => undefined): Promise<Layer> {
+export function debianLayer(recipe: ImageRecipe, context: BuildContext = {}): Promise<Layer> {
   const packages = [...recipe.debianPackages].sort();
   const inputs = {
     suite: recipe.suite,
@@ -138,24 +184,22 @@ export function debianLayer(recipe: ImageRecipe, onStep: StepListener = () => un
           recipe.mirror,
           ...recipe.extraSources,
         ],
-        { maxBuffer: 64 * 2 ** 20, env: toolEnv(), timeout: STEP_TIMEOUT_MS },
+        toolOptions(context),
       );
       // No setuid or setgid program in an image: inside a sandbox they could do nothing (their owner is
       // not mapped, no_new_privs), and on the host they would widen root's surface.
       await run(
         'find',
         [root, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '{}', '+'],
-        {
-          env: toolEnv(),
-        },
+        toolOptions(context),
       );
     },
-    onStep,
+    context,
   );
 }
 
 /** An npm package's chosen files, placed at their paths in the image. */
-export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => undefined): Promise<Layer> {
+export function npmLayer(placement: NpmPlacement, context: BuildContext = {}): Promise<Layer> {
   return cachedLayer(
     'npm',
     placement,
@@ -176,7 +220,7 @@ export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => u
             scratch,
             `${placement.name}@${placement.version}`,
           ],
-          { maxBuffer: 64 * 2 ** 20, env: toolEnv(), timeout: STEP_TIMEOUT_MS },
+          toolOptions(context),
         );
         for (const [from, expected] of Object.entries(placement.sha256)) {
           const actual = createHash('sha256')
@@ -197,16 +241,70 @@ export function npmLayer(placement: NpmPlacement, onStep: StepListener = () => u
         rmSync(scratch, { recursive: true, force: true });
       }
     },
-    onStep,
+    context,
   );
 }
 
-/** Every layer of `recipe`, in the order they are laid over each other. */
+/**
+ * Copies `from` into `to` as hard links (copies across file systems), modes kept, leaving out the
+ * paths (relative to `top`) in `without`; symbolic links, devices and fifos are skipped (the agents'
+ * build makes none).
+ */
+function linkTree(from: string, to: string, without: ReadonlySet<string>, top = from): void {
+  mkdirSync(to, { recursive: true });
+  chmodSync(to, lstatSync(from).mode & 0o7777);
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    if (without.has(relative(top, source))) continue;
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) linkTree(source, target, without, top);
+    else if (entry.isFile()) {
+      try {
+        linkSync(source, target);
+      } catch {
+        copyFileSync(source, target);
+        chmodSync(target, lstatSync(source).mode & 0o7777);
+      }
+    }
+  }
+}
+
+/** A built folder (`TreeSource`) at its place in the image, without the paths the placement leaves out. */
+export function treeLayer(
+  placement: TreePlacement,
+  source: TreeSource,
+  context: BuildContext = {},
+): Promise<Layer> {
+  const without = [...placement.without].sort();
+  return cachedLayer(
+    'tree',
+    { name: placement.name, fingerprint: source.fingerprint, to: placement.to, without },
+    `${placement.name} at ${placement.to}${without.length === 0 ? '' : ` (without ${without.join(', ')})`}`,
+    (root) => {
+      linkTree(source.dir, join(root, placement.to), new Set(without));
+      return Promise.resolve();
+    },
+    context,
+  );
+}
+
+/**
+ * Every layer of `recipe`, in the order they are laid over each other; `trees` gives the folder each
+ * tree placement is made from.
+ *
+ * @throws ImageBuildError when a tree placement has no source
+ */
 export async function recipeLayers(
   recipe: ImageRecipe,
-  onStep: StepListener = () => undefined,
+  context: BuildContext = {},
+  trees: Readonly<Record<string, TreeSource>> = {},
 ): Promise<Layer[]> {
-  const layers = [await debianLayer(recipe, onStep)];
-  for (const placement of recipe.npm) layers.push(await npmLayer(placement, onStep));
+  const layers = [await debianLayer(recipe, context)];
+  for (const placement of recipe.npm) layers.push(await npmLayer(placement, context));
+  for (const placement of recipe.trees ?? []) {
+    const source = trees[placement.name];
+    if (source === undefined) throw new ImageBuildError(placement.name, 'its folder is not built');
+    layers.push(await treeLayer(placement, source, context));
+  }
   return layers;
 }

@@ -17,6 +17,20 @@ export interface NpmPlacement {
   readonly sha256: Readonly<Record<string, string>>;
 }
 
+/**
+ * A folder built by a tool of this package (the agents' runtime, `templates/sdk-agent/build.mjs`) placed
+ * at `to` in the image, leaving out the paths in `without`; the layer is named by the build's
+ * fingerprint, which the builder supplies (`TreeSource`).
+ */
+export interface TreePlacement {
+  /** Which built folder: the key of its `TreeSource`. */
+  readonly name: string;
+  /** Absolute path in the image. */
+  readonly to: string;
+  /** Paths in the folder left out (`runtime-b`). */
+  readonly without: readonly string[];
+}
+
 /** A template's root filesystem, declared. */
 export interface ImageRecipe {
   /** Debian suite (`bookworm`). */
@@ -28,6 +42,8 @@ export interface ImageRecipe {
   /** Packages installed on top of `minbase` (the suite's essential and required packages). */
   readonly debianPackages: readonly string[];
   readonly npm: readonly NpmPlacement[];
+  /** Built folders placed in the image, after the npm layers. */
+  readonly trees?: readonly TreePlacement[];
   /** Files written over the layers (absolute path in the image → content). */
   readonly files: Readonly<Record<string, string>>;
   /** The environment every command starts with (before its own). */

@@ -19,7 +19,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { inputHash, type ImageRecipe } from './image-recipe.js';
-import { recipeLayers, type Layer, type StepListener } from './image-layers.js';
+import { recipeLayers, type BuildContext, type Layer, type TreeSource } from './image-layers.js';
 import { materialize } from './runtime-image.js';
 
 /** Lays the tree `from` over `to`: folders merged, files and links replaced, devices and fifos skipped. */
@@ -60,15 +60,17 @@ export interface RootImage {
 }
 
 /**
- * The root image of `recipe`, its layers built (or taken from the cache) first.
+ * The root image of `recipe`, its layers built (or taken from the cache) first; `trees` gives the
+ * folders of its tree placements.
  *
  * @throws ImageBuildError naming the step that failed; nothing half-built is left
  */
 export async function ensureRootImage(
   recipe: ImageRecipe,
-  onStep: StepListener = () => undefined,
+  context: BuildContext = {},
+  trees: Readonly<Record<string, TreeSource>> = {},
 ): Promise<RootImage> {
-  const layers = await recipeLayers(recipe, onStep);
+  const layers = await recipeLayers(recipe, context, trees);
   const hash = inputHash({
     layers: layers.map((layer) => layer.hash),
     files: recipe.files,

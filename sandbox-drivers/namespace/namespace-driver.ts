@@ -12,19 +12,22 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_TEMPLATE } from '../../rules/names.js';
+import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
 import type {
   LaunchedSandbox,
   LaunchRequest,
   SandboxDriver,
   SandboxMemory,
+  TemplateBuildOptions,
   TemplateManifest,
 } from '../sandbox-driver.js';
+import { AGENTS_DIR, AGENTS_TREE, agentsSource, prefetchFiles } from './agent-template.js';
+import { buildAgentTemplate } from './agent-template-build.js';
 import { ensureBaseTemplates, readManifest, recipeOf } from './base-template.js';
-import type { StepListener } from './image-layers.js';
+import type { BuildContext } from './image-layers.js';
 import type { ImageRecipe } from './image-recipe.js';
 import { ensureRootImage } from './image-root.js';
-import { collectUnusedImages, ensureAgentsImage, ensureSdkImage, keepImage } from './runtime-image.js';
+import { collectUnusedImages, ensureSdkImage, keepImage } from './runtime-image.js';
 import { SANDBOXD_NODE } from './sandboxd-process.js';
 import { instanceIdOf } from './instance.js';
 import {
@@ -49,8 +52,12 @@ import {
 import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
 import { bubblewrapArgs, COMMAND_CGROUP_DIR } from './bubblewrap-options.js';
 import { startSandboxd } from './sandboxd-process.js';
+import { listRootViews, mountRootView, removeRootView } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
+
+/** The sandbox user's ids inside every sandbox. */
+const SANDBOX_USER = { uid: 1000, gid: 1000 } as const;
 
 /** sandboxd's port inside every sandbox. */
 export const SANDBOXD_PORT = 4000;
@@ -66,17 +73,20 @@ const PACKAGE_ROOT = ((): string => {
   return dir;
 })();
 
-/** The agents' runtime of template `sdk-agent`, as `npm run template:agent` builds it in the package. */
+/** The agents' runtime of agent templates, as `npm run template:agent` builds it in the package. */
 const DEFAULT_AGENTS_DIR = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build', 'opt-agents');
+
+/** What builds it (idempotent; a template build runs it when the folder is missing or out of date). */
+const AGENTS_BUILD_SCRIPT = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build.mjs');
 
 /** Options of the namespace driver. */
 export interface NamespaceDriverOptions {
   /** Where templates are built and cached. */
   readonly stateDir: string;
   /**
-   * The folder bound read-only at /opt/agents in sandboxes of template `sdk-agent` (through an image:
-   * `runtime-image.ts`); `templates/sdk-agent/build/opt-agents` of the package by default. When it does
-   * not exist such sandboxes are created without /opt/agents (an agent then ends `runtime_missing`).
+   * The agents' runtime agent templates place at /opt/agents: `templates/sdk-agent/build/opt-agents` of
+   * the package by default, built by the package's script when missing. Another folder is taken as it
+   * is (a template build fails at its step when it does not exist).
    */
   readonly agentsDir?: string;
   /** How long sandboxd may take to answer after launch. */
@@ -103,29 +113,65 @@ export class NamespaceDriver implements SandboxDriver {
   }
 
   /**
-   * Builds the base templates' images (or finds them built: layers are cached on the host) so the first
-   * launch does not wait for them; `onStep` hears of each build step. Launches build what is missing too.
+   * Builds the images of `templates` (the base templates' by default; `sdk-agent` too when asked) or
+   * finds them built (layers are cached on the host), so no launch waits for them; `onStep` hears of
+   * each step. Launches build what is missing too.
    *
    * @throws ImageBuildError naming the step that failed
    */
-  async prepare(onStep?: StepListener): Promise<void> {
-    const manifest = readManifest(this.#options.stateDir, AGENT_TEMPLATE);
-    if (manifest !== undefined) await this.#imagesOf(recipeOf(manifest), onStep);
+  async prepare(
+    onStep?: BuildContext['onStep'],
+    templates: readonly string[] = ['sdk-base-caps'],
+  ): Promise<void> {
+    for (const name of templates) {
+      const manifest = readManifest(this.#options.stateDir, name);
+      if (manifest !== undefined)
+        await this.#imagesOf(recipeOf(manifest), onStep === undefined ? {} : { onStep });
+    }
+  }
+
+  /**
+   * Builds the agent template `spec` describes (SPEC "Image tooling"): its image, then its manifest, so
+   * a template is there whole or not at all. One of the same options already built is left as it is
+   * unless `force`; one of other options is replaced only with `force`.
+   *
+   * @throws InvalidArgumentError when a template of that name has other options and `force` is false
+   * @throws ImageBuildError naming the step that failed (or timed out)
+   */
+  buildTemplate(spec: AgentTemplateSpec, options: TemplateBuildOptions = {}): Promise<BuiltTemplate> {
+    return buildAgentTemplate(this.#options.stateDir, spec, options, (recipe, context) =>
+      this.#imagesOf(recipe, context, true),
+    );
   }
 
   /**
    * The root image of `recipe` and sandboxd's image for it, built once per driver and again when the
-   * host collected them (unused for an hour).
+   * host collected them (unused for an hour) or a build asks (`fresh`).
    */
-  async #imagesOf(recipe: ImageRecipe, onStep?: StepListener): Promise<{ root: string; sdk: string }> {
+  async #imagesOf(
+    recipe: ImageRecipe,
+    context: BuildContext & { readonly force?: boolean } = {},
+    fresh = false,
+  ): Promise<{ root: string; sdk: string }> {
     const key = JSON.stringify(recipe);
     const known = this.#images.get(key);
-    if (known !== undefined) {
+    if (known !== undefined && !fresh) {
       const images = await known.catch(() => undefined);
       if (images !== undefined && keepImage(images.root) && keepImage(images.sdk)) return images;
     }
     const building = (async () => {
-      const { dir: root } = await ensureRootImage(recipe, onStep);
+      const agentsDir = this.#options.agentsDir ?? DEFAULT_AGENTS_DIR;
+      const trees =
+        recipe.trees?.some((tree) => tree.name === AGENTS_TREE) === true
+          ? {
+              [AGENTS_TREE]: await agentsSource(
+                agentsDir,
+                this.#options.agentsDir === undefined ? AGENTS_BUILD_SCRIPT : undefined,
+                context,
+              ),
+            }
+          : {};
+      const { dir: root } = await ensureRootImage(recipe, context, trees);
       return { root, sdk: ensureSdkImage(PACKAGE_ROOT, join(root, SANDBOXD_NODE)) };
     })();
     this.#images.set(key, building);
@@ -137,20 +183,26 @@ export class NamespaceDriver implements SandboxDriver {
     return Promise.resolve(readManifest(this.#options.stateDir, name));
   }
 
-  /** The agents' runtime image for a sandbox of `template`, if it is `sdk-agent` and the folder exists. */
-  #agentsImage(template: string): string | undefined {
-    if (template !== AGENT_TEMPLATE) return undefined;
-    const dir = this.#options.agentsDir ?? DEFAULT_AGENTS_DIR;
-    return existsSync(dir) ? ensureAgentsImage(dir) : undefined;
-  }
-
   async launch(request: LaunchRequest): Promise<LaunchedSandbox> {
     const manifest = readManifest(this.#options.stateDir, request.template);
     if (manifest === undefined) throw new Error(`no template named ${request.template}`);
     const { id } = request;
+    let viewing: Promise<{ readonly root: string; readonly sdk: string }> | undefined;
     try {
       const range = claimRange(this.instance, id);
-      // The user namespace's holder starts while the network and cgroups are made (it needs neither).
+      const sandboxUser = { uid: range.hostBase + SANDBOX_USER.uid, gid: range.hostBase + SANDBOX_USER.gid };
+      // The template's images and the sandbox's view of them are made while the user namespace's holder
+      // starts and the network and cgroups are made (none needs another).
+      viewing = this.#imagesOf(recipeOf(manifest)).then(async (images) => ({
+        sdk: images.sdk,
+        root: await mountRootView(
+          this.instance,
+          id,
+          images.root,
+          Math.floor(request.memoryBytes / 4),
+          sandboxUser,
+        ),
+      }));
       const holding = holdUserNamespace(range);
       let network: SandboxNetwork;
       try {
@@ -173,13 +225,14 @@ export class NamespaceDriver implements SandboxDriver {
       }
       const userns = await holding;
       try {
-        const images = await this.#imagesOf(recipeOf(manifest));
+        const view = await viewing;
+        const agents = join(view.root, AGENTS_DIR);
         await startSandboxd({
           cgroupProcs: procsFiles(this.instance, id),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
           bwrapOptions: bubblewrapArgs(
-            { ...images, agents: this.#agentsImage(request.template) },
+            { ...view, agents: existsSync(agents) ? agents : undefined },
             cgroupPaths(this.instance, id).userMemory,
             request.memoryBytes,
           ),
@@ -189,10 +242,11 @@ export class NamespaceDriver implements SandboxDriver {
             ...(request.controlToken === undefined ? {} : { controlToken: request.controlToken }),
             host: network.sandboxAddress,
             port: SANDBOXD_PORT,
-            user: { uid: 1000, gid: 1000, home: '/home/user' },
+            user: { ...SANDBOX_USER, home: '/home/user' },
             prepareHome: true,
             commandCgroup: join(COMMAND_CGROUP_DIR, 'cgroup.procs'),
             version: manifest.sandboxdVersion,
+            prefetch: prefetchFiles(manifest),
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
             ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
           },
@@ -204,6 +258,7 @@ export class NamespaceDriver implements SandboxDriver {
       this.#watch(id);
       return { id, daemonUrl: `http://${network.sandboxAddress}:${String(SANDBOXD_PORT)}` };
     } catch (error) {
+      await viewing?.catch(() => undefined); // a view still being mounted is removed with the rest
       await this.destroy(id);
       throw error;
     }
@@ -226,6 +281,7 @@ export class NamespaceDriver implements SandboxDriver {
       this.#watches.delete(id);
       await killAndRemoveCgroups(this.instance, id);
       await removeSandboxNetwork(this.instance, id);
+      await removeRootView(this.instance, id);
       releaseRange(this.instance, id);
     })().finally(() => this.#destroying.delete(id));
     this.#destroying.set(id, destroying);
@@ -236,6 +292,7 @@ export class NamespaceDriver implements SandboxDriver {
     const ids = new Set([
       ...(await listSandboxNamespaces(this.instance)),
       ...(await listSandboxCgroups(this.instance)),
+      ...(await listRootViews(this.instance)),
       ...claimsOf(this.instance).keys(),
     ]);
     return [...ids].sort();

@@ -1,8 +1,8 @@
 /**
  * The read-only files every sandbox of this host binds: each template's root filesystem
  * (`image-root.ts`), sandboxd's runtime (its bundle from the package's `dist/sandboxd/`, with the V8
- * code cache a warm-up run writes) and, for template `sdk-agent`, the agents' runtime (`/opt/agents`,
- * hard-linked where it can be), copied once into `/run/sdk/images/<kind>-<content hash>/`. Two reasons: the sandbox's root is a host uid of its own range,
+ * code cache a warm-up run writes), copied once into `/run/sdk/images/<kind>-<content hash>/`. Two
+ * reasons: the sandbox's root is a host uid of its own range,
  * which may not search the folders above a state folder or a checkout; and a sandbox then sees no host
  * path, not even in `/proc/self/mountinfo` (a bind shows its source's path inside its filesystem, here
  * only `/run/sdk/images/...`, or `/sdk/images/...` where /run is a tmpfs). Images are named by content,
@@ -15,7 +15,6 @@ import {
   chmodSync,
   copyFileSync,
   existsSync,
-  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -84,7 +83,7 @@ function mountedImages(): Set<string> {
     } catch {
       continue; // ended meanwhile
     }
-    for (const match of text.matchAll(/\/sdk\/images\/([^/\s.]+)/g)) found.add(match[1] ?? '');
+    for (const match of text.matchAll(/\/sdk\/images\/([^/\s.,]+)/g)) found.add(match[1] ?? '');
   }
   return found;
 }
@@ -177,69 +176,4 @@ function writeCodeCache(dir: string, node: string): void {
     const reason = run.error?.message ?? run.stderr.toString('utf8').trim();
     throw new Error(`sandboxd's warm-up run failed (${String(run.status ?? run.signal)}): ${reason}`);
   }
-}
-
-/**
- * Every folder and file under `dir`, sorted, a line each (a file with its size, mtime, inode and mode):
- * what names an image too big to hash by content (the agents' runtime is a 177 MiB binary). A rebuild
- * (new files renamed into place) changes it; a folder left as it was keeps its image.
- */
-function fingerprintOf(dir: string, prefix = ''): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
-    a.name.localeCompare(b.name),
-  )) {
-    const path = join(dir, entry.name);
-    const rel = `${prefix}/${entry.name}`;
-    if (entry.isDirectory()) out.push(`${rel}/`, ...fingerprintOf(path, rel));
-    else if (entry.isFile()) {
-      const stat = statSync(path);
-      out.push(
-        `${rel} ${String(stat.size)} ${String(stat.mtimeMs)} ${String(stat.ino)} ${String(stat.mode)}`,
-      );
-    }
-  }
-  return out;
-}
-
-/**
- * What names an agents folder: the build's stamp beside it (`templates/sdk-agent/build/stamp`) with the
- * folder's own identity (a build renames a new folder into place), so a create does not stat its
- * thousands of files; without a stamp, every file's size, time, inode and mode.
- */
-function agentsFingerprint(agentsDir: string): string[] {
-  const stamp = join(dirname(agentsDir), 'stamp');
-  if (!existsSync(stamp)) return fingerprintOf(agentsDir);
-  const folder = statSync(agentsDir);
-  return [`stamp ${readFileSync(stamp, 'utf8').trim()} ${String(folder.ino)} ${String(folder.mtimeMs)}`];
-}
-
-/** Copies the files and folders of `from` into `to` (created), each file a hard link where it can be. */
-function linkTree(from: string, to: string): void {
-  mkdirSync(to, { recursive: true });
-  for (const entry of readdirSync(from, { withFileTypes: true })) {
-    const source = join(from, entry.name);
-    const target = join(to, entry.name);
-    if (entry.isDirectory()) linkTree(source, target);
-    else if (entry.isFile()) {
-      try {
-        linkSync(source, target);
-      } catch {
-        copyFileSync(source, target); // another file system (/run as a tmpfs)
-      }
-    }
-  }
-}
-
-/**
- * The agents' runtime folder (`templates/sdk-agent/build/opt-agents`, built by `npm run
- * template:agent`), ready to bind at /opt/agents: hard links (copies across file systems) in an image,
- * so no sandbox sees the checkout's path and its root needs no search right on the folders above it.
- */
-export function ensureAgentsImage(agentsDir: string): string {
-  const hash = createHash('sha256');
-  for (const line of agentsFingerprint(agentsDir)) hash.update(`${line}\n`);
-  return materialize('agents', hash.digest('hex'), (dir) => {
-    linkTree(agentsDir, dir);
-  });
 }

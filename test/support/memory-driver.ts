@@ -10,13 +10,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SANDBOXD_VERSION } from '../../protocol/versions.js';
+import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
 import type {
   LaunchedSandbox,
   LaunchRequest,
   SandboxDriver,
   SandboxMemory,
+  TemplateBuildOptions,
   TemplateManifest,
 } from '../../sandbox-drivers/sandbox-driver.js';
+import { MemoryTemplateBuilds } from './memory-template-build.js';
 
 /** One sandbox with resources on a `MemoryHost`. */
 export interface MemorySandbox {
@@ -128,7 +131,15 @@ export class MemoryDriver implements SandboxDriver {
     this.host = options.host ?? new MemoryHost();
     this.instance = options.instance ?? randomBytes(4).toString('hex');
     this.#templates = new Map((options.templates ?? MEMORY_BASE_TEMPLATES).map((t) => [t.name, t]));
+    this.templateBuilds = new MemoryTemplateBuilds(this.#templates);
     this.host.register(this);
+  }
+
+  /** Template builds in memory; `templateBuilds.behaviour` makes them fail or take time. */
+  readonly templateBuilds: MemoryTemplateBuilds;
+
+  buildTemplate(spec: AgentTemplateSpec, options?: TemplateBuildOptions): Promise<BuiltTemplate> {
+    return this.templateBuilds.build(spec, options);
   }
 
   /** The same instance in a new process: same host and sandboxes, nothing watched, no listeners. */

@@ -13,6 +13,7 @@ describe('the published entry', () => {
         'AgentPermissions',
         'AgentSpec',
         'AgentStream',
+        'AgentTemplate',
         'AuthenticationError',
         'CommandHandle',
         'Commands',

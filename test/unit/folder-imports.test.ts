@@ -83,7 +83,7 @@ describe('folder import rules', () => {
     ['control-plane/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
     ['control-plane/probe.ts', "import { Sandbox } from '../sdk/index.js';"],
     ['control-plane/probe.ts', "import { x } from '../daemon/daemon-server.js';"],
-    ['cli/probe.ts', "import { Sandbox } from '../sdk/sandbox.js';"],
+    ['cli/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
     ['examples/probe.mjs', "import { Sandbox } from '../sdk/index.js';"],
     ['examples/probe.mjs', "import { Sandbox } from '../dist/sdk/index.js';"],
   ])('refuse %s: %s', async (path, code) => {
@@ -141,7 +141,13 @@ describe('folder import rules', () => {
         "const aws = () => import('@aws-sdk/client-secrets-manager');",
       ],
     ],
-    ['cli/probe.ts', ["import { ControlPlane } from '../control-plane/control-plane.js';"]],
+    [
+      'cli/probe.ts',
+      [
+        "import { ControlPlane } from '../control-plane/control-plane.js';",
+        "import { AgentTemplate } from '../sdk/agent-template.js';",
+      ],
+    ],
     [
       'test/unit/probe.test.ts',
       ["import { x } from '../../daemon/main.js';", "import { y } from '../../cli/sdk.js';", "import 'sdk';"],

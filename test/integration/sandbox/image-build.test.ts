@@ -22,16 +22,20 @@ describe('image layers', () => {
       sha256: {},
     };
     const steps: string[] = [];
-    const first = await npmLayer(placement, (step) => steps.push(step));
+    const onStep = (step: string, cached: boolean): void => {
+      steps.push(`${step}${cached ? ' (cached)' : ''}`);
+    };
+    const first = await npmLayer(placement, { onStep });
     expect(steps).toEqual(['npm is-number@7.0.0']);
     expect(readFileSync(join(first.root, 'usr', 'lib', 'is-number.js'), 'utf8')).toContain('module.exports');
-    const again = await npmLayer(placement, (step) => steps.push(step));
+    const again = await npmLayer(placement, { onStep });
     expect(again).toEqual(first);
-    expect(steps).toHaveLength(1); // nothing rebuilt
-    const other = await npmLayer({ ...placement, files: { 'index.js': '/usr/lib/other.js' } }, (step) =>
-      steps.push(step),
-    );
+    expect(steps).toEqual(['npm is-number@7.0.0', 'npm is-number@7.0.0 (cached)']); // nothing rebuilt
+    const other = await npmLayer({ ...placement, files: { 'index.js': '/usr/lib/other.js' } }, { onStep });
     expect(other.hash).not.toBe(first.hash); // other inputs, another layer
+    await npmLayer(placement, { onStep, rebuild: ['npm'] });
+    expect(steps.at(-1)).toBe('npm is-number@7.0.0'); // --force: built again, not taken from the cache
+    expect(readFileSync(join(first.root, 'usr', 'lib', 'is-number.js'), 'utf8')).toContain('module.exports');
   });
 
   it('name the step that failed and leave nothing half-built', async () => {

@@ -182,7 +182,7 @@ describe('namespace sandbox', () => {
     mkdirSync(stale, { recursive: true });
     writeFileSync(join(stale, '.complete'), '');
     const bound = (
-      await closed.commands.run('grep -o "sdk/images/[^/ ]*" /proc/self/mountinfo | sort -u')
+      await closed.commands.run('grep -o "sdk/images/[^/ ,]*" /proc/self/mountinfo | sort -u')
     ).stdout
       .trim()
       .split('\n')

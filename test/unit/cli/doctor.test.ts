@@ -53,7 +53,9 @@ describe('sdk doctor', () => {
       host({ templates: { 'sdk-agent': manifest('0.9.3'), 'sdk-base': manifest('0.11.0'), broken: '{' } }),
     );
     expect(byName(results, 'compatibility sdk-agent')).toMatchObject({ status: 'FAIL' });
-    expect(byName(results, 'compatibility sdk-agent')?.fix).toContain('npm run template:agent');
+    expect(byName(results, 'compatibility sdk-agent')?.fix).toBe(
+      'rebuild it: sdk template build --name sdk-agent --force',
+    );
     expect(byName(results, 'compatibility sdk-base')?.status).toBe('PASS'); // newer is fine
     expect(byName(results, 'compatibility broken')?.status).toBe('FAIL');
   });

@@ -8,7 +8,10 @@ import { openApiDocument } from '../../../control-plane/openapi.js';
 import { createSandboxRequestSchema } from '../../../protocol/control-plane-api.js';
 import { DEFAULT_CPUS, DEFAULT_MEMORY_MB, defaultCpus, defaultMemoryMb } from '../../../rules/limits.js';
 import { AGENT_TEMPLATE, TEMPLATE_NAME } from '../../../rules/names.js';
-import { BASE_TEMPLATES } from '../../../sandbox-drivers/namespace/base-template.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBaseTemplates, readManifest } from '../../../sandbox-drivers/namespace/base-template.js';
 import { resolveSandboxOptions } from '../../../sdk/sandbox-options.js';
 import { MEMORY_BASE_TEMPLATES, MemoryDriver } from '../../support/memory-driver.js';
 import { MemoryPlaneWorld } from '../../support/memory-control-plane.js';
@@ -25,9 +28,9 @@ describe('the memory default rule', () => {
     expect(DEFAULT_MEMORY_MB).toBe(512);
   });
 
-  it('applies in the SDK options, where an explicit memoryMb wins and is still checked', () => {
-    expect(resolveSandboxOptions().memoryMb).toBe(512);
-    expect(resolveSandboxOptions({ template: 'sdk-agent' }).memoryMb).toBe(defaultMemoryMb('sdk-agent'));
+  it('is left to the control plane by the SDK (it knows the template), where an explicit memoryMb is checked', () => {
+    expect(resolveSandboxOptions().memoryMb).toBeUndefined();
+    expect(resolveSandboxOptions({ template: 'sdk-agent' }).memoryMb).toBeUndefined();
     expect(resolveSandboxOptions({ template: 'sdk-agent', memoryMb: 600 }).memoryMb).toBe(600);
     expect(resolveSandboxOptions({ template: 'sdk-base-caps', memoryMb: 2048 }).memoryMb).toBe(2048);
     expect(() => resolveSandboxOptions({ template: 'sdk-agent', memoryMb: 31 })).toThrow(/memoryMb/);
@@ -42,8 +45,19 @@ describe('the memory default rule', () => {
     expect(JSON.stringify(openApiDocument('0.10.0'))).toContain('1024 for template sdk-agent');
   });
 
-  it('is a template of the namespace driver that can close egress', () => {
-    expect(BASE_TEMPLATES.find((t) => t.name === 'sdk-agent')).toMatchObject({ canCloseEgress: true });
+  it('is an agent template of the namespace driver, on sdk-base-caps, with that default', () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'sdk-templates-'));
+    try {
+      ensureBaseTemplates(stateDir);
+      expect(readManifest(stateDir, 'sdk-agent')).toMatchObject({
+        canCloseEgress: true,
+        base: 'sdk-base-caps',
+        memoryMb: defaultMemoryMb('sdk-agent'),
+        cpus: defaultCpus('sdk-agent'),
+      });
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -52,8 +66,8 @@ describe('the CPU default rule', () => {
     expect(defaultCpus('sdk-agent')).toBe(2);
     for (const template of ['sdk-base', 'sdk-base-caps', 'sdk-agent2'])
       expect(defaultCpus(template)).toBe(DEFAULT_CPUS);
-    expect(resolveSandboxOptions().cpus).toBe(1);
-    expect(resolveSandboxOptions({ template: 'sdk-agent' }).cpus).toBe(2);
+    expect(resolveSandboxOptions().cpus).toBeUndefined();
+    expect(resolveSandboxOptions({ template: 'sdk-agent' }).cpus).toBeUndefined();
     expect(resolveSandboxOptions({ template: 'sdk-agent', cpus: 0.5 }).cpus).toBe(0.5);
     expect(createSandboxRequestSchema.parse({ template: 'sdk-agent' }).cpus).toBeUndefined();
   });

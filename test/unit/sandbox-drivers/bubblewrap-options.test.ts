@@ -1,11 +1,13 @@
 /**
- * bubblewrap's options: the template's image as the sandbox's /usr, /etc and /var/lib, never a host
- * folder; where /opt and the agents' runtime come in the list (notes/runtimes.md §0).
+ * bubblewrap's options: the sandbox's view of its template as its /usr (writable where the sandbox user
+ * owns it), /etc and /var/lib (read-only), never a host folder; where /opt and the agents' runtime come
+ * in the list (notes/runtimes.md §0).
  */
 import { describe, expect, it } from 'vitest';
-import { AGENTS_DIR, bubblewrapArgs } from '../../../sandbox-drivers/namespace/bubblewrap-options.js';
+import { AGENTS_DIR } from '../../../sandbox-drivers/namespace/agent-template.js';
+import { bubblewrapArgs } from '../../../sandbox-drivers/namespace/bubblewrap-options.js';
 
-const images = { root: '/run/sdk/images/root-1', sdk: '/run/sdk/images/sdk-1' };
+const images = { root: '/run/sdk/views/i-1/merged', sdk: '/run/sdk/images/sdk-1' };
 const memory = 512 * 2 ** 20;
 
 /** Index of the option `name` followed by `values` (bwrap reads them in order). */
@@ -23,17 +25,17 @@ function optBindTargets(args: readonly string[]): number[] {
 describe('bubblewrap options', () => {
   it("binds the template's image, and nothing of the host's own folders", () => {
     const args = bubblewrapArgs(images, '/cg/user', memory);
+    expect(indexOf(args, '--bind', '/run/sdk/views/i-1/merged/usr', '/usr')).toBeGreaterThanOrEqual(0);
     for (const [source, target] of [
-      ['/run/sdk/images/root-1/usr', '/usr'],
-      ['/run/sdk/images/root-1/etc', '/etc'],
-      ['/run/sdk/images/root-1/var/lib', '/var/lib'],
+      ['/run/sdk/views/i-1/merged/etc', '/etc'],
+      ['/run/sdk/views/i-1/merged/var/lib', '/var/lib'],
     ] as const) {
       expect(indexOf(args, '--ro-bind', source, target)).toBeGreaterThanOrEqual(0);
     }
     const sources = args.flatMap((arg, i) =>
       arg === '--ro-bind' || arg === '--bind' ? [args[i + 1] ?? ''] : [],
     );
-    expect(sources.filter((source) => !source.startsWith('/run/sdk/images/'))).toEqual(['/cg/user']);
+    expect(sources.filter((source) => !/^\/run\/sdk\/(images|views)\//.test(source))).toEqual(['/cg/user']);
   });
 
   it('makes /opt with --dir before any bind below it, so uid 1000 can reach /opt/agents', () => {

@@ -340,7 +340,7 @@ describe('sandbox-side types', () => {
     rejects(() => resolveSandboxOptions({ gateways: routes(9) }), 'gateways');
     rejects(() => resolveSandboxOptions({ gateways: { Bad_Name: gateway() } }), 'gateways.Bad_Name');
     rejects(() => resolveSandboxOptions({ timeoutMs: 8 * 3_600_000 + 1 }), 'timeoutMs');
-    expect([o.memoryMb, o.cpus]).toEqual([512, 1]);
+    expect([o.memoryMb, o.cpus]).toEqual([undefined, undefined]); // the template's, on the control plane
     rejects(() => resolveSandboxOptions({ memoryMb: 31 }), 'memoryMb');
     rejects(() => resolveSandboxOptions({ memoryMb: 100.5 }), 'memoryMb');
     rejects(() => resolveSandboxOptions({ cpus: 0 }), 'cpus');
