@@ -53,13 +53,15 @@ const stateDir = values['state-dir'];
 const operator = loadOrCreateOperatorKey(stateDir);
 const driver = new NamespaceDriver({ stateDir });
 // The template images, built once per host (layers cached): each step printed as it starts. The agent
-// template's too: its runtime comes from npm on the first start.
-await driver.prepare(
-  (step, cached) => {
-    if (!cached) process.stdout.write(`building template image: ${step}\n`);
-  },
-  ['sdk-base-caps', 'sdk-agent'],
-);
+// template's too when its runtime can be built here (its runtime comes from npm on the first start);
+// without it the control plane still serves, and `sdk template build` says what is missing.
+const onStep = (step: string, cached: boolean): void => {
+  if (!cached) process.stdout.write(`building template image: ${step}\n`);
+};
+await driver.prepare(onStep);
+await driver.prepare(onStep, ['sdk-agent']).catch((error: unknown) => {
+  process.stdout.write(`sdk-agent is not built (${error instanceof Error ? error.message : String(error)})\n`);
+});
 const plane = await ControlPlane.start({
   stateDir,
   operatorKey: operator.key,
