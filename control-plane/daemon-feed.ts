@@ -8,6 +8,12 @@ import { request } from 'undici';
 import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
 import { ndjsonValues } from '../protocol/ndjson.js';
 
+/**
+ * Longest line taken from a sandboxd's event stream: its records are small (strings bounded by
+ * `daemonEventSchema`), and a sandboxd taken over must not make the control plane hold a huge one.
+ */
+export const MAX_DAEMON_LINE_CHARS = 64 * 1024;
+
 /** Where and how to follow one daemon. */
 export interface DaemonFeedTarget {
   /** `http://host:port` of sandboxd. */
@@ -39,7 +45,7 @@ export function followDaemon(target: DaemonFeedTarget): () => void {
           await res.body.dump();
           throw new Error(`sandboxd refused its event stream (${String(res.statusCode)})`);
         }
-        for await (const value of ndjsonValues(res.body)) {
+        for await (const value of ndjsonValues(res.body, MAX_DAEMON_LINE_CHARS)) {
           // Stopped (its sandbox ended): the rest of a chunk already read is not delivered.
           abort.signal.throwIfAborted();
           // Not an event, or one with a string past its bound (a sandboxd taken over): dropped.

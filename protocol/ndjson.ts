@@ -3,10 +3,13 @@ export const MAX_NDJSON_LINE_CHARS = 64 * 1024 * 1024;
 
 /**
  * Splits a byte stream of newline-delimited JSON (NDJSON) into parsed values, one per line. Characters
- * split across chunks are decoded whole; each chunk is scanned once; a line longer than
- * `MAX_NDJSON_LINE_CHARS` ends the stream with an error instead of growing without bound.
+ * split across chunks are decoded whole; each chunk is scanned once; a line longer than `maxLineChars`
+ * (`MAX_NDJSON_LINE_CHARS` by default) ends the stream with an error instead of growing without bound.
  */
-export async function* ndjsonValues(body: AsyncIterable<unknown>): AsyncGenerator {
+export async function* ndjsonValues(
+  body: AsyncIterable<unknown>,
+  maxLineChars: number = MAX_NDJSON_LINE_CHARS,
+): AsyncGenerator {
   const decoder = new TextDecoder();
   let pending = '';
   for await (const chunk of body) {
@@ -21,6 +24,6 @@ export async function* ndjsonValues(body: AsyncIterable<unknown>): AsyncGenerato
       yield JSON.parse(line);
     }
     pending += text.slice(start);
-    if (pending.length > MAX_NDJSON_LINE_CHARS) throw new Error('an NDJSON line is longer than allowed');
+    if (pending.length > maxLineChars) throw new Error('an NDJSON line is longer than allowed');
   }
 }

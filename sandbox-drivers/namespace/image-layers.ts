@@ -18,6 +18,8 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -130,6 +132,7 @@ async function cachedLayer(
   const root = join(dir, 'root');
   const rebuild = context.rebuild?.includes(kind) === true;
   if (!rebuild && existsSync(join(dir, 'layer.json'))) {
+    markUsed(dir);
     context.onStep?.(step, true);
     return { kind, hash, root };
   }
@@ -153,6 +156,44 @@ async function cachedLayer(
     throw error instanceof ImageBuildError ? error : new ImageBuildError(step, tail(error));
   }
   return { kind, hash, root };
+}
+
+/** Marks a cached layer as used now (`collectUnusedLayers` keeps what was used lately). */
+function markUsed(dir: string): void {
+  const now = new Date();
+  try {
+    utimesSync(join(dir, 'layer.json'), now, now);
+  } catch {
+    // collected meanwhile: the next build makes it again
+  }
+}
+
+/** How long a layer no build used is kept, and a build's leftover folder (a crashed build's). */
+export const LAYER_RETENTION_MS = { unused: 30 * 24 * 60 * 60_000, building: 24 * 60 * 60_000 } as const;
+
+/**
+ * Removes cached layers no build has used for `LAYER_RETENTION_MS.unused`, and the folders of builds
+ * that never finished, so a host that sees many recipes does not keep every layer. Images already laid
+ * keep their files (hard links); a later build of a removed layer makes it again.
+ */
+export function collectUnusedLayers(now = Date.now()): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(layerCacheDir());
+  } catch {
+    return; // no cache yet
+  }
+  for (const entry of entries) {
+    const dir = join(layerCacheDir(), entry);
+    try {
+      const building = entry.includes('.building-');
+      const stamp = statSync(building ? dir : join(dir, 'layer.json')).mtimeMs;
+      const keep = building ? LAYER_RETENTION_MS.building : LAYER_RETENTION_MS.unused;
+      if (now - stamp > keep) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // not a layer (no layer.json) or removed meanwhile: left as it is
+    }
+  }
 }
 
 /** The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages. */

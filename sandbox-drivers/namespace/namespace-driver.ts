@@ -24,7 +24,7 @@ import type {
 import { AGENTS_DIR, AGENTS_TREE, agentsSource, prefetchFiles } from './agent-template.js';
 import { buildAgentTemplate } from './agent-template-build.js';
 import { ensureBaseTemplates, readManifest, recipeOf } from './base-template.js';
-import type { BuildContext } from './image-layers.js';
+import { collectUnusedLayers, type BuildContext } from './image-layers.js';
 import type { ImageRecipe } from './image-recipe.js';
 import { ensureRootImage } from './image-root.js';
 import { collectUnusedImages, ensureSdkImage, keepImage } from './runtime-image.js';
@@ -110,6 +110,7 @@ export class NamespaceDriver implements SandboxDriver {
     ensureBaseTemplates(options.stateDir);
     this.instance = instanceIdOf(options.stateDir);
     collectUnusedImages();
+    collectUnusedLayers();
   }
 
   /**

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { followDaemon } from '../../../control-plane/daemon-feed.js';
+import { followDaemon, MAX_DAEMON_LINE_CHARS } from '../../../control-plane/daemon-feed.js';
 import { SandboxRecords } from '../../../control-plane/sandbox-records.js';
 import {
   MAX_RECORD_NAME,
@@ -101,16 +101,31 @@ describe("sandboxd's event schema", () => {
 
 describe("the control plane's follower of a sandboxd", () => {
   it('drops an event with an oversized string and goes on with the next', async () => {
+    const long = 'x'.repeat(8 * 1024); // past every field's bound, within a line's
     const url = await fakeSandboxd([
       call(1),
-      { seq: 2, at: 2, type: 'route', route: big, event: 'opened', port: 1 },
-      { seq: 3, at: 3, type: 'process', pid: 1, event: 'start', command: big },
+      { seq: 2, at: 2, type: 'route', route: long, event: 'opened', port: 1 },
+      { seq: 3, at: 3, type: 'process', pid: 1, event: 'start', command: long },
       call(4),
     ]);
     const seen: number[] = [];
     const stop = followDaemon({ url, token: 't', onEvent: (event) => seen.push(event.seq) });
     try {
       await expect.poll(() => seen).toEqual([1, 4]);
+    } finally {
+      stop();
+    }
+  });
+
+  it('holds no line longer than MAX_DAEMON_LINE_CHARS: the stream is dropped there', async () => {
+    expect(big.length).toBeGreaterThan(MAX_DAEMON_LINE_CHARS);
+    const url = await fakeSandboxd([call(1), { seq: 2, at: 2, type: 'call', method: big }, call(3)]);
+    const seen: number[] = [];
+    const stop = followDaemon({ url, token: 't', onEvent: (event) => seen.push(event.seq) });
+    try {
+      await expect.poll(() => seen).toEqual([1]);
+      await sleep(300);
+      expect(seen).toEqual([1]); // nothing after the long line; the follower asks again after 1
     } finally {
       stop();
     }
