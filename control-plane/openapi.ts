@@ -16,6 +16,7 @@ import {
   sandboxHistorySchema,
   sandboxRecordLineSchema,
 } from '../protocol/inspector-api.js';
+import { buildTemplateRequestSchema, templateBuildLineSchema } from '../protocol/template-api.js';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
   'application/json': { schema: z.toJSONSchema(schema, { io }) },
@@ -177,6 +178,21 @@ export function openApiDocument(version: string): Record<string, unknown> {
         operator,
         [afterParameter],
       ),
+      '/v1/templates': {
+        post: {
+          summary:
+            'Build an agent template (SPEC "Image tooling"): a step line per step, then built or failed',
+          security: operator,
+          requestBody: { required: true, content: json(buildTemplateRequestSchema, 'input') },
+          responses: {
+            '200': {
+              description: 'NDJSON',
+              content: { 'application/x-ndjson': { schema: z.toJSONSchema(templateBuildLineSchema) } },
+            },
+            ...errors,
+          },
+        },
+      },
       ...inspectorPaths,
     },
   };

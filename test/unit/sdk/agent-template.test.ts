@@ -158,6 +158,13 @@ describe('AgentTemplate.build()', () => {
     await expect(plane.create({ template: 'abandoned' })).rejects.toThrow(/no template named abandoned/);
   });
 
+  it('is in the OpenAPI document', async () => {
+    const doc = (await (await request(`${url}/v1/openapi.json`)).body.json()) as {
+      paths: Record<string, { post?: { security: unknown } }>;
+    };
+    expect(doc.paths['/v1/templates']?.post?.security).toEqual([{ operatorKey: [] }]);
+  });
+
   it('needs the operator key, and checks its options before any build', async () => {
     process.env.SDK_API_KEY = 'not-the-operator-key-0123456789abcdef';
     const error = await new AgentTemplate({ name: 'nokey' }).build().catch((e: unknown) => e);
