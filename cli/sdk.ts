@@ -60,7 +60,9 @@ const onStep = (step: string, cached: boolean): void => {
 };
 await driver.prepare(onStep);
 await driver.prepare(onStep, ['sdk-agent']).catch((error: unknown) => {
-  process.stdout.write(`sdk-agent is not built (${error instanceof Error ? error.message : String(error)})\n`);
+  process.stdout.write(
+    `sdk-agent is not built (${error instanceof Error ? error.message : String(error)})\n`,
+  );
 });
 const plane = await ControlPlane.start({
   stateDir,
