@@ -12,13 +12,86 @@ from .errors import (
     SecretNotFoundException,
     error_from_envelope,
 )
+from ._command_output import CommandResult
+from ._wire import ProcessInfo, SandboxInfo, SandboxState
+from .async_commands import AsyncCommandHandle, AsyncCommands
+from .async_sandbox import AsyncSandbox
+from .commands import CommandHandle, Commands
+from .sandbox import Sandbox
+from .agent_limits import AgentLimits
+from .agent_model import AgentModel
+from .agent_permissions import DENIED_BY_DEFAULT, AgentPermissions
+from .agent_spec import AgentSpec
+from .idle_policy import IdlePolicy
+from .mcp_servers import McpLocal, McpRemote
+from .pool_config import PoolConfig, PoolWarmup, agent_pool_warmup
+from .presets import (
+    compatible_gateway,
+    vendor_a_gateway,
+    vendor_b_gateway,
+    vendor_c_gateway,
+    vendor_d_gateway,
+    vendor_e_gateway,
+    vendor_f_gateway,
+    vendor_g_gateway,
+    vendor_h_gateway,
+    vendor_i_gateway,
+    vendor_j_gateway,
+    vendor_k_gateway,
+)
+from .runtimes import RUNTIME_B_TOOLS, RuntimeB, check_spec_for_runtime
+from .s3_prefix import S3Prefix
+from .secret_gateway import PresetBinding, SecretGateway
+from .secret_ref import SecretRef
+from .sub_agent import SubAgent
 
 __all__ = [
     "AgentException",
+    "AsyncCommandHandle",
+    "AsyncCommands",
+    "AsyncSandbox",
     "AuthenticationException",
+    "CommandHandle",
+    "CommandResult",
+    "Commands",
     "InvalidArgumentException",
+    "ProcessInfo",
+    "Sandbox",
     "SandboxException",
+    "SandboxInfo",
+    "SandboxState",
     "SdkException",
     "SecretNotFoundException",
     "error_from_envelope",
+    "AgentLimits",
+    "AgentModel",
+    "AgentPermissions",
+    "AgentSpec",
+    "DENIED_BY_DEFAULT",
+    "IdlePolicy",
+    "McpLocal",
+    "McpRemote",
+    "PoolConfig",
+    "PoolWarmup",
+    "PresetBinding",
+    "RUNTIME_B_TOOLS",
+    "RuntimeB",
+    "S3Prefix",
+    "SecretGateway",
+    "SecretRef",
+    "SubAgent",
+    "agent_pool_warmup",
+    "check_spec_for_runtime",
+    "compatible_gateway",
+    "vendor_a_gateway",
+    "vendor_b_gateway",
+    "vendor_c_gateway",
+    "vendor_d_gateway",
+    "vendor_e_gateway",
+    "vendor_f_gateway",
+    "vendor_g_gateway",
+    "vendor_h_gateway",
+    "vendor_i_gateway",
+    "vendor_j_gateway",
+    "vendor_k_gateway",
 ]

@@ -76,6 +76,7 @@ def control_plane() -> Iterator[ControlPlane]:
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
+            process.stdout.close()
             for name, value in saved.items():
                 if value is None:
                     os.environ.pop(name, None)

@@ -1,0 +1,62 @@
+"""What sync and async commands share: a command's result, and the collector that turns its process
+events into that result while handing each output chunk to the caller's callbacks."""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from ._sandbox_options import OutputCallback
+from ._wire import DataEvent, EndEvent, ProcessEvent, StartEvent
+from .errors import SandboxException
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a finished command produced."""
+
+    stdout: str
+    stderr: str
+    #: Exit status, or ``None`` when a signal ended it.
+    exit_code: int | None
+    #: The signal that ended it (``SIGKILL``), or ``None``.
+    signal: str | None
+
+
+class OutputCollector:
+    """Collects one command's output from its events; ``feed`` calls the callbacks with each chunk as
+    text (UTF-8, a character split between chunks is passed whole) and returns what the callback
+    returned, so the async SDK can await a coroutine callback."""
+
+    def __init__(self, on_stdout: OutputCallback | None, on_stderr: OutputCallback | None) -> None:
+        self._callbacks = {"stdout": on_stdout, "stderr": on_stderr}
+        self._decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in self._callbacks}
+        self._out: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        self._end: EndEvent | None = None
+        #: The pid of the start event, once seen.
+        self.pid: int | None = None
+
+    def feed(self, event: ProcessEvent) -> object:
+        """Takes one event; returns the callback's return value for an output chunk, else ``None``."""
+        if isinstance(event, StartEvent):
+            self.pid = event.pid
+        elif isinstance(event, EndEvent):
+            self._end = event
+        elif isinstance(event, DataEvent):
+            self._out[event.stream].append(event.data)
+            callback = self._callbacks[event.stream]
+            text = self._decoders[event.stream].decode(event.data)
+            if callback is not None and text:
+                return callback(text)
+        return None
+
+    def result(self) -> CommandResult:
+        """The command's result once its stream has ended."""
+        if self._end is None:
+            raise SandboxException("the event stream of the sandbox daemon ended before the command did")
+        return CommandResult(
+            stdout=b"".join(self._out["stdout"]).decode("utf-8", "replace"),
+            stderr=b"".join(self._out["stderr"]).decode("utf-8", "replace"),
+            exit_code=self._end.exit_code,
+            signal=self._end.signal,
+        )

@@ -1,0 +1,56 @@
+"""The control plane's calls (``control-plane/http-api.ts``) as :class:`~sdk._http.Call` values: where the
+control plane is, the operator key, and the sandbox calls the SDK makes with the sandbox access token."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from ._http import Call, Peer, model_parser
+from ._wire import ConnectedSandbox, CreatedSandbox, SandboxInfo
+
+#: Where the control plane is when neither ``control_plane_url=`` nor ``SDK_CONTROL_PLANE_URL`` says.
+DEFAULT_CONTROL_PLANE_URL = "http://127.0.0.1:4780"
+
+
+def control_plane_url(explicit: str | None = None) -> str:
+    """``explicit``, else ``SDK_CONTROL_PLANE_URL``, else the local default; without a trailing slash."""
+    url = explicit or os.environ.get("SDK_CONTROL_PLANE_URL") or DEFAULT_CONTROL_PLANE_URL
+    return url.rstrip("/")
+
+
+def operator_key() -> str | None:
+    """The operator key (``SDK_API_KEY``) the SDK presents to create sandboxes."""
+    return os.environ.get("SDK_API_KEY") or None
+
+
+def control_plane(url: str) -> Peer:
+    """The control plane at ``url`` as a peer of calls."""
+    return Peer(url, "the control plane", f"the control plane at {url}")
+
+
+def create_call(plane: Peer, body: dict[str, Any]) -> Call[CreatedSandbox]:
+    """``POST /v1/sandboxes`` with the operator key."""
+    return Call(plane, "POST", "/v1/sandboxes", model_parser(CreatedSandbox), operator_key(), body)
+
+
+def connect_call(plane: Peer, sandbox_id: str, token: str) -> Call[ConnectedSandbox]:
+    """``POST /v1/sandboxes/:id/connect``: resumes a suspended sandbox; says where its daemon is."""
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/connect", model_parser(ConnectedSandbox), token)
+
+
+def info_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:
+    """``GET /v1/sandboxes/:id``."""
+    return Call(plane, "GET", f"/v1/sandboxes/{sandbox_id}", model_parser(SandboxInfo), token)
+
+
+def kill_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:
+    """``DELETE /v1/sandboxes/:id``."""
+    return Call(plane, "DELETE", f"/v1/sandboxes/{sandbox_id}", model_parser(SandboxInfo), token)
+
+
+def action_call(
+    plane: Peer, sandbox_id: str, token: str, verb: Literal["pause", "activity"]
+) -> Call[SandboxInfo]:
+    """``POST /v1/sandboxes/:id/pause`` or ``…/activity`` (an SDK call is about to reach the sandbox)."""
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/{verb}", model_parser(SandboxInfo), token)

@@ -1,0 +1,62 @@
+"""sandboxd's command calls (``daemon/daemon-server.ts``) as :class:`~sdk._http.Call` values, each with
+the sandbox access token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from ._http import Call, Peer, model_parser
+from ._wire import EmptyAnswer, PidAnswer, ProcessEvent, ProcessInfo, parse_process_event
+
+_MALFORMED_EVENT = "malformed process event from the daemon"
+_PROCESS_LIST: TypeAdapter[list[ProcessInfo]] = TypeAdapter(list[ProcessInfo])
+
+
+def _parse_process_list(payload: object) -> list[ProcessInfo]:
+    return _PROCESS_LIST.validate_python(payload, strict=True)
+
+
+def daemon(url: str) -> Peer:
+    """The sandbox daemon at ``url`` as a peer of calls."""
+    return Peer(url, "the daemon", "the sandbox daemon")
+
+
+def run_stream_call(peer: Peer, token: str, start: dict[str, Any]) -> Call[ProcessEvent]:
+    """``POST /v1/processes?stream=true``: starts a command; the answer is its event stream."""
+    path = "/v1/processes?stream=true"
+    return Call(peer, "POST", path, parse_process_event, token, start, malformed=_MALFORMED_EVENT)
+
+
+def start_call(peer: Peer, token: str, start: dict[str, Any]) -> Call[PidAnswer]:
+    """``POST /v1/processes``: starts a command in the background."""
+    return Call(peer, "POST", "/v1/processes", model_parser(PidAnswer), token, start)
+
+
+def events_call(peer: Peer, token: str, pid: int) -> Call[ProcessEvent]:
+    """``GET /v1/processes/:pid/events``: the command's events from its start, until its end."""
+    return Call(
+        peer, "GET", f"/v1/processes/{pid}/events", parse_process_event, token, malformed=_MALFORMED_EVENT
+    )
+
+
+def stdin_call(peer: Peer, token: str, pid: int, data: bytes) -> Call[object]:
+    """``POST /v1/processes/:pid/stdin``: raw bytes appended to its stdin."""
+    return Call(peer, "POST", f"/v1/processes/{pid}/stdin", lambda payload: payload, token, content=data)
+
+
+def close_stdin_call(peer: Peer, token: str, pid: int) -> Call[EmptyAnswer]:
+    """``POST /v1/processes/:pid/stdin/close``."""
+    return Call(peer, "POST", f"/v1/processes/{pid}/stdin/close", model_parser(EmptyAnswer), token)
+
+
+def signal_call(peer: Peer, token: str, pid: int, tree: bool) -> Call[EmptyAnswer]:
+    """``POST /v1/processes/:pid/signal``: SIGKILL to the command, or to its whole tree."""
+    body = {"signal": "SIGKILL", "tree": tree}
+    return Call(peer, "POST", f"/v1/processes/{pid}/signal", model_parser(EmptyAnswer), token, body)
+
+
+def list_call(peer: Peer, token: str) -> Call[list[ProcessInfo]]:
+    """``GET /v1/processes``: commands the daemon knows."""
+    return Call(peer, "GET", "/v1/processes", _parse_process_list, token)

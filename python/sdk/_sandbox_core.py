@@ -1,0 +1,163 @@
+"""What the sync and the async sandbox handle share: the handle's state (id, token, where its control
+plane and daemon are, why it ended) and every operation on it, written once as generators of calls
+(``sdk._http.Op``) that :func:`~sdk._http.drive` or :func:`~sdk._http.adrive` run.
+
+Mirrors ``sdk/sandbox.ts`` and ``sdk/sandbox-lifecycle.ts``: an ended sandbox refuses every call that
+acts on it before any traffic; an answer or a refusal that says it ended is remembered; every daemon call
+first reports activity to the control plane (which resumes a suspended sandbox).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from . import _control_plane as plane_calls
+from . import _daemon as daemon_calls
+from ._http import Call, Op
+from ._sandbox_options import ConnectOptions, CreateOptions
+from ._wire import EmptyAnswer, PidAnswer, ProcessEvent, ProcessInfo, SandboxInfo
+from .errors import InvalidArgumentException, SandboxException
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Launched:
+    """A sandbox the control plane launched or connected: what a handle is built on."""
+
+    sandbox_id: str
+    access_token: str = field(repr=False)
+    daemon_url: str
+    plane_url: str
+    request_timeout: float
+
+
+def create_op(options: CreateOptions) -> Op[Launched]:
+    """``Sandbox.create``: ``POST /v1/sandboxes`` with the operator key (``SDK_API_KEY``)."""
+    url = plane_calls.control_plane_url(options.control_plane_url)
+    created = yield plane_calls.create_call(plane_calls.control_plane(url), options.body())
+    timeout = options.request_timeout
+    return Launched(created.sandbox_id, created.access_token, created.daemon_url, url, timeout)
+
+
+def connect_op(options: ConnectOptions) -> Op[Launched]:
+    """``Sandbox.connect``: resumes the sandbox when suspended and learns where its daemon is. A token
+    the sandbox refuses does not fail here (SPEC "Authentication" 1): the first call that acts raises."""
+    url = plane_calls.control_plane_url(options.control_plane_url)
+    peer = plane_calls.control_plane(url)
+    connected = yield plane_calls.connect_call(peer, options.sandbox_id, options.access_token)
+    return Launched(
+        options.sandbox_id, options.access_token, connected.daemon_url, url, options.request_timeout
+    )
+
+
+def to_pid(value: object) -> int:
+    """A pid argument, checked before any call."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InvalidArgumentException("commands.connect: pid: must be a positive whole number", "pid")
+    return value
+
+
+class SandboxCore:
+    """One sandbox handle's state and operations, for ``Sandbox`` and ``AsyncSandbox``."""
+
+    def __init__(self, launched: Launched) -> None:
+        self.sandbox_id = launched.sandbox_id
+        self._token = launched.access_token
+        self.request_timeout = launched.request_timeout
+        self._plane = plane_calls.control_plane(launched.plane_url)
+        self._daemon = daemon_calls.daemon(launched.daemon_url)
+        #: Why the sandbox ended, once this handle has learnt it.
+        self.end_reason: str | None = None
+
+    @property
+    def access_token(self) -> str:
+        """The sandbox access token (only ever sent as a bearer header)."""
+        return self._token
+
+    def __repr__(self) -> str:
+        return f"SandboxCore(sandbox_id={self.sandbox_id!r})"
+
+    # --- the control plane ----------------------------------------------------------------------
+
+    def learn(self, info: SandboxInfo) -> SandboxInfo:
+        """Remembers that the sandbox ended when ``info`` says so."""
+        if info.state == "ended" and self.end_reason is None:
+            self.end_reason = info.end_reason or "ended"
+        return info
+
+    def acting(self, call: Call[SandboxInfo]) -> Op[SandboxInfo]:
+        """A call that acts on the sandbox: refused before any traffic once the sandbox ended."""
+        if self.end_reason is not None:
+            message = f"sandbox {self.sandbox_id} has ended ({self.end_reason})"
+            raise SandboxException(message, "sandbox_ended")
+        try:
+            info: SandboxInfo = yield call
+        except SandboxException as error:
+            if error.code == "sandbox_ended" and self.end_reason is None:
+                self.end_reason = "ended"
+            raise
+        return self.learn(info)
+
+    def info_op(self) -> Op[SandboxInfo]:
+        """The sandbox's facts now (also once it ended: from the control plane's record)."""
+        info: SandboxInfo = yield plane_calls.info_call(self._plane, self.sandbox_id, self._token)
+        return self.learn(info)
+
+    def pause_op(self) -> Op[SandboxInfo]:
+        """Suspends the sandbox, memory kept."""
+        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self._token, "pause"))
+
+    def resume_op(self) -> Op[SandboxInfo]:
+        """Resumes a suspended sandbox (a running one stays as it is)."""
+        return self.acting(plane_calls.connect_call(self._plane, self.sandbox_id, self._token))
+
+    def kill_op(self) -> Op[SandboxInfo]:
+        """Ends the sandbox."""
+        return self.acting(plane_calls.kill_call(self._plane, self.sandbox_id, self._token))
+
+    def activity_op(self) -> Op[SandboxInfo]:
+        """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""
+        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self._token, "activity"))
+
+    # --- the daemon -----------------------------------------------------------------------------
+
+    def daemon_op(self, call: Call[T]) -> Op[T]:
+        """A daemon call, after reporting activity."""
+        yield from self.activity_op()
+        answer: T = yield call
+        return answer
+
+    def run_stream_call(self, start: dict[str, Any]) -> Call[ProcessEvent]:
+        """Starts a command and follows it in one call (the answer is its event stream)."""
+        return daemon_calls.run_stream_call(self._daemon, self._token, start)
+
+    def events_call(self, pid: int) -> Call[ProcessEvent]:
+        """A command's events from its start."""
+        return daemon_calls.events_call(self._daemon, self._token, pid)
+
+    def start_op(self, start: dict[str, Any]) -> Op[PidAnswer]:
+        """Starts a command in the background."""
+        return self.daemon_op(daemon_calls.start_call(self._daemon, self._token, start))
+
+    def stdin_op(self, pid: int, data: str | bytes) -> Op[object]:
+        """Writes to a command's stdin (text as UTF-8)."""
+        if not isinstance(data, (str, bytes)):
+            raise InvalidArgumentException("send_stdin: data: must be str or bytes", "data")
+        raw = data.encode() if isinstance(data, str) else data
+        return self.daemon_op(daemon_calls.stdin_call(self._daemon, self._token, pid, raw))
+
+    def close_stdin_op(self, pid: int) -> Op[EmptyAnswer]:
+        """Closes a command's stdin."""
+        return self.daemon_op(daemon_calls.close_stdin_call(self._daemon, self._token, pid))
+
+    def signal_op(self, pid: int, tree: bool) -> Op[EmptyAnswer]:
+        """SIGKILL to a command, or to its whole tree."""
+        if not isinstance(tree, bool):
+            raise InvalidArgumentException("kill: tree: must be a bool", "tree")
+        return self.daemon_op(daemon_calls.signal_call(self._daemon, self._token, pid, tree))
+
+    def list_op(self) -> Op[list[ProcessInfo]]:
+        """Commands the daemon knows, running or ended."""
+        return self.daemon_op(daemon_calls.list_call(self._daemon, self._token))

@@ -1,0 +1,221 @@
+"""The options of ``Sandbox.create``, ``Sandbox.connect`` and ``commands.run``, checked before any call
+with the rules of ``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts`` and ``sdk/commands.ts``.
+
+Python takes durations in seconds (SPEC "Sandbox handle": ``timeout`` in seconds, TypeScript's
+``timeoutMs`` in milliseconds); the wire carries milliseconds. A failure is an
+``InvalidArgumentException`` whose message names the call, each failed field (snake_case) and its rule,
+and whose ``field`` is the first failed one; never a value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Final, Mapping
+
+import httpx
+
+from ._check import Checker, check_bool, check_int, is_number, matches, whole
+from ._http import DEFAULT_REQUEST_TIMEOUT
+from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
+from .errors import AuthenticationException
+
+#: A sandbox id: 12 hex characters.
+SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
+
+#: Sandbox lifetime by default, seconds (``rules/limits.ts``).
+DEFAULT_SANDBOX_TIMEOUT: Final = 3600
+
+#: A callback of command output: each chunk as text.
+OutputCallback = Callable[[str], object]
+
+
+def _number(value: object) -> float | None:
+    """``value`` as a float when it is a finite number (never a bool), else None."""
+    return float(value) if isinstance(value, (int, float)) and is_number(value) else None
+
+
+def _seconds(check: Checker, name: str, value: object, least: float, most: float | None = None) -> int:
+    """Seconds ``value`` as whole milliseconds (the wire's unit), within ``least`` .. ``most`` seconds."""
+    seconds = _number(value)
+    if seconds is None:
+        check.add((name,), "must be a number of seconds")
+        return 0
+    if seconds < least:
+        check.add((name,), f"must be at least {least:g}")
+    elif most is not None and seconds > most:
+        check.add((name,), f"must be at most {most:g}")
+    return int(round(seconds * 1000))
+
+
+def _url(check: Checker, name: str, value: object) -> str | None:
+    if value is None:
+        return None
+    try:
+        url = httpx.URL(value) if isinstance(value, str) else None
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        check.add((name,), "must be an http(s) URL")
+        return None
+    return str(value)
+
+
+def _request_timeout(check: Checker, value: object) -> float:
+    if value is None:
+        return DEFAULT_REQUEST_TIMEOUT
+    seconds = _number(value)
+    if seconds is None or seconds <= 0:
+        check.add(("request_timeout",), "must be a positive number of seconds")
+        return DEFAULT_REQUEST_TIMEOUT
+    return seconds
+
+
+@dataclass(frozen=True)
+class CreateOptions:
+    """``Sandbox.create``'s options, checked, with defaults applied."""
+
+    template: str
+    allow_internet_access: bool
+    timeout_ms: int
+    memory_mb: int | None
+    cpus: float | None
+    control_plane_url: str | None
+    request_timeout: float
+
+    def body(self) -> dict[str, Any]:
+        """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given)."""
+        body: dict[str, Any] = {
+            "template": self.template,
+            "allowInternetAccess": self.allow_internet_access,
+            "timeoutMs": self.timeout_ms,
+            "idlePolicy": {"maxIdleSeconds": IDLE_SECONDS, "autoResume": True},
+        }
+        if self.memory_mb is not None:
+            body["memoryMb"] = self.memory_mb
+        if self.cpus is not None:
+            body["cpus"] = self.cpus
+        return body
+
+
+def resolve_create_options(
+    *,
+    template: object,
+    allow_internet_access: object,
+    timeout: object,
+    memory_mb: object,
+    cpus: object,
+    control_plane_url: object,
+    request_timeout: object,
+) -> CreateOptions:
+    """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call."""
+    check = Checker("Sandbox.create")
+    if not matches(TEMPLATE_NAME, template):
+        check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
+    check_bool(check, ("allow_internet_access",), allow_internet_access)
+    timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
+    memory = None
+    if memory_mb is not None and check_int(check, ("memory_mb",), memory_mb, 32, 16_384):
+        memory = whole(memory_mb)
+    cpu = None if cpus is None else _number(cpus)
+    if cpus is not None and cpu is None:
+        check.add(("cpus",), "must be a number")
+    elif cpu is not None and not 0.05 <= cpu <= 64:
+        check.add(("cpus",), "must be at least 0.05" if cpu < 0.05 else "must be at most 64")
+    url = _url(check, "control_plane_url", control_plane_url)
+    seconds = _request_timeout(check, request_timeout)
+    check.done()
+    return CreateOptions(str(template), bool(allow_internet_access), timeout_ms, memory, cpu, url, seconds)
+
+
+@dataclass(frozen=True)
+class ConnectOptions:
+    """``Sandbox.connect``'s options, checked; the token from the argument or ``SDK_ACCESS_TOKEN``."""
+
+    sandbox_id: str
+    access_token: str = field(repr=False)
+    control_plane_url: str | None
+    request_timeout: float
+
+
+def resolve_connect_options(
+    sandbox_id: object, *, access_token: object, control_plane_url: object, request_timeout: object
+) -> ConnectOptions:
+    """Checks ``Sandbox.connect``'s arguments.
+
+    :raises InvalidArgumentException: for a malformed one, before any call
+    :raises AuthenticationException: without a token (argument or ``SDK_ACCESS_TOKEN``)
+    """
+    check = Checker("Sandbox.connect")
+    if not matches(SANDBOX_ID, sandbox_id):
+        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
+    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
+        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
+    url = _url(check, "control_plane_url", control_plane_url)
+    seconds = _request_timeout(check, request_timeout)
+    check.done()
+    token = access_token if isinstance(access_token, str) else os.environ.get("SDK_ACCESS_TOKEN", "")
+    if token == "":
+        raise AuthenticationException(
+            "Sandbox.connect needs the access token (access_token or SDK_ACCESS_TOKEN)"
+        )
+    return ConnectOptions(str(sandbox_id), token, url, seconds)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """``commands.run``'s options, checked: ``start`` is the wire body of the command."""
+
+    start: dict[str, Any] = field(repr=False)
+    on_stdout: OutputCallback | None
+    on_stderr: OutputCallback | None
+    background: bool
+
+
+def resolve_run_options(
+    cmd: object,
+    *,
+    envs: object,
+    cwd: object,
+    timeout: object,
+    kill_tree: object,
+    on_stdout: object,
+    on_stderr: object,
+    background: object,
+) -> RunOptions:
+    """Checks ``commands.run``'s arguments; raises ``InvalidArgumentException`` before any call."""
+    check = Checker("commands.run")
+    if not isinstance(cmd, str):
+        check.add(("cmd",), "must be a string")
+    elif cmd == "":
+        check.add(("cmd",), "must not be empty")
+    env: dict[str, str] = {}
+    if envs is not None and not isinstance(envs, Mapping):
+        check.add(("envs",), "must be a mapping of names to strings")
+    for name, value in envs.items() if isinstance(envs, Mapping) else []:
+        if not isinstance(name, str):
+            check.add(("envs",), ENV_NAME_RULE)
+        elif not matches(ENV_NAME, name):
+            check.add(("envs", name), ENV_NAME_RULE)
+        elif not isinstance(value, str):
+            check.add(("envs", name), "must be a string")
+        else:
+            env[name] = value
+    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
+        check.add(("cwd",), "must be an absolute path")
+    timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 0)
+    check_bool(check, ("kill_tree",), kill_tree)
+    check_bool(check, ("background",), background)
+    callbacks: list[OutputCallback | None] = []
+    for name, callback in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
+        if callback is not None and not callable(callback):
+            check.add((name,), "must be callable")
+        callbacks.append(callback if callable(callback) else None)
+    check.done()
+    start: dict[str, Any] = {"cmd": cmd, "envs": env, "killTree": kill_tree}
+    if cwd is not None:
+        start["cwd"] = cwd
+    if timeout_ms is not None:
+        start["timeoutMs"] = timeout_ms
+    return RunOptions(start, callbacks[0], callbacks[1], bool(background))

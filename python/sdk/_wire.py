@@ -1,0 +1,117 @@
+"""Wire models of the control plane (``protocol/control-plane-api.ts``) and of sandboxd's process events
+(``protocol/process-events.ts``): pydantic v2, camelCase on the wire, snake_case in Python, validated
+strictly (unknown keys refused, as zod's strict objects do)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic.alias_generators import to_camel
+
+#: A sandbox's state.
+SandboxState = Literal["running", "suspended", "ended"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class SandboxInfo(_Wire):
+    """A sandbox's public facts (no token), as the control plane reports them."""
+
+    sandbox_id: str
+    template: str
+    state: SandboxState
+    allow_internet_access: bool
+    #: Why it ended: ``killed``, ``timeout``, or ``failed`` (its daemon died); ``None`` while it lives.
+    end_reason: Literal["killed", "timeout", "failed"] | None
+    #: Why it is suspended: ``paused`` or ``idle``; ``None`` otherwise.
+    suspend_reason: Literal["paused", "idle"] | None
+    #: When it ends at the latest, milliseconds since the epoch (running plus suspended time).
+    deadline_at: float
+    #: Sequence number of its latest state event.
+    seq: int = Field(ge=0)
+
+
+class CreatedSandbox(SandboxInfo):
+    """Answer to create: the facts, the daemon address and the access token (shown once)."""
+
+    daemon_url: str
+    access_token: str = Field(repr=False)
+
+
+class ConnectedSandbox(SandboxInfo):
+    """Answer to connect: the facts and the daemon address."""
+
+    daemon_url: str
+
+
+class StartEvent(_Wire):
+    """A command started."""
+
+    type: Literal["start"]
+    pid: int = Field(gt=0)
+
+
+class DataEvent(_Wire):
+    """Output of a command: ``data`` is the bytes (base64 on the wire)."""
+
+    type: Literal["data"]
+    stream: Literal["stdout", "stderr"]
+    data: bytes = Field(repr=False)
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _base64(cls, value: object) -> bytes:
+        if not isinstance(value, str):
+            raise ValueError("must be base64 text")
+        try:
+            return base64.b64decode(value, validate=True)
+        except binascii.Error:
+            raise ValueError("must be base64 text") from None
+
+
+class EndEvent(_Wire):
+    """A command ended: its exit status, or the signal that ended it."""
+
+    type: Literal["end"]
+    exit_code: int | None
+    signal: str | None
+
+
+class KeepaliveEvent(_Wire):
+    """Sent on an idle stream."""
+
+    type: Literal["keepalive"]
+
+
+#: One process event.
+ProcessEvent = Annotated[Union[StartEvent, DataEvent, EndEvent, KeepaliveEvent], Field(discriminator="type")]
+
+_PROCESS_EVENT: TypeAdapter[ProcessEvent] = TypeAdapter(ProcessEvent)
+
+
+def parse_process_event(payload: object) -> ProcessEvent:
+    """One process event from its JSON value (raises ``pydantic.ValidationError`` for another value)."""
+    return _PROCESS_EVENT.validate_python(payload, strict=True)
+
+
+class PidAnswer(_Wire):
+    """Answer to a background start."""
+
+    pid: int = Field(gt=0)
+
+
+class EmptyAnswer(_Wire):
+    """An answer with nothing in it (``{}``)."""
+
+
+class ProcessInfo(_Wire):
+    """One command sandboxd knows, running or ended."""
+
+    pid: int = Field(gt=0)
+    cmd: str
+    running: bool

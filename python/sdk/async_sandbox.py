@@ -1,0 +1,157 @@
+"""``AsyncSandbox``: the async handle on one isolated sandbox, the same operations as
+:class:`sdk.sandbox.Sandbox` awaited (``httpx.AsyncClient``)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from ._http import AsyncTransport, Op, adrive
+from ._hybrid import hybridmethod
+from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
+from ._sandbox_options import DEFAULT_SANDBOX_TIMEOUT, resolve_connect_options, resolve_create_options
+from ._wire import SandboxInfo
+from .async_commands import AsyncCommands
+from .errors import SandboxException
+
+
+async def _connect_new(  # the class side of ``AsyncSandbox.connect``
+    cls: type[AsyncSandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> AsyncSandbox:
+    """``await AsyncSandbox.connect(sandbox_id, access_token=...)``: a handle on an existing sandbox,
+    resumed when suspended; the token comes from ``access_token`` or ``SDK_ACCESS_TOKEN``. On a
+    handle, ``await sbx.connect()`` resumes its sandbox and returns the handle.
+
+    :raises InvalidArgumentException: for a malformed argument, before any call
+    :raises AuthenticationException: without a token, before any call (a token the sandbox refuses
+        raises at the first call that acts on it)
+    """
+    o = resolve_connect_options(
+        sandbox_id,
+        access_token=access_token,
+        control_plane_url=control_plane_url,
+        request_timeout=request_timeout,
+    )
+    return await cls._open(connect_op(o), o.request_timeout)
+
+
+class AsyncSandbox:
+    """A sandbox handle (async). Build one with :meth:`create` or :meth:`connect`; ``async with`` kills
+    the sandbox at exit.
+
+    Example::
+
+        async with await AsyncSandbox.create(template="sdk-base") as sbx:
+            print((await sbx.commands.run("echo hello")).stdout)
+            await sbx.pause()
+            await sbx.connect()  # resumed, memory kept
+
+    Once the handle knows its sandbox ended, every call that acts on it raises ``SandboxException``
+    (code ``sandbox_ended``) before any traffic.
+    """
+
+    def __init__(self, launched: Launched, transport: AsyncTransport) -> None:
+        """Not for callers: use :meth:`create` or :meth:`connect`."""
+        self._core = SandboxCore(launched)
+        self._transport = transport
+        #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
+        self.commands = AsyncCommands(self._core, transport)
+
+    @property
+    def sandbox_id(self) -> str:
+        """The sandbox id."""
+        return self._core.sandbox_id
+
+    @property
+    def access_token(self) -> str:
+        """The sandbox access token: give it to another process so it can :meth:`connect`. Never in
+        ``repr`` or an exception message."""
+        return self._core.access_token
+
+    def __repr__(self) -> str:
+        return f"AsyncSandbox(sandbox_id={self.sandbox_id!r})"
+
+    @classmethod
+    async def create(
+        cls,
+        *,
+        template: str = "sdk-base",
+        allow_internet_access: bool = True,
+        timeout: float = DEFAULT_SANDBOX_TIMEOUT,
+        memory_mb: int | None = None,
+        cpus: float | None = None,
+        control_plane_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> AsyncSandbox:
+        """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
+
+        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
+        :raises SandboxException: when the sandbox cannot be launched
+        """
+        o = resolve_create_options(
+            template=template,
+            allow_internet_access=allow_internet_access,
+            timeout=timeout,
+            memory_mb=memory_mb,
+            cpus=cpus,
+            control_plane_url=control_plane_url,
+            request_timeout=request_timeout,
+        )
+        return await cls._open(create_op(o), o.request_timeout)
+
+    async def _resume(self) -> AsyncSandbox:
+        await adrive(self._core.resume_op(), self._transport)
+        return self
+
+    #: ``AsyncSandbox.connect(sandbox_id, ...)`` connects a new handle; ``sbx.connect()`` resumes this one.
+    connect = hybridmethod(_connect_new, _resume)
+
+    @classmethod
+    async def _open(cls, op: Op[Launched], request_timeout: float) -> AsyncSandbox:
+        transport = AsyncTransport(request_timeout)
+        try:
+            launched = await adrive(op, transport)
+        except BaseException:
+            await transport.aclose()
+            raise
+        return cls(launched, transport)
+
+    async def get_info(self) -> SandboxInfo:
+        """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""
+        return await adrive(self._core.info_op(), self._transport)
+
+    async def pause(self) -> None:
+        """Suspends the sandbox with its memory kept."""
+        await adrive(self._core.pause_op(), self._transport)
+
+    async def kill(self) -> None:
+        """Ends the sandbox and removes every resource.
+
+        :raises SandboxException: (code ``sandbox_ended``) when the sandbox has already ended
+        """
+        await adrive(self._core.kill_op(), self._transport)
+
+    async def close(self) -> None:
+        """Stops following background commands and closes this handle's connections; the sandbox goes
+        on running (``async with`` kills it instead)."""
+        await self.commands.stop_following()
+        await self._transport.aclose()
+
+    async def __aenter__(self) -> AsyncSandbox:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if self._core.end_reason is None:
+                await self.kill()
+        except SandboxException as refused:
+            if refused.code != "sandbox_ended":
+                raise
+        finally:
+            await self.close()

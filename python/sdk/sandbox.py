@@ -1,0 +1,163 @@
+"""``Sandbox``: the sync handle on one isolated sandbox (``sdk/sandbox.ts``)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from ._http import Op, Transport, drive
+from ._hybrid import hybridmethod
+from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
+from ._sandbox_options import DEFAULT_SANDBOX_TIMEOUT, resolve_connect_options, resolve_create_options
+from ._wire import SandboxInfo
+from .commands import Commands
+from .errors import SandboxException
+
+
+def _connect_new(  # the class side of ``Sandbox.connect``
+    cls: type[Sandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> Sandbox:
+    """``Sandbox.connect(sandbox_id, access_token=...)``: a handle on an existing sandbox, resumed when
+    suspended; the token comes from ``access_token`` or ``SDK_ACCESS_TOKEN``. On a handle,
+    ``sbx.connect()`` resumes its sandbox and returns the handle.
+
+    :raises InvalidArgumentException: for a malformed argument, before any call
+    :raises AuthenticationException: without a token, before any call (a token the sandbox refuses
+        raises at the first call that acts on it)
+    """
+    o = resolve_connect_options(
+        sandbox_id,
+        access_token=access_token,
+        control_plane_url=control_plane_url,
+        request_timeout=request_timeout,
+    )
+    return cls._open(connect_op(o), o.request_timeout)
+
+
+class Sandbox:
+    """A sandbox handle (sync). Build one with :meth:`create` or :meth:`connect`; ``with`` kills the
+    sandbox at exit.
+
+    Example::
+
+        with Sandbox.create(template="sdk-base-caps", allow_internet_access=False) as sbx:
+            print(sbx.commands.run("echo hello").stdout)
+            sbx.pause()
+            sbx.connect()  # resumed, memory kept
+
+    Once the handle knows its sandbox ended (after :meth:`kill`, or an answer saying so), every call that
+    acts on it raises ``SandboxException`` (code ``sandbox_ended``) before any traffic.
+    """
+
+    def __init__(self, launched: Launched, transport: Transport) -> None:
+        """Not for callers: use :meth:`create` or :meth:`connect`."""
+        self._core = SandboxCore(launched)
+        self._transport = transport
+        #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
+        self.commands = Commands(self._core, transport)
+
+    @property
+    def sandbox_id(self) -> str:
+        """The sandbox id."""
+        return self._core.sandbox_id
+
+    @property
+    def access_token(self) -> str:
+        """The sandbox access token: give it to another process so it can :meth:`connect`. Never in
+        ``repr`` or an exception message."""
+        return self._core.access_token
+
+    def __repr__(self) -> str:
+        return f"Sandbox(sandbox_id={self.sandbox_id!r})"
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        template: str = "sdk-base",
+        allow_internet_access: bool = True,
+        timeout: float = DEFAULT_SANDBOX_TIMEOUT,
+        memory_mb: int | None = None,
+        cpus: float | None = None,
+        control_plane_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> Sandbox:
+        """Creates a sandbox. Every argument is checked first, so a malformed one raises
+        ``InvalidArgumentException`` (``field`` names it) before any call.
+
+        :param template: image name or ARN (``sdk-base``, ``sdk-base-caps``, ``sdk-agent``)
+        :param allow_internet_access: False for closed egress
+        :param timeout: lifetime in seconds, running plus suspended (default 3600, at most 8 h)
+        :param memory_mb: memory of sandbox code, MiB (32-16384); by default the template's
+        :param cpus: CPU time in CPUs (0.05-64); by default the template's
+        :param control_plane_url: else ``SDK_CONTROL_PLANE_URL``, else ``http://127.0.0.1:4780``
+        :param request_timeout: deadline of one call, seconds (default 120)
+        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
+        :raises SandboxException: when the sandbox cannot be launched
+        """
+        o = resolve_create_options(
+            template=template,
+            allow_internet_access=allow_internet_access,
+            timeout=timeout,
+            memory_mb=memory_mb,
+            cpus=cpus,
+            control_plane_url=control_plane_url,
+            request_timeout=request_timeout,
+        )
+        return cls._open(create_op(o), o.request_timeout)
+
+    def _resume(self) -> Sandbox:
+        drive(self._core.resume_op(), self._transport)
+        return self
+
+    #: ``Sandbox.connect(sandbox_id, ...)`` connects a new handle; ``sbx.connect()`` resumes this one.
+    connect = hybridmethod(_connect_new, _resume)
+
+    @classmethod
+    def _open(cls, op: Op[Launched], request_timeout: float) -> Sandbox:
+        transport = Transport(request_timeout)
+        try:
+            launched = drive(op, transport)
+        except BaseException:
+            transport.close()
+            raise
+        return cls(launched, transport)
+
+    def get_info(self) -> SandboxInfo:
+        """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""
+        return drive(self._core.info_op(), self._transport)
+
+    def pause(self) -> None:
+        """Suspends the sandbox with its memory kept."""
+        drive(self._core.pause_op(), self._transport)
+
+    def kill(self) -> None:
+        """Ends the sandbox and removes every resource.
+
+        :raises SandboxException: (code ``sandbox_ended``) when the sandbox has already ended
+        """
+        drive(self._core.kill_op(), self._transport)
+
+    def close(self) -> None:
+        """Closes this handle's connections; the sandbox goes on running (``with`` kills it instead)."""
+        self._transport.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        try:
+            if self._core.end_reason is None:
+                self.kill()
+        except SandboxException as refused:
+            if refused.code != "sandbox_ended":
+                raise
+        finally:
+            self.close()
