@@ -39,6 +39,28 @@ const undiciSubset = {
   },
 };
 
+/**
+ * undici's HTTP/2 client loads `node:http2` when the bundle starts, about 3 ms of every sandboxd start
+ * (a CPU profile); sandboxd's gateway never speaks HTTP/2 (`allowH2: false`, gateway/upstream-dispatcher.ts,
+ * so ALPN offers only http/1.1). That one import fails instead, which undici catches (it then has no
+ * HTTP/2, as on a Node built without it). Any other import of http2 stays Node's own.
+ */
+/** @type {import('esbuild').Plugin} */
+const noUndiciHttp2 = {
+  name: 'no-undici-http2',
+  setup(plugin) {
+    plugin.onResolve({ filter: /^(node:)?http2$/ }, (args) =>
+      args.importer.endsWith(join('undici', 'lib', 'dispatcher', 'client-h2.js'))
+        ? { path: 'http2', namespace: 'no-undici-http2' }
+        : undefined,
+    );
+    plugin.onLoad({ filter: /.*/, namespace: 'no-undici-http2' }, () => ({
+      contents: "throw new Error('no HTTP/2 in sandboxd');",
+      loader: 'js',
+    }));
+  },
+};
+
 /** Refuses a bundled source that takes from undici a value outside `UNDICI_SUBSET`. */
 function checkUndiciImports(inputs) {
   for (const input of inputs.filter((path) => /^[a-z-]+\/.*\.ts$/.test(path))) {
@@ -88,7 +110,7 @@ const results = await Promise.all([
     outfile: join(out, 'sandboxd.cjs'),
     // For reading a stack frame of a sandbox's sandboxd; not linked, nothing loads it at start.
     sourcemap: 'external',
-    plugins: [undiciSubset],
+    plugins: [undiciSubset, noUndiciHttp2],
   }),
   build({ ...common, entryPoints: [join(here, 'sandboxd-start.ts')], outfile: join(out, 'start.cjs') }),
 ]);

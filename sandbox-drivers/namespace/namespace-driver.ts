@@ -42,6 +42,7 @@ import {
   watchEmpty,
 } from './sandbox-cgroups.js';
 import {
+  addSandboxNamespace,
   createSandboxNetwork,
   listSandboxNamespaces,
   networkNames,
@@ -51,10 +52,19 @@ import {
 } from './sandbox-network.js';
 import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
 import { bubblewrapArgs, COMMAND_CGROUP_DIR } from './bubblewrap-options.js';
-import { startSandboxd } from './sandboxd-process.js';
+import { spawnSandboxd, type StartingSandboxd } from './sandboxd-process.js';
 import { listRootViews, mountRootView, removeRootView } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
+
+/**
+ * Waits for every one of `work`, then throws the first failure: no step is still running when a failed
+ * launch cleans up.
+ */
+async function settleAll(work: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((result) => result.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
 
 /** The sandbox user's ids inside every sandbox. */
 const SANDBOX_USER = { uid: 1000, gid: 1000 } as const;
@@ -193,7 +203,7 @@ export class NamespaceDriver implements SandboxDriver {
       const range = claimRange(this.instance, id);
       const sandboxUser = { uid: range.hostBase + SANDBOX_USER.uid, gid: range.hostBase + SANDBOX_USER.gid };
       // The template's images and the sandbox's view of them are made while the user namespace's holder
-      // starts and the network and cgroups are made (none needs another).
+      // starts and the network's namespace and the cgroups are made (none needs another).
       viewing = this.#imagesOf(recipeOf(manifest)).then(async (images) => ({
         sdk: images.sdk,
         root: await mountRootView(
@@ -205,30 +215,33 @@ export class NamespaceDriver implements SandboxDriver {
         ),
       }));
       const holding = holdUserNamespace(range);
-      let network: SandboxNetwork;
+      // Observed below; marked now so a failure while other steps run is not an unhandled rejection.
+      holding.catch(() => undefined);
+      viewing.catch(() => undefined);
+      let networking: Promise<SandboxNetwork> | undefined;
+      let sandboxd: StartingSandboxd | undefined;
       try {
-        network = await createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
+        // sandboxd's chain enters the network namespace and joins the cgroups: those first (a few ms).
+        // The network's devices, addresses and tables are made while sandboxd's Node starts (some 45 ms
+        // they overlap); sandboxd reads its settings, its listening address among them, only once the
+        // network is whole, so nothing in the sandbox listens or runs before.
+        await settleAll([
+          addSandboxNamespace(this.instance, id),
+          createSandboxCgroups(
+            this.instance,
+            id,
+            { memoryBytes: request.memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
+            range.hostBase,
+          ),
+        ]);
+        networking = createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
           hostUid: range.hostBase,
           port: SANDBOXD_PORT,
         });
-        await createSandboxCgroups(
-          this.instance,
-          id,
-          { memoryBytes: request.memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
-          range.hostBase,
-        );
-      } catch (error) {
-        void holding.then(
-          (held) => held.release(),
-          () => undefined,
-        );
-        throw error;
-      }
-      const userns = await holding;
-      try {
-        const view = await viewing;
+        networking.catch(() => undefined); // observed below
+        const [userns, view] = await Promise.all([holding, viewing]);
         const agents = join(view.root, AGENTS_DIR);
-        await startSandboxd({
+        sandboxd = spawnSandboxd({
           cgroupProcs: procsFiles(this.instance, id),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
@@ -238,7 +251,10 @@ export class NamespaceDriver implements SandboxDriver {
             request.memoryBytes,
           ),
           seccomp: sandboxSeccompProgram(),
-          settings: {
+        });
+        const network = await networking;
+        await sandboxd.ready(
+          {
             token: request.accessToken,
             ...(request.controlToken === undefined ? {} : { controlToken: request.controlToken }),
             host: network.sandboxAddress,
@@ -251,13 +267,21 @@ export class NamespaceDriver implements SandboxDriver {
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
             ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
           },
-          timeoutMs: this.#options.startTimeoutMs ?? 10_000,
-        });
+          this.#options.startTimeoutMs ?? 10_000,
+        );
+        this.#watch(id);
+        return { id, daemonUrl: `http://${network.sandboxAddress}:${String(SANDBOXD_PORT)}` };
+      } catch (error) {
+        await sandboxd?.abort();
+        await networking?.catch(() => undefined); // a network still being made is removed with the rest
+        throw error;
       } finally {
-        userns.release();
+        // The chain has joined the user namespace (or is gone): its holder may end.
+        void holding.then(
+          (held) => held.release(),
+          () => undefined,
+        );
       }
-      this.#watch(id);
-      return { id, daemonUrl: `http://${network.sandboxAddress}:${String(SANDBOXD_PORT)}` };
     } catch (error) {
       await viewing?.catch(() => undefined); // a view still being mounted is removed with the rest
       await this.destroy(id);

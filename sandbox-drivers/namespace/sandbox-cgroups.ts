@@ -13,6 +13,7 @@ import { existsSync, watch, type FSWatcher } from 'node:fs';
 import { chown, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runQuietly } from './host-commands.js';
 
 const ROOT = '/sys/fs/cgroup';
 const V2 = join(ROOT, 'unified');
@@ -89,6 +90,31 @@ export function tcpLimitOf(memoryBytes: number): number {
   return Math.max(16 * 2 ** 20, Math.floor(memoryBytes / 4));
 }
 
+let favoring: Promise<void> | undefined;
+
+/**
+ * Sets `favordynmods` on the cgroup2 mount, once per process, as the first launch sets ip_forward. Every
+ * command and every sandboxd moves itself into a cgroup (a `cgroup.procs` write); without the option the
+ * kernel makes such a write wait for an RCU grace period whenever no other migration ran just before:
+ * measured 7 to 17 ms per migration on a 2-vCPU host, most of a new sandbox's first command (22 ms
+ * against 5 for its second). With it a migration takes under 1 ms; forks and exits cost slightly more
+ * (the kernel's documented trade). Limits and isolation are unchanged. A kernel without the option
+ * (before 6.0), or a mount the driver may not change, is left as it is. (Seen on a 6.18 kernel:
+ * migrations stayed fast after the option was taken off again, until reboot.)
+ */
+function favorMigrations(): Promise<void> {
+  favoring ??= readFile('/proc/self/mounts', 'utf8').then(
+    async (mounts) => {
+      const line = mounts.split('\n').find((entry) => entry.split(' ')[1] === V2);
+      if (line !== undefined && !/[ ,]favordynmods[ ,]/.test(line)) {
+        await runQuietly('mount', ['-o', 'remount,favordynmods', V2]);
+      }
+    },
+    () => undefined,
+  );
+  return favoring;
+}
+
 /**
  * Creates the cgroups with their limits. `hostRoot` is the host uid/gid of the sandbox's root: it may
  * move its own processes into `user` (sandboxd starts every command there) and create child cgroups
@@ -103,6 +129,7 @@ export async function createSandboxCgroups(
   hostRoot: number,
 ): Promise<void> {
   const paths = cgroupPaths(instance, id);
+  await favorMigrations();
   for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) await makeDir(path);
   await mkdir(paths.userMemory);
   const tcp = tcpLimitOf(limits.memoryBytes);

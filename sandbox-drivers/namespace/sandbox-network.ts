@@ -42,7 +42,18 @@ async function freeSubnet(): Promise<[string, string]> {
   return pickFreeSubnet(used, SANDBOX_RANGE, Math.floor(Math.random() * SANDBOX_RANGE.subnets));
 }
 
-/** Creates the network of sandbox `id`; on failure removes what it made. */
+/**
+ * Creates the network namespace of sandbox `id`, empty: sandboxd's launch enters it while
+ * `createSandboxNetwork` fills it.
+ */
+export async function addSandboxNamespace(instance: string, id: string): Promise<void> {
+  await run('ip', ['netns', 'add', networkNames(instance, id).namespace]);
+}
+
+/**
+ * Creates the rest of the network of sandbox `id` (its namespace made by `addSandboxNamespace`); on
+ * failure removes what it made, the namespace included.
+ */
 export async function createSandboxNetwork(
   instance: string,
   id: string,
@@ -50,9 +61,8 @@ export async function createSandboxNetwork(
   daemon: { readonly hostUid: number; readonly port: number },
 ): Promise<SandboxNetwork> {
   const names = networkNames(instance, id);
-  const [hostAddress, sandboxAddress] = await freeSubnet();
-  await run('ip', ['netns', 'add', names.namespace]);
   try {
+    const [hostAddress, sandboxAddress] = await freeSubnet();
     await run('ip', [
       'link',
       'add',
@@ -78,11 +88,11 @@ export async function createSandboxNetwork(
       ['netns', 'exec', names.namespace, 'nft', '-f', '-'],
       sandboxTable(sandboxAddress, daemon, allowInternetAccess),
     );
+    return { namespace: names.namespace, hostVeth: names.hostVeth, hostAddress, sandboxAddress };
   } catch (error) {
     await removeSandboxNetwork(instance, id);
     throw error;
   }
-  return { namespace: names.namespace, hostVeth: names.hostVeth, hostAddress, sandboxAddress };
 }
 
 /** The sandbox-side address of an existing sandbox network, if it exists. */

@@ -1,7 +1,9 @@
 /**
  * Starts a sandbox's first process, sandboxd, through the chain that makes it a sandbox: join the
  * sandbox's cgroups (`sh`), enter its network and user namespaces as its root (`nsenter`), then
- * bubblewrap with its options and seccomp program on descriptors. Resolves when sandboxd prints its
+ * bubblewrap with its options and seccomp program on descriptors. sandboxd's Node starts at once but
+ * reads its settings (stdin) only when `ready` sends them, so the driver finishes the sandbox's network
+ * meanwhile: nothing listens or runs in the sandbox before. `ready` resolves when sandboxd prints its
  * ready line; the process outlives the launcher (detached, unreferenced).
  */
 import { spawn } from 'node:child_process';
@@ -39,13 +41,24 @@ export interface SandboxdLaunch {
   readonly bwrapOptions: readonly string[];
   /** The compiled seccomp program. */
   readonly seccomp: Buffer;
-  /** sandboxd's settings, the access token included: on its stdin only. */
-  readonly settings: unknown;
-  readonly timeoutMs: number;
 }
 
-/** Starts sandboxd and waits for its ready line. */
-export async function startSandboxd(launch: SandboxdLaunch): Promise<void> {
+/** A sandboxd whose chain runs and whose Node starts, waiting for its settings. */
+export interface StartingSandboxd {
+  /**
+   * Sends sandboxd's settings (the access token included: on its stdin only) and waits for its ready
+   * line.
+   */
+  ready(settings: unknown, timeoutMs: number): Promise<void>;
+  /**
+   * Ends the chain's process when the launch fails before `ready` (one that has not joined the cgroups
+   * yet would escape the cgroup kill of `destroy`) and waits for its exit.
+   */
+  abort(): Promise<void>;
+}
+
+/** Starts sandboxd's chain; its Node waits for the settings `ready` sends. */
+export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
   const child = spawn(
     'sh',
     [
@@ -83,20 +96,38 @@ export async function startSandboxd(launch: SandboxdLaunch): Promise<void> {
   for (const pipe of [stdin, optionsPipe, seccompPipe]) pipe.on('error', () => undefined);
   optionsPipe.end(Buffer.from(launch.bwrapOptions.map((option) => `${option}\0`).join('')));
   seccompPipe.end(launch.seccomp);
-  stdin.end(JSON.stringify(launch.settings));
-  const ready = once(createInterface({ input: stdout }), 'line');
-  const exited = once(child, 'exit').then(() => {
-    throw new Error('sandboxd exited during launch');
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('sandboxd did not start in time')), launch.timeoutMs);
-  });
-  try {
-    await Promise.race([ready, exited, timeout]);
-  } finally {
-    clearTimeout(timer);
+  // Listened to from the start: an exit before `ready` is an exit during launch too.
+  const exit = once(child, 'exit');
+  exit.catch(() => undefined); // a spawn error: observed in `ready`
+  const readyLine = once(createInterface({ input: stdout }), 'line');
+  readyLine.catch(() => undefined); // observed in `ready`
+  const finish = (): void => {
     stdout.destroy();
     child.unref();
-  }
+  };
+  return {
+    async ready(settings, timeoutMs) {
+      stdin.end(JSON.stringify(settings));
+      const exited = exit.then(() => {
+        throw new Error('sandboxd exited during launch');
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('sandboxd did not start in time')), timeoutMs);
+      });
+      try {
+        await Promise.race([readyLine, exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+        finish();
+      }
+    },
+    async abort() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exit.catch(() => undefined);
+      }
+      finish();
+    },
+  };
 }
