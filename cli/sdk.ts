@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N]`: runs the
+ * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N] [--gateway-ca FILE]`: runs the
  * control plane with the embedded default driver (namespaces; needs root) until SIGINT or SIGTERM. It
  * answers requests for `H`, loopback's names and each `NAME` (`Host`), and refuses others. Sandboxes
- * outlive it: the next start adopts them from the journal. `sdk doctor [--state-dir DIR]`: checks the
+ * outlive it: the next start adopts them from the journal. `--gateway-ca FILE`: PEM trust roots for gateway
+ * upstreams in every sandbox (a private CA), instead of the system's. `sdk doctor [--state-dir DIR]`: checks the
  * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
  * control plane (`template-build.ts`).
  */
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
@@ -18,6 +20,7 @@ import { templateBuild } from './template-build.js';
 
 const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
+  '                 [--gateway-ca FILE]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
@@ -39,6 +42,7 @@ const { positionals, values } = parseArgs({
     'allow-host': { type: 'string', multiple: true, default: [] },
     'state-dir': { type: 'string', default: '/var/lib/sdk' },
     'warm-pool': { type: 'string', default: '0' },
+    'gateway-ca': { type: 'string' },
   },
 });
 
@@ -69,6 +73,7 @@ const plane = await ControlPlane.start({
   operatorKey: operator.key,
   driver,
   warmPool: Number(values['warm-pool']),
+  ...(values['gateway-ca'] === undefined ? {} : { gatewayCa: readFileSync(values['gateway-ca'], 'utf8') }),
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
 const server = createControlPlaneServer(plane, { allowedHosts: [values.host, ...values['allow-host']] });

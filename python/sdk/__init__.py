@@ -18,6 +18,9 @@ from .async_commands import AsyncCommandHandle, AsyncCommands
 from .async_sandbox import AsyncSandbox
 from .commands import CommandHandle, Commands
 from .sandbox import Sandbox
+from .gateways import AsyncGateways, GatewayStatus, Gateways
+from .secret_cache import SecretCache
+from .secret_store import SecretStore
 from .agent_limits import AgentLimits
 from .agent_model import AgentModel
 from .agent_permissions import DENIED_BY_DEFAULT, AgentPermissions
@@ -49,11 +52,14 @@ __all__ = [
     "AgentException",
     "AsyncCommandHandle",
     "AsyncCommands",
+    "AsyncGateways",
     "AsyncSandbox",
     "AuthenticationException",
     "CommandHandle",
     "CommandResult",
     "Commands",
+    "GatewayStatus",
+    "Gateways",
     "InvalidArgumentException",
     "ProcessInfo",
     "Sandbox",
@@ -77,8 +83,10 @@ __all__ = [
     "RUNTIME_B_TOOLS",
     "RuntimeB",
     "S3Prefix",
+    "SecretCache",
     "SecretGateway",
     "SecretRef",
+    "SecretStore",
     "SubAgent",
     "agent_pool_warmup",
     "check_spec_for_runtime",

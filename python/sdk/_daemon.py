@@ -8,7 +8,16 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from ._http import Call, Peer, model_parser
-from ._wire import EmptyAnswer, PidAnswer, ProcessEvent, ProcessInfo, parse_process_event
+from ._wire import (
+    EmptyAnswer,
+    GatewayState,
+    PidAnswer,
+    ProcessEvent,
+    ProcessInfo,
+    SecretsState,
+    VersionAnswer,
+    parse_process_event,
+)
 
 _MALFORMED_EVENT = "malformed process event from the daemon"
 _PROCESS_LIST: TypeAdapter[list[ProcessInfo]] = TypeAdapter(list[ProcessInfo])
@@ -60,3 +69,23 @@ def signal_call(peer: Peer, token: str, pid: int, tree: bool) -> Call[EmptyAnswe
 def list_call(peer: Peer, token: str) -> Call[list[ProcessInfo]]:
     """``GET /v1/processes``: commands the daemon knows."""
     return Call(peer, "GET", "/v1/processes", _parse_process_list, token)
+
+
+def version_call(peer: Peer, token: str) -> Call[VersionAnswer]:
+    """``GET /v1/version``: the daemon's version."""
+    return Call(peer, "GET", "/v1/version", lambda payload: VersionAnswer.model_validate(payload), token)
+
+
+def gateway_state_call(peer: Peer, token: str) -> Call[GatewayState]:
+    """``GET /v1/gateways`` (ConfigureStatus): ports, urls and failure classes, never a value."""
+    return Call(peer, "GET", "/v1/gateways", model_parser(GatewayState), token)
+
+
+def configure_call(peer: Peer, token: str, routes: dict[str, Any]) -> Call[GatewayState]:
+    """``POST /v1/gateways`` (ConfigureSandbox): the whole configuration, values included (never logged)."""
+    return Call(peer, "POST", "/v1/gateways", model_parser(GatewayState), token, {"routes": routes})
+
+
+def put_secrets_call(peer: Peer, token: str, envs: dict[str, str]) -> Call[SecretsState]:
+    """``PUT /v1/secrets``: ``secrets=`` as environment variables of every command, values included."""
+    return Call(peer, "PUT", "/v1/secrets", model_parser(SecretsState), token, {"envs": envs})

@@ -16,7 +16,16 @@ from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._http import Call, Op
 from ._sandbox_options import ConnectOptions, CreateOptions
-from ._wire import EmptyAnswer, PidAnswer, ProcessEvent, ProcessInfo, SandboxInfo
+from ._wire import (
+    EmptyAnswer,
+    GatewayState,
+    PidAnswer,
+    ProcessEvent,
+    ProcessInfo,
+    SandboxInfo,
+    SecretsState,
+    VersionAnswer,
+)
 from .errors import InvalidArgumentException, SandboxException
 
 T = TypeVar("T")
@@ -161,3 +170,21 @@ class SandboxCore:
     def list_op(self) -> Op[list[ProcessInfo]]:
         """Commands the daemon knows, running or ended."""
         return self.daemon_op(daemon_calls.list_call(self._daemon, self._token))
+
+    # --- gateways and secrets (``sdk.gateways``, ``sdk._sandbox_secrets``) ---------------------------
+
+    def version_op(self) -> Op[VersionAnswer]:
+        """The daemon's version."""
+        return self.daemon_op(daemon_calls.version_call(self._daemon, self._token))
+
+    def gateway_state_op(self) -> Op[GatewayState]:
+        """ConfigureStatus: every route's port, url and last failure class."""
+        return self.daemon_op(daemon_calls.gateway_state_call(self._daemon, self._token))
+
+    def configure_op(self, routes: dict[str, Any]) -> Op[GatewayState]:
+        """ConfigureSandbox with resolved header values (held only for this call)."""
+        return self.daemon_op(daemon_calls.configure_call(self._daemon, self._token, routes))
+
+    def put_secrets_call(self, envs: dict[str, str]) -> Call[SecretsState]:
+        """``secrets=`` sent once, straight to the daemon (as TypeScript's ``deliverSecrets``)."""
+        return daemon_calls.put_secrets_call(self._daemon, self._token, envs)

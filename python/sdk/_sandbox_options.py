@@ -19,7 +19,10 @@ import httpx
 from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
+from ._secret_envs import check_secrets_map
 from .errors import AuthenticationException
+from .secret_cache import SecretCache
+from .secret_gateway import SecretGateway, SecretSource, check_gateway_map
 
 #: A sandbox id: 12 hex characters.
 SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
@@ -83,6 +86,13 @@ class CreateOptions:
     cpus: float | None
     control_plane_url: str | None
     request_timeout: float
+    #: Route name to definition; empty without gateways.
+    gateways: Mapping[str, SecretGateway] = field(default_factory=dict)
+    #: Environment variable name to secret (``secrets=``).
+    secrets: Mapping[str, SecretSource] = field(default_factory=dict)
+    #: Where gateway secrets and ``secrets`` are read (a cache of the local default store when None).
+    secret_cache: SecretCache | None = None
+    keep_on_failure: bool = False
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given)."""
@@ -108,13 +118,20 @@ def resolve_create_options(
     cpus: object,
     control_plane_url: object,
     request_timeout: object,
+    gateways: object = None,
+    secrets: object = None,
+    secret_cache: object = None,
+    keep_on_failure: object = False,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call."""
     check = Checker("Sandbox.create")
     if not matches(TEMPLATE_NAME, template):
         check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
     check_bool(check, ("allow_internet_access",), allow_internet_access)
+    routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
+    envs = check_secrets_map(check, ("secrets",), {} if secrets is None else secrets)
     timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
+    check_bool(check, ("keep_on_failure",), keep_on_failure)
     memory = None
     if memory_mb is not None and check_int(check, ("memory_mb",), memory_mb, 32, 16_384):
         memory = whole(memory_mb)
@@ -124,9 +141,15 @@ def resolve_create_options(
     elif cpu is not None and not 0.05 <= cpu <= 64:
         check.add(("cpus",), "must be at least 0.05" if cpu < 0.05 else "must be at most 64")
     url = _url(check, "control_plane_url", control_plane_url)
+    if secret_cache is not None and not isinstance(secret_cache, SecretCache):
+        check.add(("secret_cache",), "must be a SecretCache")
     seconds = _request_timeout(check, request_timeout)
     check.done()
-    return CreateOptions(str(template), bool(allow_internet_access), timeout_ms, memory, cpu, url, seconds)
+    cache = secret_cache if isinstance(secret_cache, SecretCache) else None
+    return CreateOptions(
+        str(template), bool(allow_internet_access), timeout_ms, memory, cpu, url, seconds,
+        routes, envs, cache, bool(keep_on_failure),
+    )
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,29 @@ class ProcessInfo(_Wire):
     pid: int = Field(gt=0)
     cmd: str
     running: bool
+
+
+class GatewayRouteState(_Wire):
+    """One route's state as sandboxd reports it (SPEC "GatewayStatus"); never a value."""
+
+    port: int = Field(gt=0)
+    url: str
+    last_error_class: str | None
+
+
+class GatewayState(_Wire):
+    """Answer of ConfigureSandbox (``POST /v1/gateways``) and ConfigureStatus (``GET /v1/gateways``)."""
+
+    routes: dict[str, GatewayRouteState]
+
+
+class VersionAnswer(BaseModel):
+    """Answer of ``GET /v1/version`` (other keys ignored, as TypeScript's non-strict object does)."""
+
+    version: str
+
+
+class SecretsState(_Wire):
+    """Answer of ``PUT /v1/secrets``: the variable names now set, never a value."""
+
+    names: list[str]

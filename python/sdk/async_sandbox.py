@@ -4,11 +4,22 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Mapping
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
 from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
-from ._sandbox_options import DEFAULT_SANDBOX_TIMEOUT, resolve_connect_options, resolve_create_options
+from ._sandbox_options import (
+    DEFAULT_SANDBOX_TIMEOUT,
+    CreateOptions,
+    resolve_connect_options,
+    resolve_create_options,
+)
+from ._sandbox_secrets import gateway_core, start_op
+from ._secret_ops import adrive_secrets
 from ._wire import SandboxInfo
+from .gateways import AsyncGateways
+from .secret_cache import SecretCache
+from .secret_gateway import SecretGateway, SecretSource
 from .async_commands import AsyncCommands
 from .errors import SandboxException
 
@@ -53,10 +64,15 @@ class AsyncSandbox:
     (code ``sandbox_ended``) before any traffic.
     """
 
-    def __init__(self, launched: Launched, transport: AsyncTransport) -> None:
+    def __init__(
+        self, launched: Launched, transport: AsyncTransport, creating: CreateOptions | None = None
+    ) -> None:
         """Not for callers: use :meth:`create` or :meth:`connect`."""
         self._core = SandboxCore(launched)
         self._transport = transport
+        self._gateway_core = gateway_core(self._core, creating)
+        #: The gateway routes by name (:class:`~sdk.gateways.GatewayStatus`); empty without gateways.
+        self.gateways = AsyncGateways(self._gateway_core, transport)
         #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
         self.commands = AsyncCommands(self._core, transport)
 
@@ -85,12 +101,19 @@ class AsyncSandbox:
         cpus: float | None = None,
         control_plane_url: str | None = None,
         request_timeout: float | None = None,
+        gateways: Mapping[str, SecretGateway] | None = None,
+        secrets: Mapping[str, SecretSource] | None = None,
+        secret_cache: SecretCache | None = None,
+        keep_on_failure: bool = False,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
 
         :raises InvalidArgumentException: for a malformed option, before any call
         :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
-        :raises SandboxException: when the sandbox cannot be launched
+        :raises SecretNotFoundException: for a missing secret of ``gateways`` or ``secrets`` (the new
+            sandbox is ended unless ``keep_on_failure``)
+        :raises SandboxException: when the sandbox cannot be launched, or its daemon refuses the gateway
+            configuration (``failure_class``; ended unless ``keep_on_failure``)
         """
         o = resolve_create_options(
             template=template,
@@ -100,8 +123,12 @@ class AsyncSandbox:
             cpus=cpus,
             control_plane_url=control_plane_url,
             request_timeout=request_timeout,
+            gateways=gateways,
+            secrets=secrets,
+            secret_cache=secret_cache,
+            keep_on_failure=keep_on_failure,
         )
-        return await cls._open(create_op(o), o.request_timeout)
+        return await cls._open(create_op(o), o.request_timeout, o)
 
     async def _resume(self) -> AsyncSandbox:
         await adrive(self._core.resume_op(), self._transport)
@@ -111,14 +138,18 @@ class AsyncSandbox:
     connect = hybridmethod(_connect_new, _resume)
 
     @classmethod
-    async def _open(cls, op: Op[Launched], request_timeout: float) -> AsyncSandbox:
+    async def _open(
+        cls, op: Op[Launched], request_timeout: float, creating: CreateOptions | None = None
+    ) -> AsyncSandbox:
         transport = AsyncTransport(request_timeout)
         try:
-            launched = await adrive(op, transport)
+            sbx = cls(await adrive(op, transport), transport, creating)
+            gateways = sbx._gateway_core
+            await adrive_secrets(start_op(gateways, creating), transport, gateways.cache)
         except BaseException:
             await transport.aclose()
             raise
-        return cls(launched, transport)
+        return sbx
 
     async def get_info(self) -> SandboxInfo:
         """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Mapping
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
 from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
-from ._sandbox_options import DEFAULT_SANDBOX_TIMEOUT, resolve_connect_options, resolve_create_options
+from ._sandbox_options import (
+    DEFAULT_SANDBOX_TIMEOUT,
+    CreateOptions,
+    resolve_connect_options,
+    resolve_create_options,
+)
+from ._sandbox_secrets import gateway_core, start_op
+from ._secret_ops import drive_secrets
 from ._wire import SandboxInfo
+from .gateways import Gateways
+from .secret_cache import SecretCache
+from .secret_gateway import SecretGateway, SecretSource
 from .commands import Commands
 from .errors import SandboxException
 
@@ -53,10 +64,15 @@ class Sandbox:
     acts on it raises ``SandboxException`` (code ``sandbox_ended``) before any traffic.
     """
 
-    def __init__(self, launched: Launched, transport: Transport) -> None:
+    def __init__(
+        self, launched: Launched, transport: Transport, creating: CreateOptions | None = None
+    ) -> None:
         """Not for callers: use :meth:`create` or :meth:`connect`."""
         self._core = SandboxCore(launched)
         self._transport = transport
+        self._gateway_core = gateway_core(self._core, creating)
+        #: The gateway routes by name (:class:`~sdk.gateways.GatewayStatus`); empty without gateways.
+        self.gateways = Gateways(self._gateway_core, transport)
         #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
         self.commands = Commands(self._core, transport)
 
@@ -85,6 +101,10 @@ class Sandbox:
         cpus: float | None = None,
         control_plane_url: str | None = None,
         request_timeout: float | None = None,
+        gateways: Mapping[str, SecretGateway] | None = None,
+        secrets: Mapping[str, SecretSource] | None = None,
+        secret_cache: SecretCache | None = None,
+        keep_on_failure: bool = False,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -96,7 +116,17 @@ class Sandbox:
         :param cpus: CPU time in CPUs (0.05-64); by default the template's
         :param control_plane_url: else ``SDK_CONTROL_PLANE_URL``, else ``http://127.0.0.1:4780``
         :param request_timeout: deadline of one call, seconds (default 120)
+        :param gateways: route name to ``SecretGateway`` (at most 8), opened before this returns:
+            secrets read just before the configuration is sent; ``sbx.gateways[name].url`` in the sandbox
+        :param secrets: environment variable name to secret name or ``SecretRef`` (at most 64): the
+            values are in the environment of every command (readable by any sandbox code)
+        :param secret_cache: where gateway secrets and ``secrets`` are read (default: the local store)
+        :param keep_on_failure: keep the launched sandbox when opening its gateways or secrets fails
         :raises InvalidArgumentException: for a malformed option, before any call
+        :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
+            ``keep_on_failure``
+        :raises SandboxException: when the daemon refuses the configuration (``failure_class`` says why;
+            the sandbox is ended unless ``keep_on_failure``)
         :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
         :raises SandboxException: when the sandbox cannot be launched
         """
@@ -108,8 +138,12 @@ class Sandbox:
             cpus=cpus,
             control_plane_url=control_plane_url,
             request_timeout=request_timeout,
+            gateways=gateways,
+            secrets=secrets,
+            secret_cache=secret_cache,
+            keep_on_failure=keep_on_failure,
         )
-        return cls._open(create_op(o), o.request_timeout)
+        return cls._open(create_op(o), o.request_timeout, o)
 
     def _resume(self) -> Sandbox:
         drive(self._core.resume_op(), self._transport)
@@ -119,14 +153,18 @@ class Sandbox:
     connect = hybridmethod(_connect_new, _resume)
 
     @classmethod
-    def _open(cls, op: Op[Launched], request_timeout: float) -> Sandbox:
+    def _open(
+        cls, op: Op[Launched], request_timeout: float, creating: CreateOptions | None = None
+    ) -> Sandbox:
         transport = Transport(request_timeout)
         try:
-            launched = drive(op, transport)
+            sbx = cls(drive(op, transport), transport, creating)
+            gateways = sbx._gateway_core
+            drive_secrets(start_op(gateways, creating), transport, gateways.cache)
         except BaseException:
             transport.close()
             raise
-        return cls(launched, transport)
+        return sbx
 
     def get_info(self) -> SandboxInfo:
         """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""

@@ -1,5 +1,7 @@
 """Test session fixtures: a real control plane (``sdk serve`` from the built package, as root, with a
-state folder of its own) that the Python SDK talks to, and the repository's paths."""
+state folder of its own and the test CA as its gateways' trust roots) that the Python SDK talks to, the
+repository's paths, the HTTPS upstream of the gateway tests in a network namespace, and moto's server
+for Secrets Manager (``_world.py``)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+from _world import Moto, Pki, Upstream, make_pki
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = REPO / "dist" / "cli" / "sdk.js"
@@ -34,6 +38,15 @@ class ControlPlane:
         with urllib.request.urlopen(request, timeout=60) as answer:
             return json.loads(answer.read() or b"null")
 
+    def live_ids(self) -> set[str]:
+        """Ids of the sandboxes this control plane has that have not ended."""
+        listed = self._call("GET", "/v1/sandboxes")
+        return {
+            str(s["sandboxId"])
+            for s in (listed if isinstance(listed, list) else [])
+            if isinstance(s, dict) and s.get("state") != "ended"
+        }
+
     def kill_all(self) -> None:
         """Kills every sandbox this control plane still runs (the tests' own: its state folder is new)."""
         listed = self._call("GET", "/v1/sandboxes")
@@ -43,13 +56,57 @@ class ControlPlane:
 
 
 @pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
-    """``sdk serve`` on a free loopback port; ``SDK_API_KEY`` and ``SDK_CONTROL_PLANE_URL`` point at it."""
+def test_pki() -> Iterator[Pki]:
+    """A test CA and a server certificate for the upstream's address (made with openssl)."""
+    folder = tempfile.mkdtemp(prefix="sdk-python-pki-")
+    try:
+        yield make_pki(folder)
+    finally:
+        subprocess.run(["rm", "-rf", folder], check=False)
+
+
+@pytest.fixture(scope="session")
+def https_upstream(test_pki: Pki) -> Iterator[Upstream]:
+    """The HTTPS upstream in a test network namespace, reachable by sandboxes' gateways."""
+    folder = tempfile.mkdtemp(prefix="sdk-python-upstream-")
+    upstream = Upstream(test_pki, folder)
+    try:
+        yield upstream
+    finally:
+        upstream.stop()
+        subprocess.run(["rm", "-rf", folder], check=False)
+
+
+@pytest.fixture(scope="session")
+def moto() -> Iterator[Moto]:
+    """moto's server; throwaway AWS credentials in this process's environment for boto3's chain."""
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+    saved = {name: os.environ.get(name) for name in names}
+    os.environ["AWS_ACCESS_KEY_ID"] = "moto-test-access-key"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "moto-test-secret-key"
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+    server = Moto()
+    try:
+        yield server
+    finally:
+        server.stop()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@pytest.fixture(scope="session")
+def control_plane(test_pki: Pki) -> Iterator[ControlPlane]:
+    """``sdk serve`` on a free loopback port, trusting the test CA for gateway upstreams;
+    ``SDK_API_KEY`` and ``SDK_CONTROL_PLANE_URL`` point at it."""
     if not CLI.exists():
         pytest.fail(f"{CLI} is missing: run npm run build first")
     state_dir = tempfile.mkdtemp(prefix="sdk-python-plane-")
     process = subprocess.Popen(
-        ["node", str(CLI), "serve", "--port", "0", "--host", "127.0.0.1", "--state-dir", state_dir],
+        ["node", str(CLI), "serve", "--port", "0", "--host", "127.0.0.1", "--state-dir", state_dir,
+         "--gateway-ca", test_pki.ca_file],
         stdout=subprocess.PIPE,
         text=True,
     )
