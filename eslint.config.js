@@ -27,6 +27,8 @@ const LIBRARY_FOLDERS = {
   'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: ['node:crypto', 'zod'] },
   'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },
   templates: { imports: [], packages: ['node:*'] },
+  // The Python SDK: no TypeScript of its own, so nothing a TypeScript file there could import.
+  python: { imports: [], packages: [] },
 };
 
 /**
