@@ -18,10 +18,31 @@ from .async_commands import AsyncCommandHandle, AsyncCommands
 from .async_sandbox import AsyncSandbox
 from .commands import CommandHandle, Commands
 from .sandbox import Sandbox
+from .sandbox_pool import AsyncSandboxPool, SandboxPool
+from ._feeds import SandboxEvent
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .secret_cache import SecretCache
 from .secret_store import SecretStore
 from .agent_limits import AgentLimits
+from .agent_events import (
+    AgentEvent,
+    AgentFailed,
+    AgentResult,
+    AgentToolCall,
+    Done,
+    ExecutionInfo,
+    ExecutionList,
+    Reasoning,
+    StepFinished,
+    StepStarted,
+    Text,
+    TextDelta,
+    TokenUsage,
+    ToolCall,
+)
+from .agent_stream import AgentStream
+from .async_agent_stream import AsyncAgentStream
+from .sandbox_agent import AsyncSandboxAgent, SandboxAgent
 from .agent_model import AgentModel
 from .agent_permissions import DENIED_BY_DEFAULT, AgentPermissions
 from .agent_spec import AgentSpec
@@ -54,6 +75,7 @@ __all__ = [
     "AsyncCommands",
     "AsyncGateways",
     "AsyncSandbox",
+    "AsyncSandboxPool",
     "AuthenticationException",
     "CommandHandle",
     "CommandResult",
@@ -64,12 +86,32 @@ __all__ = [
     "ProcessInfo",
     "Sandbox",
     "SandboxException",
+    "SandboxEvent",
     "SandboxInfo",
+    "SandboxPool",
     "SandboxState",
     "SdkException",
     "SecretNotFoundException",
     "error_from_envelope",
     "AgentLimits",
+    "AgentEvent",
+    "AgentFailed",
+    "AgentResult",
+    "AgentStream",
+    "AgentToolCall",
+    "AsyncAgentStream",
+    "AsyncSandboxAgent",
+    "Done",
+    "ExecutionInfo",
+    "ExecutionList",
+    "Reasoning",
+    "SandboxAgent",
+    "StepFinished",
+    "StepStarted",
+    "Text",
+    "TextDelta",
+    "TokenUsage",
+    "ToolCall",
     "AgentModel",
     "AgentPermissions",
     "AgentSpec",

@@ -40,6 +40,8 @@ class Launched:
     daemon_url: str
     plane_url: str
     request_timeout: float
+    #: The sequence number of its state when launched or connected: ``sbx.events()`` starts there.
+    seq: int = 0
 
 
 def create_op(options: CreateOptions) -> Op[Launched]:
@@ -47,7 +49,7 @@ def create_op(options: CreateOptions) -> Op[Launched]:
     url = plane_calls.control_plane_url(options.control_plane_url)
     created = yield plane_calls.create_call(plane_calls.control_plane(url), options.body())
     timeout = options.request_timeout
-    return Launched(created.sandbox_id, created.access_token, created.daemon_url, url, timeout)
+    return Launched(created.sandbox_id, created.access_token, created.daemon_url, url, timeout, created.seq)
 
 
 def connect_op(options: ConnectOptions) -> Op[Launched]:
@@ -57,7 +59,8 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
     peer = plane_calls.control_plane(url)
     connected = yield plane_calls.connect_call(peer, options.sandbox_id, options.access_token)
     return Launched(
-        options.sandbox_id, options.access_token, connected.daemon_url, url, options.request_timeout
+        options.sandbox_id, options.access_token, connected.daemon_url, url, options.request_timeout,
+        connected.seq,
     )
 
 
@@ -75,6 +78,7 @@ class SandboxCore:
         self.sandbox_id = launched.sandbox_id
         self._token = launched.access_token
         self.request_timeout = launched.request_timeout
+        self.launched = launched
         self._plane = plane_calls.control_plane(launched.plane_url)
         self._daemon = daemon_calls.daemon(launched.daemon_url)
         #: Why the sandbox ended, once this handle has learnt it.

@@ -21,6 +21,7 @@ from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from .errors import AuthenticationException
+from .s3_prefix import S3Prefix
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource, check_gateway_map
 
@@ -93,6 +94,9 @@ class CreateOptions:
     #: Where gateway secrets and ``secrets`` are read (a cache of the local default store when None).
     secret_cache: SecretCache | None = None
     keep_on_failure: bool = False
+    #: Where the home is restored from and saved (``persist``), with the role that reaches it.
+    persist: S3Prefix | None = None
+    execution_role_arn: str | None = None
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given)."""
@@ -122,6 +126,8 @@ def resolve_create_options(
     secrets: object = None,
     secret_cache: object = None,
     keep_on_failure: object = False,
+    persist: object = None,
+    execution_role_arn: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call."""
     check = Checker("Sandbox.create")
@@ -144,12 +150,30 @@ def resolve_create_options(
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
     seconds = _request_timeout(check, request_timeout)
+    _check_persist(check, persist, execution_role_arn)
     check.done()
     cache = secret_cache if isinstance(secret_cache, SecretCache) else None
     return CreateOptions(
         str(template), bool(allow_internet_access), timeout_ms, memory, cpu, url, seconds,
         routes, envs, cache, bool(keep_on_failure),
+        persist=persist if isinstance(persist, S3Prefix) else None,
+        execution_role_arn=execution_role_arn if isinstance(execution_role_arn, str) else None,
     )
+
+
+#: An IAM role ARN (``rules/names.ts`` ``ROLE_ARN``).
+ROLE_ARN: Final = re.compile(r"arn:[a-z0-9-]+:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
+
+
+def _check_persist(check: Checker, persist: object, execution_role_arn: object) -> None:
+    """``persist`` is an ``S3Prefix`` and needs ``execution_role_arn``, a role ARN (SPEC
+    "Authentication" 3)."""
+    if persist is not None and not isinstance(persist, S3Prefix):
+        check.add(("persist",), "must be an S3Prefix")
+    if execution_role_arn is not None and not matches(ROLE_ARN, execution_role_arn):
+        check.add(("execution_role_arn",), "must be a role ARN")
+    if persist is not None and execution_role_arn is None:
+        check.add(("execution_role_arn",), "is required with persist")
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,15 @@ from ._sandbox_options import (
 )
 from ._sandbox_secrets import gateway_core, start_op
 from ._secret_ops import adrive_secrets
+from ._home_persistence import adrive_home, restore_on_create_op
+from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
+from .s3_prefix import S3Prefix
 from ._wire import SandboxInfo
 from .gateways import AsyncGateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
 from .async_commands import AsyncCommands
+from .sandbox_agent import AsyncSandboxAgent
 from .errors import SandboxException
 
 
@@ -49,7 +53,7 @@ async def _connect_new(  # the class side of ``AsyncSandbox.connect``
     return await cls._open(connect_op(o), o.request_timeout)
 
 
-class AsyncSandbox:
+class AsyncSandbox(AsyncSandboxExtras):
     """A sandbox handle (async). Build one with :meth:`create` or :meth:`connect`; ``async with`` kills
     the sandbox at exit.
 
@@ -71,10 +75,14 @@ class AsyncSandbox:
         self._core = SandboxCore(launched)
         self._transport = transport
         self._gateway_core = gateway_core(self._core, creating)
+        #: The options this handle created its sandbox with (creating handles only).
+        self._creating = creating
         #: The gateway routes by name (:class:`~sdk.gateways.GatewayStatus`); empty without gateways.
         self.gateways = AsyncGateways(self._gateway_core, transport)
         #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
         self.commands = AsyncCommands(self._core, transport)
+        #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
+        self.agent = AsyncSandboxAgent(self._gateway_core, transport)
 
     @property
     def sandbox_id(self) -> str:
@@ -105,6 +113,8 @@ class AsyncSandbox:
         secrets: Mapping[str, SecretSource] | None = None,
         secret_cache: SecretCache | None = None,
         keep_on_failure: bool = False,
+        persist: S3Prefix | None = None,
+        execution_role_arn: str | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
 
@@ -127,6 +137,8 @@ class AsyncSandbox:
             secrets=secrets,
             secret_cache=secret_cache,
             keep_on_failure=keep_on_failure,
+            persist=persist,
+            execution_role_arn=execution_role_arn,
         )
         return await cls._open(create_op(o), o.request_timeout, o)
 
@@ -144,6 +156,8 @@ class AsyncSandbox:
         transport = AsyncTransport(request_timeout)
         try:
             sbx = cls(await adrive(op, transport), transport, creating)
+            restoring = restore_on_create_op(sbx._core, home_of(creating), keep_on_failure_of(creating))
+            await adrive_home(restoring, transport, sbx._core)
             gateways = sbx._gateway_core
             await adrive_secrets(start_op(gateways, creating), transport, gateways.cache)
         except BaseException:

@@ -16,11 +16,15 @@ from ._sandbox_options import (
 )
 from ._sandbox_secrets import gateway_core, start_op
 from ._secret_ops import drive_secrets
+from ._home_persistence import drive_home, restore_on_create_op
+from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
+from .s3_prefix import S3Prefix
 from ._wire import SandboxInfo
 from .gateways import Gateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
 from .commands import Commands
+from .sandbox_agent import SandboxAgent
 from .errors import SandboxException
 
 
@@ -49,7 +53,7 @@ def _connect_new(  # the class side of ``Sandbox.connect``
     return cls._open(connect_op(o), o.request_timeout)
 
 
-class Sandbox:
+class Sandbox(SandboxExtras):
     """A sandbox handle (sync). Build one with :meth:`create` or :meth:`connect`; ``with`` kills the
     sandbox at exit.
 
@@ -71,10 +75,14 @@ class Sandbox:
         self._core = SandboxCore(launched)
         self._transport = transport
         self._gateway_core = gateway_core(self._core, creating)
+        #: The options this handle created its sandbox with (creating handles only).
+        self._creating = creating
         #: The gateway routes by name (:class:`~sdk.gateways.GatewayStatus`); empty without gateways.
         self.gateways = Gateways(self._gateway_core, transport)
         #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
         self.commands = Commands(self._core, transport)
+        #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
+        self.agent = SandboxAgent(self._gateway_core, transport)
 
     @property
     def sandbox_id(self) -> str:
@@ -105,6 +113,8 @@ class Sandbox:
         secrets: Mapping[str, SecretSource] | None = None,
         secret_cache: SecretCache | None = None,
         keep_on_failure: bool = False,
+        persist: S3Prefix | None = None,
+        execution_role_arn: str | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -122,6 +132,9 @@ class Sandbox:
             values are in the environment of every command (readable by any sandbox code)
         :param secret_cache: where gateway secrets and ``secrets`` are read (default: the local store)
         :param keep_on_failure: keep the launched sandbox when opening its gateways or secrets fails
+        :param persist: where the home directory is restored from now and saved by
+            :meth:`checkpoint_files` (``S3Prefix``); needs ``execution_role_arn``
+        :param execution_role_arn: the role (assumed with the caller's credentials) that reaches ``persist``
         :raises InvalidArgumentException: for a malformed option, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
             ``keep_on_failure``
@@ -142,6 +155,8 @@ class Sandbox:
             secrets=secrets,
             secret_cache=secret_cache,
             keep_on_failure=keep_on_failure,
+            persist=persist,
+            execution_role_arn=execution_role_arn,
         )
         return cls._open(create_op(o), o.request_timeout, o)
 
@@ -159,6 +174,8 @@ class Sandbox:
         transport = Transport(request_timeout)
         try:
             sbx = cls(drive(op, transport), transport, creating)
+            restoring = restore_on_create_op(sbx._core, home_of(creating), keep_on_failure_of(creating))
+            drive_home(restoring, transport, sbx._core)
             gateways = sbx._gateway_core
             drive_secrets(start_op(gateways, creating), transport, gateways.cache)
         except BaseException:
