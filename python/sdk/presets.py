@@ -24,8 +24,9 @@ from .secret_gateway import PresetBinding, SecretGateway, SecretSource, check_ra
 
 #: Environment variable naming an operator's catalogue file.
 CATALOGUE_ENV: Final = "SDK_PRESET_CATALOGUE"
-#: The catalogue shared with the TypeScript SDK.
-BUNDLED_CATALOGUE: Final = FilePath(__file__).resolve().parents[2] / "presets" / "catalogue.json"
+#: The catalogue shared with the TypeScript SDK: ``sdk/catalogue.json`` is a link to the repository's
+#: ``presets/catalogue.json``, whose content an installed package carries (package data).
+BUNDLED_CATALOGUE: Final = FilePath(__file__).parent / "catalogue.json"
 #: Every preset, by its catalogue key.
 PRESET_KEYS: Final = (
     "vendor_a", "vendor_b", "compatible", "vendor_c", "vendor_d", "vendor_e",
