@@ -20,6 +20,17 @@ from .commands import CommandHandle, Commands
 from .sandbox import Sandbox
 from .sandbox_pool import AsyncSandboxPool, SandboxPool
 from ._feeds import SandboxEvent
+from .daemon_events import (
+    ActorTransition,
+    DaemonCall,
+    DaemonEvent,
+    DaemonProcess,
+    GatewayRequest,
+    GatewayResponse,
+    InspectionEvent,
+    InspectionRecord,
+    RouteChange,
+)
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .secret_cache import SecretCache
 from .secret_store import SecretStore
@@ -27,6 +38,7 @@ from .agent_limits import AgentLimits
 from .agent_events import (
     AgentEvent,
     AgentFailed,
+    AgentFeedEvent,
     AgentResult,
     AgentToolCall,
     Done,
@@ -70,6 +82,16 @@ from .secret_ref import SecretRef
 from .sub_agent import SubAgent
 
 __all__ = [
+    "ActorTransition",
+    "AgentFeedEvent",
+    "DaemonCall",
+    "DaemonEvent",
+    "DaemonProcess",
+    "GatewayRequest",
+    "GatewayResponse",
+    "InspectionEvent",
+    "InspectionRecord",
+    "RouteChange",
     "AgentException",
     "AsyncCommandHandle",
     "AsyncCommands",

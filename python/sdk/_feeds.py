@@ -13,7 +13,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterator, Literal
+from typing import AsyncIterator, Callable, Generic, Iterator, Literal, TypeVar
 
 import httpx
 import pydantic
@@ -26,6 +26,9 @@ from .errors import SandboxException, error_from_envelope
 #: Reconnects in a row after breaks before the feed fails, and the first wait (doubled each time).
 RETRIES = 5
 FIRST_DELAY = 0.1
+
+#: What a feed hands out (each value carries its sequence number).
+V = TypeVar("V")
 
 
 class SandboxEvent(BaseModel):
@@ -40,15 +43,33 @@ class SandboxEvent(BaseModel):
     end_reason: Literal["killed", "timeout", "failed"] | None = None
 
 
+def parse_sandbox_event(value: object) -> SandboxEvent | None:
+    """A line of a state feed as a ``SandboxEvent``; None for a line that is not one (skipped)."""
+    try:
+        return SandboxEvent.model_validate(value, strict=True)
+    except pydantic.ValidationError:
+        return None
+
+
+def _seq_of(value: object) -> int:
+    seq = getattr(value, "seq")
+    assert isinstance(seq, int)
+    return seq
+
+
 @dataclass
-class Feed:
-    """One resumable feed's state: where it is (``after``) and how many breaks in a row it has seen."""
+class Feed(Generic[V]):
+    """One resumable feed's state: where it is (``after``) and how many breaks in a row it has seen.
+    ``parse`` turns a line into a value (None: skipped); ``seq_of`` is the value's sequence number (the
+    cursor a new connection goes on after)."""
 
     url: str
     token: str | None = field(repr=False)
     after: int | None = None
     retries: int = RETRIES
     breaks: int = 0
+    parse: Callable[[object], V | None] = field(default=parse_sandbox_event, repr=False)  # type: ignore[assignment]
+    seq_of: Callable[[V], int] = field(default=_seq_of, repr=False)
 
     def request(self, client: httpx.Client | httpx.AsyncClient) -> httpx.Request:
         """The next connection's request: after the last sequence number handed out."""
@@ -64,16 +85,16 @@ class Feed:
             payload = None
         return error_from_envelope(payload)
 
-    def accept(self, values: list[object]) -> list[SandboxEvent]:
-        """The new events among parsed lines (other lines, and events at or below ``after``, skipped)."""
-        events: list[SandboxEvent] = []
+    def accept(self, values: list[object]) -> list[V]:
+        """The new values among parsed lines (other lines, and values at or below ``after``, skipped)."""
+        events: list[V] = []
         for value in values:
-            try:
-                event = SandboxEvent.model_validate(value, strict=True)
-            except pydantic.ValidationError:
+            event = self.parse(value)
+            if event is None:
                 continue
-            if self.after is None or event.seq > self.after:
-                self.after = event.seq
+            seq = self.seq_of(event)
+            if self.after is None or seq > self.after:
+                self.after = seq
                 self.breaks = 0
                 events.append(event)
         return events
@@ -86,7 +107,7 @@ class Feed:
         return float(FIRST_DELAY * 2.0 ** (self.breaks - 1))
 
 
-def iterate(feed: Feed) -> Iterator[SandboxEvent]:
+def iterate(feed: Feed[V]) -> Iterator[V]:
     """The feed's events as a blocking iterator; it ends when a connection completes."""
     with httpx.Client(timeout=httpx.Timeout(30.0, read=None), trust_env=False) as client:
         while True:
@@ -106,7 +127,7 @@ def iterate(feed: Feed) -> Iterator[SandboxEvent]:
             time.sleep(feed.broke())
 
 
-async def aiterate(feed: Feed) -> AsyncIterator[SandboxEvent]:
+async def aiterate(feed: Feed[V]) -> AsyncIterator[V]:
     """The feed's events as an async iterator; it ends when a connection completes."""
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None), trust_env=False) as client:
         while True:
@@ -127,13 +148,13 @@ async def aiterate(feed: Feed) -> AsyncIterator[SandboxEvent]:
             await asyncio.sleep(feed.broke())
 
 
-def sandbox_feed(plane_url: str, sandbox_id: str, token: str, first_seq: int) -> Feed:
+def sandbox_feed(plane_url: str, sandbox_id: str, token: str, first_seq: int) -> Feed[SandboxEvent]:
     """One sandbox's state now and at every change (``GET /v1/sandboxes/:id/events``, its token),
     starting with the state it had when this handle was made; it ends after ``ended``."""
     return Feed(f"{plane_url}/v1/sandboxes/{sandbox_id}/events", token, max(0, first_seq - 1))
 
 
-def all_sandboxes_feed(plane_url: str, operator_key: str | None) -> Feed:
+def all_sandboxes_feed(plane_url: str, operator_key: str | None) -> Feed[SandboxEvent]:
     """Every sandbox's state changes (``GET /v1/events``, the operator key): the current state of every
     sandbox first, then every change."""
     return Feed(f"{plane_url}/v1/events", operator_key)

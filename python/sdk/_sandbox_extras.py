@@ -1,5 +1,6 @@
 """The members of ``Sandbox`` and ``AsyncSandbox`` for home persistence, reincarnation and state feeds
-(``checkpointFiles``, ``reincarnate``, ``state$`` and ``Sandbox.events`` of ``sdk/sandbox.ts``), as base
+(``checkpointFiles``, ``reincarnate``, ``state$``, ``Sandbox.events``, ``events$`` as ``daemon_events`` and
+``Sandbox.inspect$`` as ``inspect``, of ``sdk/sandbox.ts``), as base
 classes so the handles' own modules stay small. The steps are shared: ``sdk._home_persistence`` and
 ``sdk._feeds``.
 """
@@ -7,9 +8,11 @@ classes so the handles' own modules stay small. The steps are shared: ``sdk._hom
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, AsyncIterator, Iterator
+from ._check import check_int, whole
+from .daemon_events import DaemonEvent, InspectionRecord, daemon_feed, inspection_feed
 
 from . import _control_plane as plane_calls
-from ._feeds import SandboxEvent, aiterate, all_sandboxes_feed, iterate, sandbox_feed
+from ._feeds import Feed, SandboxEvent, aiterate, all_sandboxes_feed, iterate, sandbox_feed
 from ._home_persistence import HomePersistence, adrive_home, drive_home, need_home, save_op
 from ._http import AsyncTransport, Transport
 from ._hybrid import hybridmethod
@@ -49,6 +52,28 @@ def _all_feed(control_plane_url: str | None) -> str:
     url = _url(check, "control_plane_url", control_plane_url)
     check.done()
     return plane_calls.control_plane_url(url)
+
+
+def _after(operation: str, after: object) -> int | None:
+    """``after=``: None, or a cursor (a whole number, 0 or more), checked before any call."""
+    check = Checker(operation)
+    if after is not None:
+        check_int(check, ("after",), after, 0, 2**53 - 1, "must be a cursor (0 or more)")
+    check.done()
+    return None if after is None else whole(after)
+
+
+def _inspection(control_plane_url: str | None, after: int | None) -> Feed[InspectionRecord]:
+    check = Checker("Sandbox.inspect")
+    url = _url(check, "control_plane_url", control_plane_url)
+    check.done()
+    cursor = _after("Sandbox.inspect", after)
+    return inspection_feed(plane_calls.control_plane_url(url), plane_calls.operator_key(), cursor)
+
+
+def _daemon(core: SandboxCore, after: int | None) -> Feed[DaemonEvent]:
+    cursor = _after("daemon_events", after) or 0
+    return daemon_feed(core._daemon.url, core.access_token, cursor)
 
 
 def _events_of_all(cls: type[SandboxExtras], *, control_plane_url: str | None = None) -> Iterator[SandboxEvent]:
@@ -101,6 +126,32 @@ class SandboxExtras:
     #: ``Sandbox.events(control_plane_url=...)`` for every sandbox; ``sbx.events()`` for this one.
     events = hybridmethod(_events_of_all, _events_of_one)
 
+    def daemon_events(self, *, after: int | None = None) -> Iterator[DaemonEvent]:
+        """What sandboxd sees, as it happens (TypeScript's ``sbx.events$``): calls to it, requests and
+        responses of its gateway routes, commands started and ended, route changes and the transitions of
+        the actors it hosts, each with its ``seq``; from the oldest record sandboxd holds, or after
+        ``after``. A broken connection is opened again after the last number seen (nothing missed or
+        repeated). Never a header value, a body or output; reading reports no activity. The iterator
+        follows sandboxd until the sandbox ends or the caller stops.
+
+        :raises InvalidArgumentException: for a malformed ``after``, before any call
+        :raises AuthenticationException: (while iterating) when sandboxd refuses the token
+        """
+        return iterate(_daemon(self._core, after))
+
+    @classmethod
+    def inspect(cls, *, after: int | None = None, control_plane_url: str | None = None) -> Iterator[InspectionRecord]:
+        """The operator's inspection feed (TypeScript's ``Sandbox.inspect$``): every transition of every
+        actor of a control plane (sandboxes, gateway routes, agent executions), each with the actor's
+        ``seq`` and the feed's ``cursor``; after ``after`` when given, else from each actor's latest
+        transition. A broken connection goes on after the last cursor. Needs the operator key
+        (``SDK_API_KEY``).
+
+        :raises InvalidArgumentException: for a malformed argument, before any call
+        :raises AuthenticationException: (at the first ``next``) without a valid operator key
+        """
+        return iterate(_inspection(control_plane_url, after))
+
 
 def _aevents_of_all(
     cls: type[AsyncSandboxExtras], *, control_plane_url: str | None = None
@@ -136,3 +187,20 @@ class AsyncSandboxExtras:
 
     #: ``AsyncSandbox.events(control_plane_url=...)`` for every sandbox; ``sbx.events()`` for this one.
     events = hybridmethod(_aevents_of_all, _aevents_of_one)
+
+    def daemon_events(self, *, after: int | None = None) -> AsyncIterator[DaemonEvent]:
+        """As :meth:`SandboxExtras.daemon_events`, an async iterator (``async for``).
+
+        :raises InvalidArgumentException: for a malformed ``after``, before any call
+        """
+        return aiterate(_daemon(self._core, after))
+
+    @classmethod
+    def inspect(
+        cls, *, after: int | None = None, control_plane_url: str | None = None
+    ) -> AsyncIterator[InspectionRecord]:
+        """As :meth:`SandboxExtras.inspect`, an async iterator (``async for``).
+
+        :raises InvalidArgumentException: for a malformed argument, before any call
+        """
+        return aiterate(_inspection(control_plane_url, after))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Final, Mapping
+from typing import Any, Callable, Final, Literal, Mapping
 
 import httpx
 
@@ -20,6 +20,7 @@ from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
+from ._wire import CreateSandboxRequest, IdlePolicyBody
 from .errors import AuthenticationException
 from .s3_prefix import S3Prefix
 from .secret_cache import SecretCache
@@ -100,17 +101,14 @@ class CreateOptions:
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given)."""
-        body: dict[str, Any] = {
-            "template": self.template,
-            "allowInternetAccess": self.allow_internet_access,
-            "timeoutMs": self.timeout_ms,
-            "idlePolicy": {"maxIdleSeconds": IDLE_SECONDS, "autoResume": True},
-        }
-        if self.memory_mb is not None:
-            body["memoryMb"] = self.memory_mb
-        if self.cpus is not None:
-            body["cpus"] = self.cpus
-        return body
+        return CreateSandboxRequest(
+            template=self.template,
+            allow_internet_access=self.allow_internet_access,
+            timeout_ms=self.timeout_ms,
+            idle_policy=IdlePolicyBody(max_idle_seconds=IDLE_SECONDS, auto_resume=True),
+            memory_mb=self.memory_mb,
+            cpus=self.cpus,
+        ).wire()
 
 
 def resolve_create_options(
@@ -128,8 +126,11 @@ def resolve_create_options(
     keep_on_failure: object = False,
     persist: object = None,
     execution_role_arn: object = None,
+    pool: object = None,
+    pool_kind: PoolKind = "SandboxPool",
 ) -> CreateOptions:
-    """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call."""
+    """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
+    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets`` and ``persist``."""
     check = Checker("Sandbox.create")
     if not matches(TEMPLATE_NAME, template):
         check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
@@ -150,7 +151,10 @@ def resolve_create_options(
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
     seconds = _request_timeout(check, request_timeout)
+    _check_pool(check, pool, pool_kind, bool(routes), bool(envs))
     _check_persist(check, persist, execution_role_arn)
+    if pool is not None and persist is not None:
+        check.add(("persist",), "is not accepted with pool")  # a pool's slots have no home to restore
     check.done()
     cache = secret_cache if isinstance(secret_cache, SecretCache) else None
     return CreateOptions(
@@ -159,6 +163,25 @@ def resolve_create_options(
         persist=persist if isinstance(persist, S3Prefix) else None,
         execution_role_arn=execution_role_arn if isinstance(execution_role_arn, str) else None,
     )
+
+
+#: The pool ``Sandbox.create`` takes (``SandboxPool``) and ``AsyncSandbox.create`` takes.
+PoolKind = Literal["SandboxPool", "AsyncSandboxPool"]
+
+
+def _check_pool(check: Checker, pool: object, kind: PoolKind, gateways: bool, secrets: bool) -> None:
+    """``pool`` is a ``kind`` (``sdk/sandbox-options.ts``): its sandbox comes from ``pool.take()``, so
+    ``gateways`` go to ``take`` and a pooled sandbox has no ``secrets``."""
+    if pool is None:
+        return
+    from . import sandbox_pool  # here: sandbox_pool imports the handles, which import this module
+
+    if not isinstance(pool, getattr(sandbox_pool, kind)):
+        check.add(("pool",), f"must be a{'n' if kind[0] == 'A' else ''} {kind}")
+    if gateways:
+        check.add(("gateways",), "is not accepted with pool; use pool.take(gateways=...)")
+    if secrets:
+        check.add(("secrets",), "is not accepted with pool")
 
 
 #: An IAM role ARN (``rules/names.ts`` ``ROLE_ARN``).

@@ -49,6 +49,30 @@ class ConnectedSandbox(SandboxInfo):
     daemon_url: str
 
 
+class IdlePolicyBody(_Wire):
+    """``idlePolicy`` of a create request: suspend after this many idle seconds, resume on an SDK call."""
+
+    max_idle_seconds: int = Field(ge=1)
+    auto_resume: bool
+
+
+class CreateSandboxRequest(_Wire):
+    """Body of ``POST /v1/sandboxes``; ``memory_mb`` and ``cpus`` are left out (the template's) when
+    ``None``."""
+
+    template: str
+    allow_internet_access: bool
+    timeout_ms: int = Field(ge=1)
+    idle_policy: IdlePolicyBody
+    memory_mb: int | None = None
+    cpus: float | None = None
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body: camelCase keys, no ``null`` (an absent option takes the control plane's
+        default)."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
 class StartEvent(_Wire):
     """A command started."""
 

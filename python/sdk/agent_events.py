@@ -156,6 +156,16 @@ class AgentResult:
     dropped_lines: int
 
 
+@dataclass(frozen=True)
+class AgentFeedEvent:
+    """One event of ``sbx.agent.events()`` (TypeScript's ``sbx.agent.events$``): the execution, the
+    event's ``cursor`` in it (``sbx.agent.attach(execution_id, after=cursor)`` goes on after it), the event."""
+
+    execution_id: str
+    cursor: int
+    event: AgentEvent
+
+
 class ExecutionOutcome(_Wire):
     """How a listed execution ended."""
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
 from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
@@ -26,6 +26,9 @@ from .secret_gateway import SecretGateway, SecretSource
 from .async_commands import AsyncCommands
 from .sandbox_agent import AsyncSandboxAgent
 from .errors import SandboxException
+
+if TYPE_CHECKING:
+    from .sandbox_pool import AsyncSandboxPool
 
 
 async def _connect_new(  # the class side of ``AsyncSandbox.connect``
@@ -115,8 +118,10 @@ class AsyncSandbox(AsyncSandboxExtras):
         keep_on_failure: bool = False,
         persist: S3Prefix | None = None,
         execution_role_arn: str | None = None,
+        pool: AsyncSandboxPool | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
+        With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s.
 
         :raises InvalidArgumentException: for a malformed option, before any call
         :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
@@ -139,7 +144,11 @@ class AsyncSandbox(AsyncSandboxExtras):
             keep_on_failure=keep_on_failure,
             persist=persist,
             execution_role_arn=execution_role_arn,
+            pool=pool,
+            pool_kind="AsyncSandboxPool",
         )
+        if pool is not None:
+            return await pool.take()
         return await cls._open(create_op(o), o.request_timeout, o)
 
     async def _resume(self) -> AsyncSandbox:

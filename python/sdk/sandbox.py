@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
@@ -26,6 +26,9 @@ from .secret_gateway import SecretGateway, SecretSource
 from .commands import Commands
 from .sandbox_agent import SandboxAgent
 from .errors import SandboxException
+
+if TYPE_CHECKING:
+    from .sandbox_pool import SandboxPool
 
 
 def _connect_new(  # the class side of ``Sandbox.connect``
@@ -115,6 +118,7 @@ class Sandbox(SandboxExtras):
         keep_on_failure: bool = False,
         persist: S3Prefix | None = None,
         execution_role_arn: str | None = None,
+        pool: SandboxPool | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -135,6 +139,9 @@ class Sandbox(SandboxExtras):
         :param persist: where the home directory is restored from now and saved by
             :meth:`checkpoint_files` (``S3Prefix``); needs ``execution_role_arn``
         :param execution_role_arn: the role (assumed with the caller's credentials) that reaches ``persist``
+        :param pool: take the sandbox from this ``SandboxPool`` (``pool.take()``, a hot slot): the other
+            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets`` and
+            ``persist`` are refused with it
         :raises InvalidArgumentException: for a malformed option, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
             ``keep_on_failure``
@@ -157,7 +164,10 @@ class Sandbox(SandboxExtras):
             keep_on_failure=keep_on_failure,
             persist=persist,
             execution_role_arn=execution_role_arn,
+            pool=pool,
         )
+        if pool is not None:
+            return pool.take()
         return cls._open(create_op(o), o.request_timeout, o)
 
     def _resume(self) -> Sandbox:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, AsyncIterator, Iterator
+
+from ._agent_attach import agent_feed, attached_op, check_attach, running_op, target_op
+from ._feeds import aiterate, iterate
 
 from ._agent_ops import ConfigWrites, Opened, executions_op, open_op, prepare_op
 from ._agent_plan import check_runtime, plan_execution, runtime_name
@@ -16,7 +19,7 @@ from ._agent_stream_core import StreamCore
 from ._check import Checker
 from ._http import AsyncTransport, Op, Transport, adrive, drive
 from ._sandbox_core import SandboxCore
-from .agent_events import AgentResult, ExecutionList
+from .agent_events import AgentFeedEvent, AgentResult, ExecutionList
 from .agent_limits import AgentLimits
 from .agent_spec import AgentSpec
 from .agent_stream import AgentStream
@@ -156,6 +159,43 @@ class SandboxAgent(_AgentBase):
         """The executions sandboxd knows, and the running one's id (``current``, or None)."""
         return drive(executions_op(self._core), self._transport)
 
+    def attach(
+        self, execution_id: str | None = None, *, after: int = 0, max_output_bytes: int | None = None
+    ) -> AgentStream:
+        """Attaches to an execution (the running one by default) from this or another handle holding the
+        sandbox's token (``Sandbox.connect(sandbox_id, access_token=...)``, also in another process): its
+        events from the start, or after ``after`` (a ``cursor`` of an earlier stream or of
+        :meth:`events`). Its ``abort()`` stops the execution; its ``result()`` is the execution's.
+
+        Example::
+
+            other = Sandbox.connect(sandbox_id, access_token=token)
+            with other.agent.attach() as stream:
+                for event in stream:
+                    print(event.type, stream.cursor)
+
+        :param max_output_bytes: what the SDK keeps of the events (default: the execution's own)
+        :raises InvalidArgumentException: for a malformed argument (before any call), when no execution
+            runs and none is named, or when sandboxd has no execution of that id
+        """
+        o = check_attach(execution_id, after, max_output_bytes)
+        target, kept = drive(target_op(self._core, o), self._transport)
+        state = StreamCore(kept, target, o.after)
+        return AgentStream(self._core, self._transport, attached_op(self._core, target, o.after, state), state)
+
+    def events(self) -> Iterator[AgentFeedEvent]:
+        """The running execution's events as they happen, from its start (TypeScript's
+        ``sbx.agent.events$``), each with the execution's id and its ``cursor``; a broken connection goes
+        on after the last cursor, so nothing is missed or repeated. Ends after the last event (``Done`` or
+        ``AgentFailed``). Any handle holding the sandbox's token can read it; reading reports no activity
+        beyond the first call that finds the execution.
+
+        :raises InvalidArgumentException: (at the first ``next``, field ``execution_id``) when no
+            execution runs
+        """
+        execution_id = drive(running_op(self._core), self._transport)
+        yield from iterate(agent_feed(self._core, execution_id))
+
 
 class AsyncSandboxAgent(_AgentBase):
     """The agent of an :class:`~sdk.async_sandbox.AsyncSandbox`: :meth:`run` is awaited, :meth:`stream`
@@ -236,3 +276,26 @@ class AsyncSandboxAgent(_AgentBase):
     async def executions(self) -> ExecutionList:
         """The executions sandboxd knows, and the running one's id (``current``, or None)."""
         return await adrive(executions_op(self._core), self._transport)
+
+    async def attach(
+        self, execution_id: str | None = None, *, after: int = 0, max_output_bytes: int | None = None
+    ) -> AsyncAgentStream:
+        """As :meth:`SandboxAgent.attach`, awaited: an :class:`~sdk.async_agent_stream.AsyncAgentStream`
+        of the execution's events after ``after``.
+
+        :raises InvalidArgumentException: for a malformed argument (before any call), when no execution
+            runs and none is named, or when sandboxd has no execution of that id
+        """
+        o = check_attach(execution_id, after, max_output_bytes)
+        target, kept = await adrive(target_op(self._core, o), self._transport)
+        state = StreamCore(kept, target, o.after)
+        return AsyncAgentStream(self._core, self._transport, attached_op(self._core, target, o.after, state), state)
+
+    async def events(self) -> AsyncIterator[AgentFeedEvent]:
+        """As :meth:`SandboxAgent.events`, an async iterator (``async for``).
+
+        :raises InvalidArgumentException: (at the first ``anext``) when no execution runs
+        """
+        execution_id = await adrive(running_op(self._core), self._transport)
+        async for event in aiterate(agent_feed(self._core, execution_id)):
+            yield event

@@ -1,0 +1,66 @@
+"""A loopback TCP proxy that cuts the first stream whose request line holds ``marker`` right after its
+first bytes carrying a ``"seq"`` or ``"cursor"``: a feed reading through it must open a second connection
+and go on after its last sequence number (as ``test_pool_events.CuttingProxy``, for any path)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+
+class CutProxy:
+    """``url`` forwards to ``target`` (``http://host:port``); ``streams`` counts the marked requests."""
+
+    def __init__(self, target: str, marker: bytes) -> None:
+        host, port = target.removeprefix("http://").rstrip("/").split(":")
+        self._target = (host, int(port))
+        self._marker = marker
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self.streams = 0
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        upstream = socket.create_connection(self._target)
+        head = client.recv(65536)
+        cut = False
+        if self._marker in head.split(b"\r\n", 1)[0]:
+            with self._lock:
+                self.streams += 1
+                cut = self.streams == 1
+        upstream.sendall(head)
+        threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+        try:
+            while data := upstream.recv(65536):
+                client.sendall(data)
+                if cut and (b'"seq"' in data or b'"cursor"' in data):
+                    break  # the first records went through: the connection breaks here
+        except OSError:
+            pass
+        for end in (client, upstream):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Stops accepting."""
+        self._server.close()

@@ -1,0 +1,308 @@
+"""The Python wire types checked against the control plane's OpenAPI document (issue 15: "the wire types
+generated from or checked against the control plane's OpenAPI document").
+
+The document is the one the session's control plane serves at ``GET /v1/openapi.json`` (generated from
+the zod schemas of ``protocol/``). :data:`ANSWERS` and :data:`REQUESTS` map every pydantic model the SDK
+parses a control-plane answer with, or builds a control-plane request with, to the operations whose
+schema it stands for. For each pair the wire names (aliases), requiredness and JSON types (``type``,
+``enum``/``const``, nullability, lower bounds, nested objects, maps and arrays) must agree:
+
+- an answer model must take exactly the schema's properties (its models refuse unknown keys), require
+  exactly the schema's required ones, and accept exactly the schema's types;
+- a request model must send only properties the schema has, always send the schema's required ones,
+  and send each with the schema's type (an optional field is ``X | None = None``, dumped without nulls).
+
+Every control-plane call the SDK makes (each ``*_call`` of ``sdk._control_plane`` and each ``*_feed`` of
+``sdk._feeds``) must be an operation of the document, and its parser must take an answer made from that
+operation's schema and give the mapped model.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import types
+import urllib.request
+from typing import Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+import pytest
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from conftest import ControlPlane
+from sdk import _control_plane as plane_calls
+from sdk import _feeds as feeds
+from sdk import daemon_events
+from sdk._feeds import SandboxEvent
+from sdk.daemon_events import InspectionRecord
+from sdk._wire import ConnectedSandbox, CreatedSandbox, CreateSandboxRequest, SandboxInfo
+
+#: Answer model -> (method, path, status, media type) of every operation it parses the answer of.
+ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
+    CreatedSandbox: [("post", "/v1/sandboxes", "201", "application/json")],
+    ConnectedSandbox: [("post", "/v1/sandboxes/{sandboxId}/connect", "200", "application/json")],
+    SandboxInfo: [
+        ("get", "/v1/sandboxes/{sandboxId}", "200", "application/json"),
+        ("delete", "/v1/sandboxes/{sandboxId}", "200", "application/json"),
+        ("post", "/v1/sandboxes/{sandboxId}/pause", "200", "application/json"),
+        ("post", "/v1/sandboxes/{sandboxId}/activity", "200", "application/json"),
+    ],
+    SandboxEvent: [
+        ("get", "/v1/sandboxes/{sandboxId}/events", "200", "application/x-ndjson"),
+        ("get", "/v1/events", "200", "application/x-ndjson"),
+    ],
+    InspectionRecord: [("get", "/v1/inspect", "200", "application/x-ndjson")],
+}
+
+#: Request model -> (method, path) of the operation whose JSON body it builds.
+REQUESTS: dict[type[BaseModel], tuple[str, str]] = {CreateSandboxRequest: ("post", "/v1/sandboxes")}
+
+#: Each control-plane call of the SDK: how the test makes it (sandbox id ``SBX``), and its operation.
+SBX = "0123456789ab"
+CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
+    "create_call": (lambda p: plane_calls.create_call(p, {}), ("post", "/v1/sandboxes")),
+    "connect_call": (lambda p: plane_calls.connect_call(p, SBX, "t"), ("post", "/v1/sandboxes/{sandboxId}/connect")),
+    "info_call": (lambda p: plane_calls.info_call(p, SBX, "t"), ("get", "/v1/sandboxes/{sandboxId}")),
+    "kill_call": (lambda p: plane_calls.kill_call(p, SBX, "t"), ("delete", "/v1/sandboxes/{sandboxId}")),
+    "action_call:pause": (
+        lambda p: plane_calls.action_call(p, SBX, "t", "pause"),
+        ("post", "/v1/sandboxes/{sandboxId}/pause"),
+    ),
+    "action_call:activity": (
+        lambda p: plane_calls.action_call(p, SBX, "t", "activity"),
+        ("post", "/v1/sandboxes/{sandboxId}/activity"),
+    ),
+}
+FEEDS: dict[str, tuple[Any, tuple[str, str]]] = {
+    "sandbox_feed": (lambda url: feeds.sandbox_feed(url, SBX, "t", 1), ("get", "/v1/sandboxes/{sandboxId}/events")),
+    "all_sandboxes_feed": (lambda url: feeds.all_sandboxes_feed(url, "k"), ("get", "/v1/events")),
+    "inspection_feed": (lambda url: daemon_events.inspection_feed(url, "k", None), ("get", "/v1/inspect")),
+}
+#: Feeds of sandboxd, not of the control plane (not in the document).
+DAEMON_FEEDS = {"daemon_feed"}
+
+#: A JSON type in a form both sides reduce to: ``("string",)``, ``("enum", values)``, ``("null",)``,
+#: ``("array", item)``, ``("map", value)``, ``("object", name)``, ``("any",)`` or a frozenset of them.
+JsonType = Any
+
+
+@pytest.fixture(scope="module")
+def document(control_plane: ControlPlane) -> dict[str, Any]:
+    """The OpenAPI document the control plane serves."""
+    with urllib.request.urlopen(f"{control_plane.url}/v1/openapi.json", timeout=60) as answer:
+        loaded: dict[str, Any] = json.loads(answer.read())
+    assert loaded["openapi"].startswith("3.1"), "not an OpenAPI 3.1 document"
+    return loaded
+
+
+def _union(kinds: list[JsonType]) -> JsonType:
+    flat: set[JsonType] = set()
+    for kind in kinds:
+        flat |= kind if isinstance(kind, frozenset) else {kind}
+    return next(iter(flat)) if len(flat) == 1 else frozenset(flat)
+
+
+def schema_type(schema: dict[str, Any], where: str, objects: dict[str, dict[str, Any]]) -> JsonType:
+    """``schema``'s JSON type; an object with properties is recorded in ``objects`` under ``where``."""
+    alternatives = schema.get("anyOf", schema.get("oneOf"))
+    if isinstance(alternatives, list):
+        return _union([schema_type(s, where, objects) for s in alternatives])
+    if "const" in schema:
+        return ("enum", frozenset([schema["const"]]))
+    if "enum" in schema:
+        return ("enum", frozenset(schema["enum"]))
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _union([schema_type({**schema, "type": k}, where, objects) for k in kind])
+    if kind == "array":
+        return ("array", schema_type(schema.get("items", {}), f"{where}[]", objects))
+    if kind == "object" and "properties" in schema:
+        objects[where] = schema
+        return ("object", where)
+    if kind == "object":
+        return ("map", schema_type(schema.get("additionalProperties", {}), f"{where}{{}}", objects))
+    return (kind,) if isinstance(kind, str) else ("any",)
+
+
+def python_type(annotation: Any, where: str, models: dict[str, type[BaseModel]]) -> JsonType:
+    """The JSON type a strict pydantic field of ``annotation`` accepts; a model is recorded in
+    ``models`` under ``where``."""
+    origin, args = get_origin(annotation), get_args(annotation)
+    if annotation is type(None) or annotation is None:
+        return ("null",)
+    if origin in (Union, types.UnionType):
+        return _union([python_type(a, where, models) for a in args])
+    if origin is Literal:
+        return ("enum", frozenset(args))
+    if origin is list:
+        return ("array", python_type(args[0], f"{where}[]", models))
+    if origin is dict:
+        return ("map", python_type(args[1], f"{where}{{}}", models))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        models[where] = annotation
+        return ("object", where)
+    simple = {str: ("string",), bool: ("boolean",), int: ("integer",), float: ("number",)}
+    if annotation in simple:
+        return simple[annotation]
+    return ("any",) if annotation is Any else ("unknown", repr(annotation))
+
+
+def _bounds(info: FieldInfo) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for item in info.metadata:
+        if isinstance(item, annotated_types.Ge):
+            found["minimum"] = float(item.ge)  # type: ignore[arg-type]
+        elif isinstance(item, annotated_types.Gt):
+            found["exclusiveMinimum"] = float(item.gt)  # type: ignore[arg-type]
+    return found
+
+
+def _schema_bounds(schema: dict[str, Any]) -> dict[str, float]:
+    return {k: float(schema[k]) for k in ("minimum", "exclusiveMinimum") if k in schema}
+
+
+def compare(model: type[BaseModel], schema: dict[str, Any], where: str, request: bool) -> list[str]:
+    """Every difference between ``model`` and the object ``schema`` (empty when they agree)."""
+    problems: list[str] = []
+    properties: dict[str, Any] = schema["properties"]
+    required = set(schema.get("required", []))
+    fields = {(info.alias or name): info for name, info in model.model_fields.items()}
+    closed = schema.get("additionalProperties") is False
+    if not request and (model.model_config.get("extra") == "forbid") != closed:
+        rule = "refuse unknown keys (the schema's object is closed)" if closed else "take other keys (open)"
+        problems.append(f"{where}: {model.__name__} must {rule}")
+    for name in sorted(set(fields) - set(properties)):
+        problems.append(f"{where}.{name}: {model.__name__} has it, the schema does not")
+    for name in sorted(set(properties) - set(fields)):
+        if not request or name in required:
+            problems.append(f"{where}.{name}: the schema has it, {model.__name__} does not")
+    for name in sorted(set(fields) & set(properties)):
+        info, prop = fields[name], properties[name]
+        here = f"{where}.{name}"
+        if request and name in required and not info.is_required():
+            problems.append(f"{here}: required by the schema, optional in {model.__name__}")
+        elif not request and info.is_required() != (name in required):
+            problems.append(f"{here}: required {name in required} in the schema, {info.is_required()} in the model")
+        models: dict[str, type[BaseModel]] = {}
+        objects: dict[str, dict[str, Any]] = {}
+        mine = python_type(info.annotation, here, models)
+        if request and not info.is_required():
+            if info.default is not None:
+                problems.append(f"{here}: an optional request field must default to None (left out)")
+            mine = _union([k for k in (mine if isinstance(mine, frozenset) else {mine}) if k != ("null",)])
+        theirs = schema_type(prop, here, objects)
+        if mine != theirs:
+            problems.append(f"{here}: JSON type {mine} in {model.__name__}, {theirs} in the schema")
+        if _bounds(info) != _schema_bounds(prop) and not (request and not _bounds(info)):
+            problems.append(f"{here}: bounds {_bounds(info)} in the model, {_schema_bounds(prop)} in the schema")
+        for path in sorted(set(models) & set(objects)):
+            problems += compare(models[path], objects[path], path, request)
+    return problems
+
+
+def operation(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    """The document's operation, or a failure naming it."""
+    found = document["paths"].get(path, {}).get(method)
+    if not isinstance(found, dict):
+        pytest.fail(f"{method.upper()} {path} is not in the control plane's OpenAPI document")
+    return found
+
+
+def answer_schema(document: dict[str, Any], method: str, path: str, status: str, media: str) -> dict[str, Any]:
+    """The schema of an operation's answer."""
+    responses = operation(document, method, path)["responses"]
+    assert status in responses, f"{method.upper()} {path} answers no {status}"
+    schema: dict[str, Any] = responses[status]["content"][media]["schema"]
+    return schema
+
+
+def example(schema: dict[str, Any]) -> Any:
+    """A value of ``schema`` with every property, for the parsers (the first alternative of a union)."""
+    if "anyOf" in schema:
+        return example(schema["anyOf"][0])
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        return {name: example(prop) for name, prop in schema.get("properties", {}).items()}
+    values = {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "null": None, "array": []}
+    return values.get(kind, None) if isinstance(kind, str) else None
+
+
+@pytest.mark.parametrize("model", list(ANSWERS), ids=lambda m: m.__name__)
+def test_answer_models_match_the_document(document: dict[str, Any], model: type[BaseModel]) -> None:
+    """Each answer model agrees with the schema of every operation it parses."""
+    problems: list[str] = []
+    for method, path, status, media in ANSWERS[model]:
+        schema = answer_schema(document, method, path, status, media)
+        problems += compare(model, schema, f"{method.upper()} {path} {status}", request=False)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("model", list(REQUESTS), ids=lambda m: m.__name__)
+def test_request_models_match_the_document(document: dict[str, Any], model: type[BaseModel]) -> None:
+    """Each request model sends only what the operation's body schema takes, with its types."""
+    method, path = REQUESTS[model]
+    schema = operation(document, method, path)["requestBody"]["content"]["application/json"]["schema"]
+    problems = compare(model, schema, f"{method.upper()} {path} body", request=True)
+    assert not problems, "\n".join(problems)
+
+
+def test_every_control_plane_call_is_in_the_document(document: dict[str, Any]) -> None:
+    """Every ``*_call`` of ``sdk._control_plane`` is an operation of the document, parsed with its model."""
+    plane = plane_calls.control_plane("http://plane.test")
+    made = {name for name, f in inspect.getmembers(plane_calls, inspect.isfunction) if name.endswith("_call")}
+    covered = {name.split(":")[0] for name in CALLS}
+    assert made == covered, f"control-plane calls this test does not map: {sorted(made ^ covered)}"
+    for name, (make, (method, path)) in CALLS.items():
+        call = make(plane)
+        assert (call.method.lower(), call.path.replace(SBX, "{sandboxId}")) == (method, path), name
+        spec = operation(document, method, path)
+        models = [m for m, ops in ANSWERS.items() if any(op[:2] == (method, path) for op in ops)]
+        assert len(models) == 1, f"{name}: no answer model mapped to {method.upper()} {path}"
+        status = next(s for s in spec["responses"] if s.startswith("2"))
+        sample = example(spec["responses"][status]["content"]["application/json"]["schema"])
+        assert isinstance(call.parse(sample), models[0]), f"{name} does not parse with {models[0].__name__}"
+
+
+def test_every_feed_is_in_the_document(document: dict[str, Any]) -> None:
+    """Every control-plane feed is an NDJSON operation of the document whose lines it takes."""
+    made = {
+        name
+        for module in (feeds, daemon_events)
+        for name, f in inspect.getmembers(module, inspect.isfunction)
+        if name.endswith("_feed") and f.__module__ == module.__name__
+    } - DAEMON_FEEDS
+    assert made == set(FEEDS), f"feeds this test does not map: {sorted(made ^ set(FEEDS))}"
+    for name, (make, (method, path)) in FEEDS.items():
+        feed = make("http://plane.test")
+        assert feed.url.removeprefix("http://plane.test").replace(SBX, "{sandboxId}") == path, name
+        schema = answer_schema(document, method, path, "200", "application/x-ndjson")
+        assert feed.accept([example(schema)]), f"{name} skips an event made from the document's schema"
+
+
+def test_the_create_body_is_a_create_request() -> None:
+    """``CreateOptions.body()`` is built with :class:`CreateSandboxRequest` (so the check above covers
+    what is sent), without nulls."""
+    from sdk._sandbox_options import resolve_create_options
+
+    options = resolve_create_options(
+        template="sdk-base", allow_internet_access=False, timeout=60, memory_mb=None, cpus=0.5,
+        control_plane_url=None, request_timeout=None,
+    )
+    body = options.body()
+    assert CreateSandboxRequest.model_validate(body, strict=True).wire() == body
+    assert "memoryMb" not in body and body["cpus"] == 0.5 and None not in body.values()
+
+
+def test_every_error_code_of_the_document_has_its_exception(document: dict[str, Any]) -> None:
+    """The error envelope (parsed by hand in ``sdk.errors``): its codes are the SDK's, and its keys."""
+    from sdk.errors import ERROR_CLASS
+
+    envelope = answer_schema(document, "get", "/v1/sandboxes/{sandboxId}", "default", "application/json")
+    assert set(envelope["properties"]) == {"code", "message", "context"}
+    assert set(envelope["required"]) == {"code", "message"}
+    assert set(envelope["properties"]["code"]["enum"]) == set(ERROR_CLASS)
