@@ -58,6 +58,8 @@ from .sandbox_agent import AsyncSandboxAgent, SandboxAgent
 from .agent_model import AgentModel
 from .agent_permissions import DENIED_BY_DEFAULT, AgentPermissions
 from .agent_spec import AgentSpec
+from .agent_template import AgentTemplate, TemplateBuildStep
+from ._wire import BuiltTemplate
 from .idle_policy import IdlePolicy
 from .mcp_servers import McpLocal, McpRemote
 from .pool_config import PoolConfig, PoolWarmup, agent_pool_warmup
@@ -137,6 +139,9 @@ __all__ = [
     "AgentModel",
     "AgentPermissions",
     "AgentSpec",
+    "AgentTemplate",
+    "BuiltTemplate",
+    "TemplateBuildStep",
     "DENIED_BY_DEFAULT",
     "IdlePolicy",
     "McpLocal",

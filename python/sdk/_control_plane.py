@@ -7,7 +7,7 @@ import os
 from typing import Any, Literal
 
 from ._http import Call, Peer, model_parser
-from ._wire import ConnectedSandbox, CreatedSandbox, SandboxInfo
+from ._wire import ConnectedSandbox, CreatedSandbox, SandboxInfo, TemplateBuildLine, parse_template_build_line
 
 #: Where the control plane is when neither ``control_plane_url=`` nor ``SDK_CONTROL_PLANE_URL`` says.
 DEFAULT_CONTROL_PLANE_URL = "http://127.0.0.1:4780"
@@ -54,3 +54,9 @@ def action_call(
 ) -> Call[SandboxInfo]:
     """``POST /v1/sandboxes/:id/pause`` or ``…/activity`` (an SDK call is about to reach the sandbox)."""
     return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/{verb}", model_parser(SandboxInfo), token)
+
+
+def build_template_call(plane: Peer, body: dict[str, Any]) -> Call[TemplateBuildLine | None]:
+    """``POST /v1/templates`` with the operator key: NDJSON, a line per step, then ``built`` or
+    ``failed`` (a line of another kind parses as None)."""
+    return Call(plane, "POST", "/v1/templates", parse_template_build_line, operator_key(), body)

@@ -1,6 +1,6 @@
-"""Wire models of the control plane (``protocol/control-plane-api.ts``) and of sandboxd's process events
-(``protocol/process-events.ts``): pydantic v2, camelCase on the wire, snake_case in Python, validated
-strictly (unknown keys refused, as zod's strict objects do)."""
+"""Wire models of the control plane (``protocol/control-plane-api.ts``, ``protocol/template-api.ts``) and
+of sandboxd's process events (``protocol/process-events.ts``): pydantic v2, camelCase on the wire,
+snake_case in Python, validated strictly (unknown keys refused, as zod's strict objects do)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import base64
 import binascii
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 #: A sandbox's state.
@@ -165,3 +165,103 @@ class SecretsState(_Wire):
     """Answer of ``PUT /v1/secrets``: the variable names now set, never a value."""
 
     names: list[str]
+
+
+# --- template builds (``protocol/template-api.ts``) --------------------------------------------------
+
+#: Every code of the error envelope (``rules/error-codes.ts``; ``sdk.errors.ERROR_CLASS`` maps them).
+ErrorCode = Literal[
+    "invalid_argument", "invalid_allow_path", "secret_not_found", "unauthenticated", "forbidden_origin",
+    "forbidden_host", "sandbox_not_found", "process_not_found", "not_found", "method_not_allowed",
+    "sandbox_ended", "sandbox_suspended", "configuration_rejected", "unimplemented", "sandbox_error",
+    "agent_failed",
+]
+
+
+class ErrorEnvelopeBody(_Wire):
+    """An error envelope inside a stream line: ``sdk.errors.error_from_envelope`` makes its exception."""
+
+    code: ErrorCode
+    message: str
+    context: dict[str, Union[str, float, bool]] = Field(default_factory=dict)
+
+
+class AgentTemplateBody(_Wire):
+    """``template`` of ``POST /v1/templates``: an agent template's options, checked by ``AgentTemplate``."""
+
+    name: str
+    base: Literal["sdk-base-caps", "sdk-base"]
+    memory_mb: int | None = Field(default=None, ge=256)
+    runtime_b: bool
+    prefetch: bool
+    kernel_warmup: Literal[False]
+
+
+class BuildTemplateRequest(_Wire):
+    """Body of ``POST /v1/templates``; ``timeout_ms`` left out (the control plane's 30 minutes) when None."""
+
+    template: AgentTemplateBody
+    force: bool
+    timeout_ms: int | None = Field(default=None, ge=1000)
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body: camelCase keys, no ``null``."""
+        return self.model_dump(by_alias=True, exclude_none=True)
+
+
+class BuiltTemplate(_Wire):
+    """A built template, as ``AgentTemplate.build()`` returns it (TypeScript's ``BuiltTemplate``)."""
+
+    name: str
+    base: str
+    sandboxd_version: str
+    #: The hash of the image's inputs (recipe, runtime options).
+    recipe_hash: str
+    #: Memory of sandbox code by default in sandboxes of it, MiB.
+    memory_mb: float
+    runtime_b: bool
+    prefetch: bool
+    kernel_warmup: bool
+    #: False when a template of these options was already built and nothing was done.
+    built: bool
+
+
+class TemplateStepLine(_Wire):
+    """A build step began (``cached``: its layer was already built); ``index`` of ``total``, from 1."""
+
+    type: Literal["step"]
+    step: str
+    cached: bool
+    index: int = Field(ge=1)
+    total: int = Field(ge=1)
+
+
+class TemplateBuiltLine(_Wire):
+    """The build's last line when it succeeded (or found the template up to date)."""
+
+    type: Literal["built"]
+    template: BuiltTemplate
+
+
+class TemplateFailedLine(_Wire):
+    """The build's last line when it failed at ``step``; nothing of it is left."""
+
+    type: Literal["failed"]
+    step: str
+    error: ErrorEnvelopeBody
+
+
+#: One line of the answer of ``POST /v1/templates``.
+TemplateBuildLine = Annotated[
+    Union[TemplateStepLine, TemplateBuiltLine, TemplateFailedLine], Field(discriminator="type")
+]
+
+_TEMPLATE_BUILD_LINE: TypeAdapter[TemplateBuildLine] = TypeAdapter(TemplateBuildLine)
+
+
+def parse_template_build_line(payload: object) -> TemplateBuildLine | None:
+    """One line of a template build, or None for a line of another kind (skipped, as TypeScript does)."""
+    try:
+        return _TEMPLATE_BUILD_LINE.validate_python(payload, strict=True)
+    except ValidationError:
+        return None

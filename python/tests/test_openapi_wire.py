@@ -36,7 +36,16 @@ from sdk import _feeds as feeds
 from sdk import daemon_events
 from sdk._feeds import SandboxEvent
 from sdk.daemon_events import InspectionRecord
-from sdk._wire import ConnectedSandbox, CreatedSandbox, CreateSandboxRequest, SandboxInfo
+from sdk._wire import (
+    BuildTemplateRequest,
+    ConnectedSandbox,
+    CreatedSandbox,
+    CreateSandboxRequest,
+    SandboxInfo,
+    TemplateBuiltLine,
+    TemplateFailedLine,
+    TemplateStepLine,
+)
 
 #: Answer model -> (method, path, status, media type) of every operation it parses the answer of.
 ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
@@ -53,10 +62,18 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
         ("get", "/v1/events", "200", "application/x-ndjson"),
     ],
     InspectionRecord: [("get", "/v1/inspect", "200", "application/x-ndjson")],
+    # The lines of a template build: each model is the alternative of the answer's ``oneOf`` whose
+    # ``type`` it has.
+    TemplateStepLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
+    TemplateBuiltLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
+    TemplateFailedLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
 }
 
 #: Request model -> (method, path) of the operation whose JSON body it builds.
-REQUESTS: dict[type[BaseModel], tuple[str, str]] = {CreateSandboxRequest: ("post", "/v1/sandboxes")}
+REQUESTS: dict[type[BaseModel], tuple[str, str]] = {
+    CreateSandboxRequest: ("post", "/v1/sandboxes"),
+    BuildTemplateRequest: ("post", "/v1/templates"),
+}
 
 #: Each control-plane call of the SDK: how the test makes it (sandbox id ``SBX``), and its operation.
 SBX = "0123456789ab"
@@ -73,6 +90,7 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
         lambda p: plane_calls.action_call(p, SBX, "t", "activity"),
         ("post", "/v1/sandboxes/{sandboxId}/activity"),
     ),
+    "build_template_call": (lambda p: plane_calls.build_template_call(p, {}), ("post", "/v1/templates")),
 }
 FEEDS: dict[str, tuple[Any, tuple[str, str]]] = {
     "sandbox_feed": (lambda url: feeds.sandbox_feed(url, SBX, "t", 1), ("get", "/v1/sandboxes/{sandboxId}/events")),
@@ -217,6 +235,17 @@ def answer_schema(document: dict[str, Any], method: str, path: str, status: str,
     return schema
 
 
+def variant(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """``schema``, or for a ``oneOf`` of lines the alternative whose ``type`` constant is ``model``'s."""
+    if "oneOf" not in schema:
+        return schema
+    kind = get_args(model.model_fields["type"].annotation)
+    found = [s for s in schema["oneOf"] if s["properties"]["type"].get("const") in kind]
+    assert len(found) == 1, f"{model.__name__}: no single alternative of the answer has its type"
+    alternative: dict[str, Any] = found[0]
+    return alternative
+
+
 def example(schema: dict[str, Any]) -> Any:
     """A value of ``schema`` with every property, for the parsers (the first alternative of a union)."""
     if "anyOf" in schema:
@@ -237,7 +266,7 @@ def test_answer_models_match_the_document(document: dict[str, Any], model: type[
     """Each answer model agrees with the schema of every operation it parses."""
     problems: list[str] = []
     for method, path, status, media in ANSWERS[model]:
-        schema = answer_schema(document, method, path, status, media)
+        schema = variant(answer_schema(document, method, path, status, media), model)
         problems += compare(model, schema, f"{method.upper()} {path} {status}", request=False)
     assert not problems, "\n".join(problems)
 
@@ -262,10 +291,13 @@ def test_every_control_plane_call_is_in_the_document(document: dict[str, Any]) -
         assert (call.method.lower(), call.path.replace(SBX, "{sandboxId}")) == (method, path), name
         spec = operation(document, method, path)
         models = [m for m, ops in ANSWERS.items() if any(op[:2] == (method, path) for op in ops)]
-        assert len(models) == 1, f"{name}: no answer model mapped to {method.upper()} {path}"
         status = next(s for s in spec["responses"] if s.startswith("2"))
-        sample = example(spec["responses"][status]["content"]["application/json"]["schema"])
-        assert isinstance(call.parse(sample), models[0]), f"{name} does not parse with {models[0].__name__}"
+        (schema,) = [content["schema"] for content in spec["responses"][status]["content"].values()]
+        alternatives = schema.get("oneOf", [schema])  # an NDJSON answer's kinds of line
+        assert len(models) == len(alternatives), f"{name}: answer models of {method.upper()} {path}: {models}"
+        for alternative in alternatives:
+            parsed = call.parse(example(alternative))
+            assert isinstance(parsed, tuple(models)), f"{name} does not parse with {models}"
 
 
 def test_every_feed_is_in_the_document(document: dict[str, Any]) -> None:

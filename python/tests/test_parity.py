@@ -18,6 +18,7 @@ from sdk import (
     AgentModel,
     AgentPermissions,
     AgentSpec,
+    AgentTemplate,
     IdlePolicy,
     InvalidArgumentException,
     McpLocal,
@@ -85,6 +86,14 @@ OPTIONS: dict[str, dict[str, str]] = {
         "runtimeVersion": "runtime_version",
     },
     "checkSpecForRuntime": {"spec": "spec", "runtime": "runtime"},
+    "AgentTemplate": {
+        "name": "name",
+        "base": "base",
+        "memoryMb": "memory_mb",
+        "runtimeB": "runtime_b",
+        "prefetch": "prefetch",
+        "kernelWarmup": "kernel_warmup",
+    },
 }
 PRESETS = ("A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K")
 for letter in PRESETS:
@@ -108,6 +117,7 @@ BUILDERS: dict[str, Callable[..., object]] = {
     "RuntimeB": RuntimeB,
     "AgentSpec": AgentSpec,
     "checkSpecForRuntime": check_spec_for_runtime,
+    "AgentTemplate": AgentTemplate,
     "compatibleGateway": sdk.compatible_gateway,
     **{f"vendor{x}Gateway": getattr(sdk, f"vendor_{x.lower()}_gateway") for x in PRESETS},
 }

@@ -72,6 +72,11 @@ export const SHAPES = {
     noNull: ['smallModel', 'instructions', 'permissions', 'agents', 'mcp', 'rawConfig', 'runtimeVersion'],
   },
   checkSpecForRuntime: { keys: ['spec', 'runtime'], required: ['spec', 'runtime'] },
+  AgentTemplate: {
+    keys: ['name', 'base', 'memoryMb', 'runtimeB', 'prefetch', 'kernelWarmup'],
+    required: [],
+    noNull: ['memoryMb'],
+  },
 };
 
 const PRESET_PARAMS = {
@@ -765,6 +770,40 @@ for (const warmup of [
 pool({ size: 0, template: 'X', warmup: 5 });
 for (const runtime of ['runtime_a', 'runtime_b', 'runtime_c', 'RUNTIME_A', '', 5, null])
   add('agentPoolWarmup', { runtime });
+
+// AgentTemplate.
+add('AgentTemplate', {});
+for (const name of [
+  'sdk-agent',
+  'lean-agent',
+  'a',
+  '0-a',
+  big(63),
+  big(64),
+  '',
+  '-a',
+  'Bad_Name',
+  'a.b',
+  'a b',
+  'sdk-base',
+  'sdk-base-caps',
+  'sdk-base-capsx',
+  5,
+  null,
+]) {
+  add('AgentTemplate', { name });
+}
+for (const base of ['sdk-base-caps', 'sdk-base', 'ubuntu', 'SDK-BASE', '', 5, null])
+  add('AgentTemplate', { base });
+for (const memoryMb of [256, 1024, 16384, 255, 16385, 0, -1, 1.5, 512.0, '512', true]) {
+  add('AgentTemplate', { memoryMb });
+}
+for (const flag of ['runtimeB', 'prefetch']) {
+  for (const value of [true, false, 'yes', 1, 0, null]) add('AgentTemplate', { [flag]: value });
+}
+for (const kernelWarmup of [false, true, 'no', 0, null]) add('AgentTemplate', { kernelWarmup });
+add('AgentTemplate', { name: 'x', base: 'sdk-base', memoryMb: 2048, runtimeB: false, prefetch: false });
+add('AgentTemplate', { name: 'Bad', base: 'x', memoryMb: 1, kernelWarmup: true });
 
 // AgentModel.
 const model = (extra) => add('AgentModel', { provider: 'vendor_b', id: 'model-1', gateway: 'llm', ...extra });
