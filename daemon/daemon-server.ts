@@ -17,6 +17,7 @@
  *   POST /v1/processes/:pid/signal      { signal, tree }
  *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
  *   GET|PUT /v1/home/archive            the user's home as a gzip tar stream: protocol/home-archive.ts
+ *   /v1/files/...                       files as the sandbox user: protocol/files-wire.ts
  *
  * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
  */
@@ -46,6 +47,7 @@ import type { ProcessTable } from './process-table.js';
 import type { TokenCheck } from './token.js';
 import { RequestError } from './request-error.js';
 import { homeArchiveRoutes } from './home-archive.js';
+import { filesRoutes } from './files-api.js';
 import { SecretEnvs } from './secret-envs.js';
 
 /** What the server needs. */
@@ -267,6 +269,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     },
     'GET /v1/version': () => ok({ version: options.version }),
     ...homeArchiveRoutes(processes.user),
+    ...filesRoutes(processes.user),
     'POST /v1/processes': async ({ req, res, url }) => {
       const spec = await readJson(req, startCommandSchema);
       const proc = await processes

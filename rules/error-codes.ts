@@ -25,7 +25,17 @@ export type ErrorCode =
   | 'configuration_rejected'
   | 'unimplemented'
   | 'sandbox_error'
-  | 'agent_failed';
+  | 'agent_failed'
+  /** Files API: no such file or directory. */
+  | 'file_not_found'
+  /** Files API: a path's component, or the directory to list, is not a directory. */
+  | 'not_a_directory'
+  /** Files API: the path is a directory where a file is needed. */
+  | 'is_a_directory'
+  /** Files API: the sandbox user may not do this to this path. */
+  | 'permission_denied'
+  /** Files API: the sandbox's disk (or the user's quota) is full. */
+  | 'no_space';
 
 /** The SDK exception classes of SPEC "Errors", by name. */
 export type ErrorClassName =
@@ -49,6 +59,11 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   unimplemented: 501,
   sandbox_error: 500,
   agent_failed: 500,
+  file_not_found: 404,
+  not_a_directory: 409,
+  is_a_directory: 409,
+  permission_denied: 403,
+  no_space: 507,
 };
 
 /** SDK class of each code. */
@@ -69,6 +84,11 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   unimplemented: 'SandboxError',
   sandbox_error: 'SandboxError',
   agent_failed: 'AgentError',
+  file_not_found: 'SandboxError',
+  not_a_directory: 'SandboxError',
+  is_a_directory: 'SandboxError',
+  permission_denied: 'SandboxError',
+  no_space: 'SandboxError',
 };
 
 /** Every code, in registry order. */

@@ -122,7 +122,12 @@ export type SandboxErrorCode =
   | 'sandbox_ended'
   | 'sandbox_suspended'
   | 'configuration_rejected'
-  | 'unimplemented';
+  | 'unimplemented'
+  | 'file_not_found'
+  | 'not_a_directory'
+  | 'is_a_directory'
+  | 'permission_denied'
+  | 'no_space';
 
 /** The sandbox or its daemon failed or refused; `failureClass` names the daemon's failure class. */
 export class SandboxError extends SdkError {

@@ -63,6 +63,7 @@ export {
   type CommandResult,
   type CommandRunOptions,
 } from './commands.js';
+export { Files, type EntryInfo, type FileData, type FileListOptions, type FileReadOptions } from './files.js';
 export {
   Sandbox,
   type SandboxConnectOptions,

@@ -15,6 +15,7 @@ import {
 } from '../protocol/control-plane-api.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { Commands } from './commands.js';
+import { Files } from './files.js';
 import type { ControlPlaneClient } from './control-plane-client.js';
 import { DaemonClient } from './daemon-client.js';
 import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
@@ -68,6 +69,8 @@ export class Sandbox {
   readonly accessToken: string;
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
+  /** Files in the sandbox, read and written as its user (each call first reports activity). */
+  readonly files: Files;
   readonly #plane: ControlPlaneClient;
   readonly #daemon: DaemonClient;
   readonly #gateways: SandboxGateways;
@@ -101,6 +104,7 @@ export class Sandbox {
       },
     });
     this.commands = new Commands(this.#daemon);
+    this.files = new Files(this.#daemon);
     this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
   }
 

@@ -174,7 +174,7 @@ ErrorCode = Literal[
     "invalid_argument", "invalid_allow_path", "secret_not_found", "unauthenticated", "forbidden_origin",
     "forbidden_host", "sandbox_not_found", "process_not_found", "not_found", "method_not_allowed",
     "sandbox_ended", "sandbox_suspended", "configuration_rejected", "unimplemented", "sandbox_error",
-    "agent_failed",
+    "agent_failed", "file_not_found", "not_a_directory", "is_a_directory", "permission_denied", "no_space",
 ]
 
 

@@ -26,6 +26,11 @@ ERROR_CLASS: Final[Mapping[str, str]] = {
     "unimplemented": "SandboxException",
     "sandbox_error": "SandboxException",
     "agent_failed": "AgentException",
+    "file_not_found": "SandboxException",
+    "not_a_directory": "SandboxException",
+    "is_a_directory": "SandboxException",
+    "permission_denied": "SandboxException",
+    "no_space": "SandboxException",
 }
 
 

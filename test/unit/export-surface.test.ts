@@ -19,6 +19,7 @@ describe('the published entry', () => {
         'Commands',
         'DENIED_BY_DEFAULT',
         'ERROR_HTTP_STATUS',
+        'Files',
         'GATEWAY_MIN_VERSION',
         'IdlePolicy',
         'InvalidArgumentError',

@@ -1,0 +1,88 @@
+/**
+ * sandboxd's files API (SPEC `sbx.files`): every call acts as the sandbox user, so it reads and writes
+ * exactly what the user's own code could. Paths travel in the query (`?path=`) or a JSON body, and are
+ * absolute, without NUL, at most `MAX_FILE_PATH` characters.
+ *
+ *   GET  /v1/files/content?path=          the file's bytes, `application/octet-stream`, streamed
+ *   PUT  /v1/files/content?path=          body streamed into the file (parents made) → `EntryInfo`
+ *   GET  /v1/files/list?path=&depth=      `{ entries: EntryInfo[] }`, `depth` 1 (default) to 16
+ *   GET  /v1/files/info?path=             `EntryInfo` (a symlink as itself, with its target)
+ *   POST /v1/files/dir      { path }      `{ created }`: false when a directory was there already
+ *   POST /v1/files/remove   { path }      `{}`: a directory with everything in it
+ *   POST /v1/files/rename   { from, to }  `EntryInfo` of `to`
+ *
+ * Failures: `file_not_found`, `not_a_directory`, `is_a_directory`, `permission_denied`, `no_space`,
+ * `invalid_argument` for a refused path, else `sandbox_error`. Messages name the call, never the path
+ * or the file's content.
+ */
+import { z } from 'zod';
+
+/** Longest path accepted (Linux's `PATH_MAX`). */
+export const MAX_FILE_PATH = 4096;
+
+/** Deepest `list` accepted. */
+export const MAX_LIST_DEPTH = 16;
+
+/** Base of the files API's endpoints. */
+export const FILES_PATH = '/v1/files';
+
+/** Why `path` is refused, or undefined when it is an acceptable path. */
+export function filePathProblem(path: string): string | undefined {
+  if (path.length === 0) return 'must not be empty';
+  if (!path.startsWith('/')) return 'must be an absolute path';
+  if (path.includes('\0')) return 'must not contain NUL';
+  if (path.length > MAX_FILE_PATH) return `must be at most ${String(MAX_FILE_PATH)} characters`;
+  return undefined;
+}
+
+/** A path, checked as `filePathProblem` says. */
+export const filePathSchema = z.string().superRefine((path, ctx) => {
+  const problem = filePathProblem(path);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** What kind of entry a path names. */
+export const entryTypeSchema = z.enum(['file', 'dir', 'symlink', 'other']);
+
+/** One file, directory or link. */
+export const entryInfoSchema = z.strictObject({
+  name: z.string(),
+  path: z.string(),
+  type: entryTypeSchema,
+  size: z.number().int().nonnegative(),
+  /** Permission bits with setuid/setgid/sticky (`0o7777` of `st_mode`). */
+  mode: z.number().int().nonnegative(),
+  uid: z.number().int(),
+  gid: z.number().int(),
+  /** ISO 8601. */
+  modifiedTime: z.string(),
+  symlinkTarget: z.string().optional(),
+});
+
+/** One file, directory or link. */
+export type EntryInfo = z.output<typeof entryInfoSchema>;
+
+/** `GET /v1/files/list`'s answer. */
+export const listAnswerSchema = z.strictObject({ entries: z.array(entryInfoSchema) });
+
+/** `POST /v1/files/dir` and `POST /v1/files/remove`. */
+export const pathBodySchema = z.strictObject({ path: filePathSchema });
+
+/** `POST /v1/files/dir`'s answer. */
+export const makeDirAnswerSchema = z.strictObject({ created: z.boolean() });
+
+/** `POST /v1/files/rename`. */
+export const renameBodySchema = z.strictObject({ from: filePathSchema, to: filePathSchema });
+
+/** The error code each errno of a files call becomes. */
+export const ERRNO_CODES = {
+  ENOENT: 'file_not_found',
+  ENOTDIR: 'not_a_directory',
+  EISDIR: 'is_a_directory',
+  EACCES: 'permission_denied',
+  EPERM: 'permission_denied',
+  EROFS: 'permission_denied',
+  ENOSPC: 'no_space',
+  EDQUOT: 'no_space',
+  EFBIG: 'no_space',
+} as const;
