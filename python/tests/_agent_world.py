@@ -8,10 +8,14 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from _world import Pki, Upstream
+
+from sdk import Sandbox, SecretCache, SecretStore, compatible_gateway
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -73,3 +77,31 @@ class ScriptedModel:
             self._process.wait(timeout=10)
         if self._process.stdout is not None:
             self._process.stdout.close()
+
+
+@contextmanager
+def running_model(pki: Pki, upstream: Upstream, port: int = 8444) -> Iterator[ScriptedModel]:
+    """A scripted model on ``port`` for the time of the block, its temp folder removed after."""
+    with tempfile.TemporaryDirectory(prefix="sdk-python-model-") as folder:
+        server = ScriptedModel(pki, upstream, folder, port=port)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+@contextmanager
+def agent_sandbox(model: ScriptedModel) -> Iterator[Sandbox]:
+    """A closed-egress ``sdk-agent`` sandbox whose route ``llm`` (the compatible preset, base path
+    ``/v1``) reaches ``model`` with the planted key, from a local secret store in a temp folder."""
+    with tempfile.TemporaryDirectory(prefix="sdk-python-agent-secrets-") as folder:
+        store = SecretStore(file=str(Path(folder, "secrets.json")))
+        store.create("model-key", f"Bearer {MODEL_KEY}")
+        llm = compatible_gateway("model-key", upstream=model.origin, base_path="/v1", rate_per_minute=6000)
+        with Sandbox.create(
+            template="sdk-agent",
+            allow_internet_access=False,
+            gateways={"llm": llm},
+            secret_cache=SecretCache(store=store),
+        ) as made:
+            yield made

@@ -1,6 +1,6 @@
 """A loopback TCP proxy that cuts the first stream whose request line holds ``marker`` right after its
 first bytes carrying a ``"seq"`` or ``"cursor"``: a feed reading through it must open a second connection
-and go on after its last sequence number (as ``test_pool_events.CuttingProxy``, for any path)."""
+and go on after its last sequence number."""
 
 from __future__ import annotations
 

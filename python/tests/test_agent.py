@@ -7,15 +7,13 @@ results; abort from another thread; busy; the async stream and task cancellation
 from __future__ import annotations
 
 import asyncio
-import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from _agent_world import MODEL_KEY, ScriptedModel, text, tool_call, typescript_tool_then_text_events
+from _agent_world import MODEL_KEY, ScriptedModel, agent_sandbox, running_model, text, tool_call, typescript_tool_then_text_events
 from _world import Pki, Upstream
 from conftest import ControlPlane
 from sdk import (
@@ -28,12 +26,9 @@ from sdk import (
     InvalidArgumentException,
     McpLocal,
     Sandbox,
-    SecretCache,
-    SecretStore,
     StepFinished,
     TokenUsage,
     ToolCall,
-    compatible_gateway,
 )
 from sdk._agent_ops import abort_op
 from sdk._http import drive
@@ -41,30 +36,14 @@ from sdk._http import drive
 
 @pytest.fixture(scope="module")
 def model(test_pki: Pki, https_upstream: Upstream) -> Iterator[ScriptedModel]:
-    folder = tempfile.mkdtemp(prefix="sdk-python-model-")
-    server = ScriptedModel(test_pki, https_upstream, folder)
-    try:
+    with running_model(test_pki, https_upstream) as server:
         yield server
-    finally:
-        server.stop()
-        for file in Path(folder).iterdir():
-            file.unlink()
-        Path(folder).rmdir()
 
 
 @pytest.fixture(scope="module")
 def sbx(control_plane: ControlPlane, model: ScriptedModel) -> Iterator[Sandbox]:
-    with tempfile.TemporaryDirectory(prefix="sdk-python-agent-secrets-") as folder:
-        store = SecretStore(file=str(Path(folder, "secrets.json")))
-        store.create("model-key", f"Bearer {MODEL_KEY}")
-        llm = compatible_gateway("model-key", upstream=model.origin, base_path="/v1", rate_per_minute=6000)
-        with Sandbox.create(
-            template="sdk-agent",
-            allow_internet_access=False,
-            gateways={"llm": llm},
-            secret_cache=SecretCache(store=store),
-        ) as made:
-            yield made
+    with agent_sandbox(model) as made:
+        yield made
 
 
 @pytest.fixture(autouse=True)

@@ -5,13 +5,11 @@ cuts the stream once; attach from a cursor, sync and async; checks and refusals;
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from _agent_world import MODEL_KEY, ScriptedModel, text, tool_call, typescript_tool_then_text_events
+from _agent_world import MODEL_KEY, ScriptedModel, agent_sandbox, running_model, text, tool_call, typescript_tool_then_text_events
 from _cut_proxy import CutProxy
 from _world import Pki, Upstream
 from conftest import ControlPlane
@@ -21,35 +19,20 @@ from sdk import (
     AsyncSandbox,
     InvalidArgumentException,
     Sandbox,
-    SecretCache,
-    SecretStore,
-    compatible_gateway,
 )
 from sdk._daemon import daemon
 
 
 @pytest.fixture(scope="module")
 def model(test_pki: Pki, https_upstream: Upstream) -> Iterator[ScriptedModel]:
-    folder = tempfile.mkdtemp(prefix="sdk-python-attach-model-")
-    server = ScriptedModel(test_pki, https_upstream, folder, port=8445)
-    try:
+    with running_model(test_pki, https_upstream, port=8445) as server:
         yield server
-    finally:
-        server.stop()
-        for file in Path(folder).iterdir():
-            file.unlink()
-        Path(folder).rmdir()
 
 
 @pytest.fixture(scope="module")
 def sbx(control_plane: ControlPlane, model: ScriptedModel) -> Iterator[Sandbox]:
-    with tempfile.TemporaryDirectory(prefix="sdk-python-attach-secrets-") as folder:
-        store = SecretStore(file=str(Path(folder, "secrets.json")))
-        store.create("model-key", f"Bearer {MODEL_KEY}")
-        llm = compatible_gateway("model-key", upstream=model.origin, base_path="/v1", rate_per_minute=6000)
-        with Sandbox.create(template="sdk-agent", allow_internet_access=False, gateways={"llm": llm},
-                            secret_cache=SecretCache(store=store)) as made:  # fmt: skip
-            yield made
+    with agent_sandbox(model) as made:
+        yield made
 
 
 def spec() -> AgentSpec:

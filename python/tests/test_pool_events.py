@@ -6,8 +6,6 @@ the session's control plane. Every test ends the sandboxes it created."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -15,6 +13,7 @@ from typing import Callable, Iterator
 import httpx
 import pytest
 
+from _cut_proxy import CutProxy
 from conftest import ControlPlane
 from sdk import (
     AsyncSandbox,
@@ -125,70 +124,14 @@ def test_reincarnate(control_plane: ControlPlane, cache: SecretCache) -> None:
             connected_handle.close()
 
 
-class CuttingProxy:
-    """A loopback TCP proxy to the control plane that cuts the first event stream after its first bytes."""
-
-    def __init__(self, target: str) -> None:
-        host, port = target.removeprefix("http://").split(":")
-        self._target = (host, int(port))
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
-        self.event_streams = 0
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._server.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
-
-    def _serve(self, client: socket.socket) -> None:
-        upstream = socket.create_connection(self._target)
-        head = client.recv(65536)
-        cut = False
-        if b"/events" in head.split(b"\r\n", 1)[0]:
-            with self._lock:
-                self.event_streams += 1
-                cut = self.event_streams == 1
-        upstream.sendall(head)
-        threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
-        try:
-            while data := upstream.recv(65536):
-                client.sendall(data)
-                if cut and b'"seq"' in data:
-                    break  # the first event went through: the connection breaks here
-        except OSError:
-            pass
-        for end in (client, upstream):
-            try:
-                end.shutdown(socket.SHUT_RDWR)  # wakes the pump thread blocked on it
-            except OSError:
-                pass
-            end.close()
-
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self._server.close()
-
-
 @pytest.fixture
-def proxy(control_plane: ControlPlane) -> Iterator[CuttingProxy]:
-    made = CuttingProxy(control_plane.url)
+def proxy(control_plane: ControlPlane) -> Iterator[CutProxy]:
+    made = CutProxy(control_plane.url, b"/events")
     yield made
     made.close()
 
 
-def test_events_resume_after_a_broken_connection(proxy: CuttingProxy) -> None:
+def test_events_resume_after_a_broken_connection(proxy: CutProxy) -> None:
     with Sandbox.create(control_plane_url=proxy.url) as sbx:
         feed = sbx.events()
         first = next(feed)
@@ -201,7 +144,7 @@ def test_events_resume_after_a_broken_connection(proxy: CuttingProxy) -> None:
     assert rest[-1].end_reason == "killed"
     seqs = [first.seq] + [e.seq for e in rest]
     assert seqs == sorted(set(seqs))  # nothing repeated
-    assert proxy.event_streams == 2  # the cut one and the one opened after it
+    assert proxy.streams == 2  # the cut one and the one opened after it
 
 
 def test_events_of_every_sandbox(control_plane: ControlPlane) -> None:
