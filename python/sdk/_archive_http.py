@@ -93,6 +93,15 @@ class _Exchange:
             self.trailers = {name.decode().lower(): value.decode() for name, value in event.headers}
         return event if isinstance(event, (h11.Response, h11.Data, h11.EndOfMessage)) else None
 
+    def passed_on(self, event: h11.Response | h11.Data | h11.EndOfMessage) -> bytes | None:
+        """The bytes of a body event to hand to the caller; a refusal's body is kept for its envelope."""
+        if not isinstance(event, h11.Data):
+            return None
+        if self.status >= 400:
+            self.body += event.data
+            return None
+        return bytes(event.data)
+
     def refused(self) -> SdkException:
         """The SDK exception of an error answer (its envelope)."""
         try:
@@ -142,10 +151,8 @@ class ArchiveClient:
         try:
             sock.sendall(exchange.head + exchange.end())
             for event in self._events(sock, exchange):
-                if isinstance(event, h11.Data) and exchange.status < 400:
-                    yield bytes(event.data)
-                elif isinstance(event, h11.Data):
-                    exchange.body += event.data
+                if (chunk := exchange.passed_on(event)) is not None:
+                    yield chunk
             if exchange.status >= 400:
                 raise exchange.refused()
             self.trailers = exchange.trailers
@@ -216,10 +223,8 @@ class AsyncArchiveClient:
             writer.write(exchange.head + exchange.end())
             await writer.drain()
             async for event in self._events(reader, exchange):
-                if isinstance(event, h11.Data) and exchange.status < 400:
-                    yield bytes(event.data)
-                elif isinstance(event, h11.Data):
-                    exchange.body += event.data
+                if (chunk := exchange.passed_on(event)) is not None:
+                    yield chunk
             if exchange.status >= 400:
                 raise exchange.refused()
             self.trailers = exchange.trailers
