@@ -71,6 +71,50 @@ export async function processesNamed(sbx: Sandbox, needle: string): Promise<numb
   return Number((await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`)).stdout.trim());
 }
 
+/** The file a stubborn tool's Node process writes when SIGTERM reaches it. */
+const TERM_MARK = '/home/user/.sigterm-seen';
+
+/**
+ * A tool's shell command whose whole tree ignores SIGTERM: a sleep that left the session (`sleep
+ * <first>`), a sleep of the shell's (`sleep <first + 1>`), and in the foreground a Node process that
+ * notes SIGTERM in a file and goes on. The note comes from the process started last, so it means
+ * the whole tree was up when SIGTERM came (`sigtermSeen`).
+ */
+export function stubbornTool(first: number): string {
+  const note = `process.on("SIGTERM",()=>require("fs").writeFileSync("${TERM_MARK}",""));setInterval(()=>{},1e9)`;
+  return (
+    `sh -c 'trap "" TERM; exec setsid sleep ${String(first)}' & trap '' TERM; ` +
+    `sleep ${String(first + 1)} & exec node -e '${note}'`
+  );
+}
+
+/** Whether SIGTERM reached the tree of `stubbornTool` since the last `forgetSigterm`. */
+export async function sigtermSeen(sbx: Sandbox): Promise<boolean> {
+  return (await sbx.commands.run(`test -e ${TERM_MARK} && echo seen || true`)).stdout === 'seen\n';
+}
+
+/** Forgets an earlier run's SIGTERM note. */
+export async function forgetSigterm(sbx: Sandbox): Promise<void> {
+  await sbx.commands.run(`rm -f ${TERM_MARK}`);
+}
+
+/**
+ * Runs `attempt` with an execution deadline of `timeoutMs`, until the deadline found what it must catch
+ * (`attempt` says so: a tree up, a caller gone). A deadline is set when the run starts, before the
+ * runtime reaches its tool: where the machine is slower than the deadline, the same run is made again
+ * with twice the deadline, so no test depends on how fast the runtime starts.
+ */
+export async function withDeadlineAfter(
+  what: string,
+  attempt: (timeoutMs: number) => Promise<boolean>,
+  timeoutMs = 8_000,
+): Promise<void> {
+  for (let deadline = timeoutMs; deadline <= 64_000; deadline *= 2) {
+    if (await attempt(deadline)) return;
+  }
+  throw new Error(`every deadline up to 64 s came before ${what}`);
+}
+
 /**
  * One sandbox for a whole test file, handed to `use`: the model's script is reset before each test, and
  * an execution a failed test left running is aborted after it.

@@ -9,14 +9,19 @@ import { promisify } from 'node:util';
 import { firstValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../rules/errors.js';
+import { LIMITS } from '../../../rules/limits.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { text, TOOL_THEN_TEXT_EVENTS, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
 import {
   AGENT_CLIENT,
+  forgetSigterm,
   processesNamed as processesInSandbox,
+  sigtermSeen,
+  stubbornTool,
   useAgentWorld,
   useSharedSandbox,
+  withDeadlineAfter,
 } from './agent-world.js';
 
 const world = useAgentWorld(24);
@@ -61,21 +66,22 @@ describe('runtime_a execution control', () => {
   });
 
   it('ends with timeout only once a tree that ignores SIGTERM is gone (5 s grace, then frozen and killed)', async () => {
-    script(
-      toolCall('bash', {
-        command: "sh -c 'trap \"\" TERM; exec setsid sleep 301' & trap '' TERM; sleep 302",
-        description: 'stubborn',
-      }),
-    );
-    const started = Date.now();
-    const error = await sbx.agent
-      .run('hang', { spec: world.spec(), limits: new AgentLimits({ timeoutMs: 3_000 }) })
-      .catch((e: unknown) => e);
-    const took = Date.now() - started;
-    expect((error as AgentError).reason).toBe('timeout');
-    expect(took).toBeGreaterThanOrEqual(8_000);
-    expect(await processesNamed('sleep 30')).toBe(0);
-  }, 90_000);
+    await withDeadlineAfter('the stubborn tool started', async (timeoutMs) => {
+      await forgetSigterm(sbx);
+      script(toolCall('bash', { command: stubbornTool(301), description: 'stubborn' }));
+      const started = Date.now();
+      const error = await sbx.agent
+        .run('hang', { spec: world.spec(), limits: new AgentLimits({ timeoutMs }) })
+        .catch((e: unknown) => e);
+      const took = Date.now() - started;
+      expect((error as AgentError).reason).toBe('timeout');
+      expect(await processesNamed('sleep 30')).toBe(0);
+      expect(await processesNamed('sigterm-seen')).toBe(0);
+      if (!(await sigtermSeen(sbx))) return false;
+      expect(took).toBeGreaterThanOrEqual(timeoutMs + LIMITS.agentKillGraceMs);
+      return true;
+    });
+  }, 240_000);
 
   it('aborts mid-tool on an AbortSignal: frozen and killed without grace', async () => {
     script(toolCall('bash', { command: 'sleep 303', description: 'wait' }));
@@ -150,28 +156,31 @@ describe('runtime_a execution control', () => {
   });
 
   it('times out even when the calling process died', async () => {
-    script(toolCall('bash', { command: 'sleep 305', description: 'wait' }));
-    const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
-    const child = spawn(process.execPath, [CLIENT, world.cp.url, sbx.sandboxId, 'start-and-hang'], {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
+    await withDeadlineAfter('the caller died', async (timeoutMs) => {
+      script(toolCall('bash', { command: 'sleep 305', description: 'wait' }));
+      const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
+      const started = Date.now();
+      const child = spawn(
+        process.execPath,
+        [CLIENT, world.cp.url, sbx.sandboxId, 'start-and-hang', String(timeoutMs)],
+        { env, stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      const { executionId } = JSON.parse(line.toString()) as { executionId: string };
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      const diedBeforeDeadline = Date.now() - started < timeoutMs;
+      await expect
+        .poll(
+          async () =>
+            (await sbx.agent.executions()).executions.find((e) => e.executionId === executionId)?.outcome,
+          { timeout: timeoutMs + 30_000, interval: 500 },
+        )
+        .toEqual({ type: 'agent_failed', reason: 'timeout' });
+      expect(await processesNamed('sleep 305')).toBe(0);
+      return diedBeforeDeadline;
     });
-    const [line] = (await once(child.stdout, 'data')) as [Buffer];
-    const { executionId } = JSON.parse(line.toString()) as { executionId: string };
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-    await expect
-      .poll(
-        async () =>
-          (await sbx.agent.executions()).executions.find((e) => e.executionId === executionId)?.outcome,
-        {
-          timeout: 30_000,
-          interval: 500,
-        },
-      )
-      .toEqual({ type: 'agent_failed', reason: 'timeout' });
-    expect(await processesNamed('sleep 305')).toBe(0);
-  });
+  }, 240_000);
 
   it('leaves running what the agent started once it ends normally; the next run is not busy', async () => {
     script(

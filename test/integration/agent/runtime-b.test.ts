@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import { AgentError } from '../../../rules/errors.js';
+import { LIMITS } from '../../../rules/limits.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { AgentPermissions } from '../../../sdk/agent-permissions.js';
 import { RuntimeB } from '../../../sdk/runtimes.js';
@@ -16,11 +17,15 @@ import type { Sandbox } from '../../../sdk/sandbox.js';
 import { errorStatus, text, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
 import {
   AGENT_CLIENT,
+  forgetSigterm,
   PROVIDER_PATHS,
   PROVIDER_ROUTES,
   processesNamed as processesInSandbox,
+  sigtermSeen,
+  stubbornTool,
   useAgentWorld,
   useSharedSandbox,
+  withDeadlineAfter,
 } from './agent-world.js';
 
 const world = useAgentWorld(23);
@@ -211,19 +216,22 @@ export async function build(context) {
   });
 
   it('times out through the same execution actor: SIGTERM, 5 s grace, then frozen and killed', async () => {
-    script(toolCall('execute', { command: 'sh -c "trap \'\' TERM; sleep 501"' }));
-    const started = Date.now();
-    const error = await sbx.agent
-      .run('hang', {
-        spec: world.spec(),
-        runtime: 'runtime_b',
-        limits: new AgentLimits({ timeoutMs: 3_000 }),
-      })
-      .catch((e: unknown) => e);
-    expect((error as AgentError).reason).toBe('timeout');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(8_000);
-    expect(await processesNamed('sleep 501')).toBe(0);
-  }, 90_000);
+    await withDeadlineAfter('the stubborn tool started', async (timeoutMs) => {
+      await forgetSigterm(sbx);
+      script(toolCall('execute', { command: stubbornTool(501) }));
+      const started = Date.now();
+      const error = await sbx.agent
+        .run('hang', { spec: world.spec(), runtime: 'runtime_b', limits: new AgentLimits({ timeoutMs }) })
+        .catch((e: unknown) => e);
+      const took = Date.now() - started;
+      expect((error as AgentError).reason).toBe('timeout');
+      expect(await processesNamed('sleep 50')).toBe(0);
+      expect(await processesNamed('sigterm-seen')).toBe(0);
+      if (!(await sigtermSeen(sbx))) return false;
+      expect(took).toBeGreaterThanOrEqual(timeoutMs + LIMITS.agentKillGraceMs);
+      return true;
+    });
+  }, 240_000);
 });
 
 describe('runtime_b: each provider end to end', () => {

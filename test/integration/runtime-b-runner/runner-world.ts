@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, onTestFinished } from 'vitest';
 import { DEFAULT_PARSE_OPTIONS } from '../../../runtime-drivers/run-accumulator.js';
 import { OPENCODE_PROVIDERS } from '../../../runtime-drivers/runtime-a/providers.js';
 import { parseRunnerLine } from '../../../runtime-drivers/runtime-b/events.js';
@@ -143,12 +143,20 @@ export async function runRunner(
     },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const closed = once(child, 'close') as Promise<[number | null]>;
+  // A test that ends early (a failure, a timeout) ends its runner before the next test starts, so a
+  // runner left behind never takes the next test's scripted turns.
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await closed;
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdin.end(options.prompt ?? 'Write the file, then say done.');
-  const [code] = (await once(child, 'close')) as [number | null];
+  const [code] = await closed;
   const first = world.arrivals[0];
   const firstRequestMs = first === undefined ? undefined : first - started;
   timings.push({ name, firstRequestMs });
