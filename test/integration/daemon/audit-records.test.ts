@@ -38,7 +38,7 @@ async function records(): Promise<DaemonEvent[]> {
     signal: controller.signal,
   });
   const seen: DaemonEvent[] = [];
-  const idle = (): NodeJS.Timeout => setTimeout(() => controller.abort(), 300);
+  const idle = (): NodeJS.Timeout => setTimeout(() => controller.abort(), 1_000);
   let timer = idle();
   try {
     for await (const value of ndjsonValues(res.body)) {

@@ -242,12 +242,22 @@ function helpers(marker: string, arg: string): number[] {
     .filter((pid) => {
       try {
         const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return args.some((a) => a.startsWith(marker)) && args.includes(arg);
+        return args.some((a) => a.startsWith(marker)) && args.includes(arg) && descendsFrom(pid, daemon.pid);
       } catch {
         return false; // ended while we looked
       }
     })
     .map(Number);
+}
+
+/** Whether `pid` runs under `ancestor` (another test file's sandboxd may run helpers of its own). */
+function descendsFrom(pid: string, ancestor: number): boolean {
+  for (let current = Number(pid); current > 1;) {
+    const parent = /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${String(current)}/status`, 'utf8'));
+    current = Number(parent?.[1] ?? 0);
+    if (current === ancestor) return true;
+  }
+  return false;
 }
 
 /** A fresh directory in the home, made by root and left readable (as a user's program would see it). */

@@ -90,7 +90,7 @@ describe('the inspector page', () => {
   it('shows a new sandbox, its pause within a second, and resumes it from the page', async () => {
     const sbx = await world.cp.createSandbox();
     try {
-      await expect.poll(() => row(sbx.sandboxId).count(), { timeout: 5_000 }).toBe(1);
+      await expect.poll(() => row(sbx.sandboxId).count()).toBe(1);
       await sbx.pause();
       await expect
         .poll(() => row(sbx.sandboxId).getAttribute('data-state'), { timeout: 1_000 })
@@ -107,14 +107,14 @@ describe('the inspector page', () => {
       const current = page.locator('svg[data-testid=statechart] g.current');
       await expect.poll(() => current.getAttribute('data-state-id')).toBe('suspended');
       await page.locator('button[data-action=resume]').click();
-      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('running');
+      await expect.poll(() => view.getAttribute('data-state')).toBe('running');
       await expect.poll(() => current.getAttribute('data-state-id')).toBe('running');
       expect((await sbx.getInfo()).state).toBe('running');
       await page.locator('button[data-action=pause]').click();
-      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('suspended');
+      await expect.poll(() => view.getAttribute('data-state')).toBe('suspended');
       expect(world.cp.plane.get(sbx.sandboxId).state).toBe('suspended');
       await page.locator('button[data-action=resume]').click();
-      await expect.poll(() => view.getAttribute('data-state'), { timeout: 2_000 }).toBe('running');
+      await expect.poll(() => view.getAttribute('data-state')).toBe('running');
       const logged = await page.locator('[data-testid=transition-log] [data-seq]').count();
       expect(logged).toBeGreaterThanOrEqual(2);
 
@@ -197,7 +197,7 @@ describe('the inspector page', () => {
     await page.locator('[data-testid=execution-view] button[data-action=abort]').click();
     const error = await stream.result().catch((e: unknown) => e);
     expect(error).toMatchObject({ reason: 'aborted' });
-    await expect.poll(() => view.getAttribute('data-state'), { timeout: 5_000 }).toMatch(/aborted|failed/);
+    await expect.poll(() => view.getAttribute('data-state')).toMatch(/aborted|failed/);
     await screenshot(page, 'inspector-execution-aborted');
     stream.close();
   });
@@ -275,7 +275,7 @@ describe('the inspector page', () => {
     await page.locator('button[data-action=kill]').click();
     await page.locator('button[data-action=confirm-kill]').click();
     await expect
-      .poll(() => page.locator('[data-testid=sandbox-view]').getAttribute('data-state'), { timeout: 3_000 })
+      .poll(() => page.locator('[data-testid=sandbox-view]').getAttribute('data-state'))
       .toBe('ended');
     expect(world.cp.plane.get(sbx.sandboxId).state).toBe('ended');
     await screenshot(page, 'inspector-killed');

@@ -114,11 +114,11 @@ describe("sandboxd's event stream", () => {
   });
 
   it('keeps a sandbox running while something calls sandboxd directly, with no SDK activity call', async () => {
-    const sbx = await create({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }) });
+    const sbx = await create({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 2 }) });
     const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
     // A client of sandboxd alone: it never tells the control plane anything.
     const direct = new DaemonClient({ url: daemonUrl, accessToken: sbx.accessToken });
-    const end = Date.now() + 2_500;
+    const end = Date.now() + 5_000; // more than twice the idle time
     while (Date.now() < end) {
       await direct.call('GET', '/v1/processes', z.array(z.unknown()));
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -126,7 +126,7 @@ describe("sandboxd's event stream", () => {
     expect(cp.plane.get(sbx.sandboxId).state).toBe('running');
     // Once nothing reaches sandboxd, the idle policy suspends it.
     await expect
-      .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 5_000, interval: 100 })
+      .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 10_000, interval: 100 })
       .toBe('suspended');
     await sbx.kill();
   });

@@ -140,19 +140,19 @@ describe('sbx.files in a sandbox', () => {
   });
 
   it('counts files calls as activity: a sandbox only called through its files API stays running', async () => {
-    await withSandbox({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }) }, async (sbx) => {
+    await withSandbox({ idlePolicy: new IdlePolicy({ maxIdleSeconds: 2 }) }, async (sbx) => {
       const { daemonUrl } = await cp.plane.connect(sbx.sandboxId, sbx.accessToken);
       // A client of sandboxd alone, which never tells the control plane anything itself: the calls
       // reach the control plane as sandboxd's audit records.
       const direct = new DaemonClient({ url: daemonUrl, accessToken: sbx.accessToken });
-      const end = Date.now() + 2_500;
+      const end = Date.now() + 5_000; // more than twice the idle time
       while (Date.now() < end) {
         await direct.call('GET', `/v1/files/info?path=${encodeURIComponent(HOME)}`, z.unknown());
         await new Promise((resolve) => setTimeout(resolve, 150));
       }
       expect(cp.plane.get(sbx.sandboxId).state).toBe('running');
       await expect
-        .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 5_000, interval: 100 })
+        .poll(() => cp.plane.get(sbx.sandboxId).state, { timeout: 10_000, interval: 100 })
         .toBe('suspended');
     });
   });

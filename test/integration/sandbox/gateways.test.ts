@@ -281,18 +281,22 @@ describe('the idle policy with gateway traffic', () => {
       controlPlaneUrl: cp.url,
       gateways: { llm: gateway('llm-key') },
       secretCache: cache,
-      idlePolicy: new IdlePolicy({ maxIdleSeconds: 1 }),
+      idlePolicy: new IdlePolicy({ maxIdleSeconds: 2 }),
     });
     const url = sbx.gateways.get('llm')?.url ?? '';
+    // Requests every 200 ms for 5 s from the first one on, which the test waits for.
+    let answered: () => void = () => undefined;
+    const firstAnswer = new Promise<void>((resolve) => (answered = resolve));
     const loop = await sbx.commands.run(
-      `node -e "const end = Date.now() + 3000; (async () => { while (Date.now() < end) { await fetch('${url}/echo').then((r) => r.text()); await new Promise((r) => setTimeout(r, 200)); } })()"`,
-      { background: true },
+      `node -e "const end = Date.now() + 5000; (async () => { while (Date.now() < end) { await fetch('${url}/echo').then((r) => r.text()); console.log('answered'); await new Promise((r) => setTimeout(r, 200)); } })()"`,
+      { background: true, onStdout: () => answered() },
     );
-    await new Promise((resolve) => setTimeout(resolve, 2_500)); // more than twice the idle time
+    await firstAnswer;
+    await new Promise((resolve) => setTimeout(resolve, 4_500)); // more than twice the idle time
     expect((await sbx.getInfo()).state).toBe('running');
     await loop.wait();
     await expect
-      .poll(async () => (await sbx.getInfo()).state, { timeout: 5_000, interval: 200 })
+      .poll(async () => (await sbx.getInfo()).state, { timeout: 10_000, interval: 200 })
       .toBe('suspended');
     await sbx.kill();
   });

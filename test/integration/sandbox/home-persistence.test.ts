@@ -127,7 +127,12 @@ describe('Sandbox.create({ persist }) and checkpointFiles()', () => {
     expect((await head(persist.key))?.ETag).toBe(saved?.ETag);
     // Midway: tar killed after several parts went up (96 MiB of noise takes tar seconds).
     await sbx.commands.run('rm -f ~/locked && head -c 96M /dev/urandom > ~/noise');
-    await sbx.commands.run('sleep 1.5; pkill -KILL -x tar', { background: true });
+    await sbx.commands.run(
+      'until pgrep -x tar >/dev/null; do sleep 0.05; done; sleep 0.5; pkill -KILL -x tar',
+      {
+        background: true,
+      },
+    );
     await expect(sbx.checkpointFiles()).rejects.toThrow('(tar ended with signal:SIGKILL)');
     expect((await head(persist.key))?.ETag).toBe(saved?.ETag);
     expect(await pendingUploads()).toEqual([]);

@@ -4,7 +4,6 @@
  */
 import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -95,7 +94,14 @@ export async function serveControlPlane(stateDir: string, port: number): Promise
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
-  await once(createInterface({ input: child.stdout }), 'line');
+  // Listening once it says so (it may say it builds a template image first); a child that exits
+  // before that (its port taken, say) fails the test now rather than at its first call.
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (line.startsWith('control plane on ')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`sdk serve exited (${String(code)}) before it listened`)));
+  });
   return child;
 }
 
