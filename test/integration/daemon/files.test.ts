@@ -235,29 +235,45 @@ function watchHelpers(path: string): number[] {
   return helpers('// sandboxd files watch', path);
 }
 
-/** Pids of helper programs starting with `marker` that have `arg` among their arguments. */
+/**
+ * Pids of helper programs starting with `marker` that have `arg` among their arguments, among this
+ * file's sandboxd's descendants (another file's sandboxd may run helpers of its own beside it).
+ */
 function helpers(marker: string, arg: string): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return args.some((a) => a.startsWith(marker)) && args.includes(arg) && descendsFrom(pid, daemon.pid);
-      } catch {
-        return false; // ended while we looked
-      }
-    })
-    .map(Number);
+  return descendantsOf(daemon.pid).filter((pid) => {
+    try {
+      const args = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
+      return args.some((a) => a.startsWith(marker)) && args.includes(arg);
+    } catch {
+      return false; // ended while we looked
+    }
+  });
 }
 
-/** Whether `pid` runs under `ancestor` (another test file's sandboxd may run helpers of its own). */
-function descendsFrom(pid: string, ancestor: number): boolean {
-  for (let current = Number(pid); current > 1;) {
-    const parent = /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${String(current)}/status`, 'utf8'));
-    current = Number(parent?.[1] ?? 0);
-    if (current === ancestor) return true;
+/** Every process under `root`, from the kernel's lists of each thread's children. */
+function descendantsOf(root: number): number[] {
+  const found: number[] = [];
+  const pending = [root];
+  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${String(pid)}/task`);
+    } catch {
+      continue; // ended while we looked
+    }
+    for (const task of tasks) {
+      try {
+        const children = readFileSync(`/proc/${String(pid)}/task/${task}/children`, 'utf8');
+        for (const child of children.split(' ').filter((c) => c !== '')) {
+          found.push(Number(child));
+          pending.push(Number(child));
+        }
+      } catch {
+        // the thread ended while we looked
+      }
+    }
   }
-  return false;
+  return found;
 }
 
 /** A fresh directory in the home, made by root and left readable (as a user's program would see it). */
