@@ -63,8 +63,15 @@ function spawnJob(command, args) {
  * run, cached after); it is stopped once it listens.
  */
 async function prepareImages() {
+  // On a fresh machine first the Debian packages the images and sandboxes need (apt-get when missing).
+  const packages = await spawnJob(process.execPath, [
+    '--input-type=module',
+    '-e',
+    "(await import('./dist/sandbox-drivers/namespace/host-requirements.js')).ensureHostPackages();",
+  ]);
+  if (!packages.ok) return packages;
   const stateDir = mkdtempSync(join(tmpdir(), 'sdk-test-images-'));
-  const chunks = [];
+  const chunks = [...packages.chunks];
   try {
     const serve = spawn(
       process.execPath,
