@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { AgentModel } from '../../../sdk/agent-model.js';
 import { AgentSpec, type AgentSpecOptions } from '../../../sdk/agent-spec.js';
 import { SecretGateway } from '../../../sdk/secret-gateway.js';
@@ -15,6 +15,8 @@ import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
+import { AgentError } from '../../../rules/errors.js';
+import { LIMITS } from '../../../rules/limits.js';
 import type { ModelServerOptions } from '../../support/model-server/index.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { createMcpEndpoint, type McpEndpoint } from '../support/mcp-endpoint.js';
@@ -71,31 +73,43 @@ export async function processesNamed(sbx: Sandbox, needle: string): Promise<numb
   return Number((await sbx.commands.run(`ps -eo args | grep -c '${pattern}' || true`)).stdout.trim());
 }
 
-/** The file a stubborn tool's Node process writes when SIGTERM reaches it. */
+/** The file the stubborn tool's Node process writes when SIGTERM reaches it. */
 const TERM_MARK = '/home/user/.sigterm-seen';
 
 /**
- * A tool's shell command whose whole tree ignores SIGTERM: a sleep that left the session (`sleep
- * <first>`), a sleep of the shell's (`sleep <first + 1>`), and in the foreground a Node process that
- * notes SIGTERM in a file and goes on. The note comes from the process started last, so it means
- * the whole tree was up when SIGTERM came (`sigtermSeen`).
+ * A tool's shell command whose whole tree ignores SIGTERM: a sleep that left the session (`sleep 601`),
+ * a sleep of the shell's (`sleep 602`), and in the foreground a Node process that notes SIGTERM in
+ * TERM_MARK and goes on. The note comes from the process started last, so it means the whole tree was
+ * up when SIGTERM came.
  */
-export function stubbornTool(first: number): string {
-  const note = `process.on("SIGTERM",()=>require("fs").writeFileSync("${TERM_MARK}",""));setInterval(()=>{},1e9)`;
-  return (
-    `sh -c 'trap "" TERM; exec setsid sleep ${String(first)}' & trap '' TERM; ` +
-    `sleep ${String(first + 1)} & exec node -e '${note}'`
-  );
-}
+const STUBBORN_TOOL =
+  `sh -c 'trap "" TERM; exec setsid sleep 601' & trap '' TERM; sleep 602 & ` +
+  `exec node -e 'process.on("SIGTERM",()=>require("fs").writeFileSync("${TERM_MARK}",""));setInterval(()=>{},1e9)'`;
 
-/** Whether SIGTERM reached the tree of `stubbornTool` since the last `forgetSigterm`. */
-export async function sigtermSeen(sbx: Sandbox): Promise<boolean> {
-  return (await sbx.commands.run(`test -e ${TERM_MARK} && echo seen || true`)).stdout === 'seen\n';
-}
-
-/** Forgets an earlier run's SIGTERM note. */
-export async function forgetSigterm(sbx: Sandbox): Promise<void> {
-  await sbx.commands.run(`rm -f ${TERM_MARK}`);
+/**
+ * SPEC's timeout with its grace (SIGTERM, 5 s, then the tree frozen and killed; `timeout` reported only
+ * once none of it remains), against a tool whose whole tree ignores SIGTERM. `run(timeoutMs, command)`
+ * scripts the model to call a shell tool with `command`, runs the agent with that timeout and resolves
+ * to what the run threw.
+ */
+export async function expectTimeoutOnlyOnceTreeIsGone(
+  sbx: Sandbox,
+  run: (timeoutMs: number, command: string) => Promise<unknown>,
+): Promise<void> {
+  await withDeadlineAfter('the stubborn tool started', async (timeoutMs) => {
+    await sbx.commands.run(`rm -f ${TERM_MARK}`);
+    const started = Date.now();
+    const error = await run(timeoutMs, STUBBORN_TOOL);
+    const took = Date.now() - started;
+    expect(error).toBeInstanceOf(AgentError);
+    expect((error as AgentError).reason).toBe('timeout');
+    expect(await processesNamed(sbx, 'sleep 60')).toBe(0);
+    expect(await processesNamed(sbx, 'sigterm-seen')).toBe(0);
+    const seen = (await sbx.commands.run(`test -e ${TERM_MARK} && echo seen || true`)).stdout === 'seen\n';
+    if (!seen) return false; // the deadline came before the tool: again, with a later one
+    expect(took).toBeGreaterThanOrEqual(timeoutMs + LIMITS.agentKillGraceMs);
+    return true;
+  });
 }
 
 /**

@@ -9,16 +9,13 @@ import { promisify } from 'node:util';
 import { firstValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { AgentError } from '../../../rules/errors.js';
-import { LIMITS } from '../../../rules/limits.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { text, TOOL_THEN_TEXT_EVENTS, toolCall, type ScriptEntry } from '../../support/model-server/index.js';
 import {
   AGENT_CLIENT,
-  forgetSigterm,
+  expectTimeoutOnlyOnceTreeIsGone,
   processesNamed as processesInSandbox,
-  sigtermSeen,
-  stubbornTool,
   useAgentWorld,
   useSharedSandbox,
   withDeadlineAfter,
@@ -66,20 +63,11 @@ describe('runtime_a execution control', () => {
   });
 
   it('ends with timeout only once a tree that ignores SIGTERM is gone (5 s grace, then frozen and killed)', async () => {
-    await withDeadlineAfter('the stubborn tool started', async (timeoutMs) => {
-      await forgetSigterm(sbx);
-      script(toolCall('bash', { command: stubbornTool(301), description: 'stubborn' }));
-      const started = Date.now();
-      const error = await sbx.agent
+    await expectTimeoutOnlyOnceTreeIsGone(sbx, (timeoutMs, command) => {
+      script(toolCall('bash', { command, description: 'stubborn' }));
+      return sbx.agent
         .run('hang', { spec: world.spec(), limits: new AgentLimits({ timeoutMs }) })
         .catch((e: unknown) => e);
-      const took = Date.now() - started;
-      expect((error as AgentError).reason).toBe('timeout');
-      expect(await processesNamed('sleep 30')).toBe(0);
-      expect(await processesNamed('sigterm-seen')).toBe(0);
-      if (!(await sigtermSeen(sbx))) return false;
-      expect(took).toBeGreaterThanOrEqual(timeoutMs + LIMITS.agentKillGraceMs);
-      return true;
     });
   }, 240_000);
 
