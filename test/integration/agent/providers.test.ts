@@ -22,7 +22,7 @@ describe('each provider end to end', () => {
       } finally {
         await sbx.kill();
       }
-    }, 90_000);
+    });
   }
 });
 

@@ -109,7 +109,7 @@ describe('runtime_a execution control', () => {
     expect((await stream.result().catch((e: unknown) => e)) as AgentError).toMatchObject({
       reason: 'aborted',
     });
-  }, 90_000);
+  });
 
   it('streams the running execution as sbx.agent.events$ to another handle, from its start', async () => {
     script(toolCall('bash', { command: 'sleep 3', description: 'wait' }), text('watched'));

@@ -237,6 +237,6 @@ describe('runtime_b: each provider end to end', () => {
       } finally {
         await box.kill();
       }
-    }, 90_000);
+    });
   }
 });

@@ -395,7 +395,7 @@ describe('E2B programs: sandbox lifecycle', () => {
     await expect.poll(() => short.isRunning(), { timeout: 20_000, interval: 500 }).toBe(false);
     await expect(short.commands.run('true')).rejects.toBeInstanceOf(TimeoutError);
     expect(await Sandbox.kill(short.sandboxId)).toBe(false);
-  }, 30_000);
+  });
 
   it("E2B's default template without internet access: commands run, egress is closed", async () => {
     const closed = await Sandbox.create({ allowInternetAccess: false, timeoutMs: 60_000 });

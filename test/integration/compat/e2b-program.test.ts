@@ -56,7 +56,7 @@ beforeAll(async () => {
   const port = await freePort();
   server = await serveControlPlane(state.stateDir, port);
   url = `http://127.0.0.1:${String(port)}`;
-}, 60_000);
+});
 
 afterAll(async () => {
   server.kill('SIGTERM');

@@ -601,7 +601,7 @@ describe('files, against the sandbox code', () => {
     await expect.poll(() => existsSync(`/proc/${String(pid)}`)).toBe(false);
     expect((await files.getInfo(home)).type).toBe('dir');
     expect(residentHelpers()).not.toContain(pid);
-  }, 60_000);
+  });
 
   it('refuses a listing over 8 MiB rather than holding it in sandboxd', async () => {
     const dir = freshDir('huge-listing');
@@ -616,7 +616,7 @@ describe('files, against the sandbox code', () => {
     // What fits still lists, and the resident helper still answers.
     expect((await files.list(home)).map((e) => e.name)).toContain('huge-listing');
     rmSync(dir, { recursive: true });
-  }, 60_000);
+  });
 
   it('ends a watch helper whose client left while it was still setting up', async () => {
     const dir = freshDir('slow-watch');
@@ -631,7 +631,7 @@ describe('files, against the sandbox code', () => {
     await pending;
     await expect.poll(() => watchHelpers(dir), { timeout: 15_000 }).toEqual([]);
     rmSync(dir, { recursive: true });
-  }, 60_000);
+  });
 
   it('a read whose bytes break off midway fails with SandboxError, as a stream or whole', async () => {
     execFileSync('truncate', ['-s', '256M', join(home, 'long.bin')]);
@@ -669,7 +669,7 @@ describe('files, against the sandbox code', () => {
     });
     expect(await whole).toBeInstanceOf(SandboxError);
     rmSync(join(home, 'long.bin'));
-  }, 60_000);
+  });
 
   it('announces the size, and refuses text or bytes of a file over 1 GiB before reading it', async () => {
     await files.write(`${home}/sized.txt`, 'twelve bytes');
