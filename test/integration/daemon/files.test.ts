@@ -26,6 +26,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { descendantsOf } from '../../../daemon/process-tree.js';
 import { InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
@@ -240,7 +241,7 @@ function watchHelpers(path: string): number[] {
  * file's sandboxd's descendants (another file's sandboxd may run helpers of its own beside it).
  */
 function helpers(marker: string, arg: string): number[] {
-  return descendantsOf(daemon.pid).filter((pid) => {
+  return [...descendantsOf(daemon.pid).keys()].filter((pid) => {
     try {
       const args = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
       return args.some((a) => a.startsWith(marker)) && args.includes(arg);
@@ -248,32 +249,6 @@ function helpers(marker: string, arg: string): number[] {
       return false; // ended while we looked
     }
   });
-}
-
-/** Every process under `root`, from the kernel's lists of each thread's children. */
-function descendantsOf(root: number): number[] {
-  const found: number[] = [];
-  const pending = [root];
-  for (let pid = pending.pop(); pid !== undefined; pid = pending.pop()) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${String(pid)}/task`);
-    } catch {
-      continue; // ended while we looked
-    }
-    for (const task of tasks) {
-      try {
-        const children = readFileSync(`/proc/${String(pid)}/task/${task}/children`, 'utf8');
-        for (const child of children.split(' ').filter((c) => c !== '')) {
-          found.push(Number(child));
-          pending.push(Number(child));
-        }
-      } catch {
-        // the thread ended while we looked
-      }
-    }
-  }
-  return found;
 }
 
 /** A fresh directory in the home, made by root and left readable (as a user's program would see it). */
