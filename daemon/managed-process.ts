@@ -52,7 +52,8 @@ export interface CommandSpec {
 
 /**
  * Spawns `spec.cmd` the way every command of the sandbox starts: as the user, in the commands' cgroup
- * (`JOIN_THEN_BECOME_USER`) inside a sandbox, with a clean environment plus `spec.envs`. The caller owns
+ * (`JOIN_THEN_BECOME_USER`) inside a sandbox, with a clean environment plus `spec.envs`, in a session and
+ * process group of its own (so `killTree` reaches a child forked while it walks the tree). The caller owns
  * the child's stdin, stdout and stderr (a command's events, or a byte stream such as the home archive).
  */
 export function spawnAsUser(
@@ -77,11 +78,17 @@ export function spawnAsUser(
           cwd: spec.cwd ?? user.home,
           env: { ...base, ...spec.envs },
           stdio: ['pipe', 'pipe', 'pipe'],
+          detached: true,
         })
       : spawn(
           '/bin/sh',
           ['-c', JOIN_THEN_BECOME_USER, 'sh', procs, String(user.uid), String(user.gid), spec.cmd],
-          { cwd: spec.cwd ?? user.home, env: base, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] },
+          {
+            cwd: spec.cwd ?? user.home,
+            env: base,
+            stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+            detached: true,
+          },
         );
   const environment = child.stdio[3] as Writable | null | undefined;
   if (environment) {

@@ -3,6 +3,11 @@
  * /proc, SIGTERM it, wait, walk again, and SIGKILL the union. Only the root and processes that descend
  * from it are ever signalled, and a pid is signalled only while it still names the same process (its
  * start time is compared), so a pid reused by another process is left alone.
+ *
+ * A snapshot alone misses a child forked between the walk and the signal: its parent dies of the
+ * SIGTERM, the child is orphaned, no walk finds it again, and it keeps the command's output pipe open
+ * (`wait()` never returns). So a root that leads its own process group (commands start with `setsid`)
+ * also has the group signalled: the kernel delivers a group signal to a child still being forked too.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +19,8 @@ interface ProcStat {
   readonly ended: boolean;
   /** Start time in clock ticks after boot: with the pid, it names one process. */
   readonly start: string;
+  /** Its process group. */
+  readonly group: number;
 }
 
 function readStat(pid: number): ProcStat | undefined {
@@ -21,7 +28,12 @@ function readStat(pid: number): ProcStat | undefined {
     const stat = readFileSync(`/proc/${String(pid)}/stat`, 'latin1');
     // The command name may hold spaces or parentheses: fields start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { parent: Number(fields[1]), ended: fields[0] === 'Z', start: fields[19] ?? '' };
+    return {
+      parent: Number(fields[1]),
+      group: Number(fields[2]),
+      ended: fields[0] === 'Z',
+      start: fields[19] ?? '',
+    };
   } catch {
     return undefined; // the process ended while we looked
   }
@@ -55,7 +67,22 @@ function same(pid: number, start: string): boolean {
   return stat !== undefined && !stat.ended && stat.start === start;
 }
 
-function signal(processes: Map<number, string>, name: NodeJS.Signals): void {
+/**
+ * Signals `processes`, and first the process group `group` leads when given. The group is signalled
+ * only while one of `processes` is still in it: a group id stays taken while it has a member, so the
+ * signal cannot reach a group that reused the number.
+ */
+function signal(processes: Map<number, string>, name: NodeJS.Signals, group?: number): void {
+  const groupAlive = [...processes].some(
+    ([pid, start]) => readStat(pid)?.group === group && same(pid, start),
+  );
+  if (group !== undefined && groupAlive) {
+    try {
+      process.kill(-group, name);
+    } catch {
+      // the group ended meanwhile
+    }
+  }
   for (const [pid, start] of processes) {
     if (!same(pid, start)) continue;
     try {
@@ -73,8 +100,9 @@ function signal(processes: Map<number, string>, name: NodeJS.Signals): void {
 export async function killTree(root: number, graceMs = 2_000): Promise<void> {
   const rootStat = readStat(root);
   if (rootStat === undefined) return;
+  const group = rootStat.group === root ? root : undefined;
   const snapshot = new Map([[root, rootStat.start], ...descendantsOf(root)]);
-  signal(snapshot, 'SIGTERM');
+  signal(snapshot, 'SIGTERM', group);
   const deadline = Date.now() + graceMs;
   const anyLeft = (): boolean => [...snapshot].some(([pid, start]) => same(pid, start));
   while (Date.now() < deadline && anyLeft()) await sleep(20);
@@ -82,5 +110,5 @@ export async function killTree(root: number, graceMs = 2_000): Promise<void> {
   for (const [pid, start] of snapshot) {
     if (same(pid, start)) for (const [child, childStart] of descendantsOf(pid)) union.set(child, childStart);
   }
-  signal(union, 'SIGKILL');
+  signal(union, 'SIGKILL', group);
 }
