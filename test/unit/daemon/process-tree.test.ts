@@ -29,7 +29,10 @@ describe('killTree', () => {
   it('ends a tree that keeps forking while it is killed, leaving nothing of it', async () => {
     // A shell forking sleeps as fast as it can, as `cmd & cmd` does at its start, in a group of its own
     // as every sandbox command starts.
-    const child = spawn('/bin/sh', ['-c', 'while :; do sleep 300 & done'], { detached: true, stdio: 'ignore' });
+    const child = spawn('/bin/sh', ['-c', 'while :; do sleep 300 & done'], {
+      detached: true,
+      stdio: 'ignore',
+    });
     const root = child.pid ?? 0;
     const exited = once(child, 'exit');
     onTestFinished(() => {
