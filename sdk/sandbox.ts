@@ -5,6 +5,7 @@
  * (create, connect, gateways opened at create, the all-sandbox feed) is `sandbox-lifecycle.ts`'s: the
  * statics here delegate to it, and it alone builds handles.
  */
+import { inspect, type InspectOptions } from 'node:util';
 import { map, type Observable } from 'rxjs';
 import {
   connectedSandboxSchema,
@@ -65,12 +66,15 @@ export function sandboxHandle(launched: LaunchedSandbox, creating?: CreatingHand
 export class Sandbox {
   /** The sandbox id. */
   readonly sandboxId: string;
-  /** The sandbox access token: give it to another process so it can `Sandbox.connect`. */
-  readonly accessToken: string;
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
   readonly commands: Commands;
   /** Files in the sandbox, read and written as its user (each call first reports activity). */
   readonly files: Files;
+  /**
+   * The access token, private so that no `console.log(sbx)`, `util.inspect`, `JSON.stringify` or
+   * spread of the handle shows it: `accessToken` (a getter on the prototype) is the only way to it.
+   */
+  readonly #accessToken: string;
   readonly #plane: ControlPlaneClient;
   readonly #daemon: DaemonClient;
   readonly #gateways: SandboxGateways;
@@ -90,7 +94,7 @@ export class Sandbox {
 
   private constructor(launched: LaunchedSandbox, creating?: CreatingHandle) {
     this.sandboxId = launched.sandboxId;
-    this.accessToken = launched.accessToken;
+    this.#accessToken = launched.accessToken;
     this.#plane = launched.plane;
     this.#firstSeq = launched.seq;
     this.#createdWith = creating?.createdWith;
@@ -106,6 +110,28 @@ export class Sandbox {
     this.commands = new Commands(this.#daemon);
     this.files = new Files(this.#daemon);
     this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
+  }
+
+  /**
+   * The sandbox access token: give it to another process so it can `Sandbox.connect`. A getter, so it
+   * is never among the handle's own properties: `console.log(sbx)`, `util.inspect` and `JSON.stringify`
+   * (`toJSON`) leave it out. Never log what this returns.
+   */
+  get accessToken(): string {
+    return this.#accessToken;
+  }
+
+  /** What `JSON.stringify(sbx)` gives: the sandbox id, never the access token. */
+  toJSON(): { sandboxId: string } {
+    return { sandboxId: this.sandboxId };
+  }
+
+  /**
+   * What `console.log(sbx)` and `util.inspect(sbx)` show: `Sandbox { sandboxId: '…' }`. Without it,
+   * `inspect` with `showHidden` and `getters` would call the `accessToken` getter.
+   */
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `Sandbox ${inspect(this.toJSON(), options)}`;
   }
 
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
@@ -233,7 +259,7 @@ export class Sandbox {
   async getInfo(): Promise<SandboxInfo> {
     return this.#learn(
       await this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
-        token: this.accessToken,
+        token: this.#accessToken,
       }),
     );
   }
@@ -257,7 +283,7 @@ export class Sandbox {
   async kill(): Promise<void> {
     await this.#acting(() =>
       this.#plane.call('DELETE', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
-        token: this.accessToken,
+        token: this.#accessToken,
       }),
     );
   }
@@ -268,7 +294,7 @@ export class Sandbox {
    */
   get state$(): Observable<SandboxState> {
     return this.#plane
-      .events({ sandboxId: this.sandboxId, token: this.accessToken, after: Math.max(0, this.#firstSeq - 1) })
+      .events({ sandboxId: this.sandboxId, token: this.#accessToken, after: Math.max(0, this.#firstSeq - 1) })
       .pipe(map((event) => event.state));
   }
 
@@ -288,7 +314,7 @@ export class Sandbox {
     const url = `${this.#daemon.url}/v1/events`;
     const parse = (value: unknown): DaemonEvent | undefined => daemonEventSchema.safeParse(value).data;
     return resumableFeed(
-      (after) => ndjsonFeed(`${url}?after=${String(after ?? 0)}`, this.accessToken, parse),
+      (after) => ndjsonFeed(`${url}?after=${String(after ?? 0)}`, this.#accessToken, parse),
       (event) => event.seq,
     );
   }
@@ -297,7 +323,7 @@ export class Sandbox {
     const schema = verb === 'connect' ? connectedSandboxSchema : sandboxInfoSchema;
     return this.#acting(() =>
       this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/${verb}`, schema, {
-        token: this.accessToken,
+        token: this.#accessToken,
       }),
     );
   }

@@ -16,6 +16,7 @@ from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._http import Call, Op
 from ._sandbox_options import ConnectOptions, CreateOptions
+from ._secret_text import SecretText
 from ._wire import (
     EmptyAnswer,
     GatewayState,
@@ -33,15 +34,21 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Launched:
-    """A sandbox the control plane launched or connected: what a handle is built on."""
+    """A sandbox the control plane launched or connected: what a handle is built on. Its token is a
+    :class:`~sdk._secret_text.SecretText`: no repr, ``vars()`` dump or pickle of a handle shows it."""
 
     sandbox_id: str
-    access_token: str = field(repr=False)
+    token: SecretText = field(repr=False)
     daemon_url: str
     plane_url: str
     request_timeout: float
     #: The sequence number of its state when launched or connected: ``sbx.events()`` starts there.
     seq: int = 0
+
+    @property
+    def access_token(self) -> str:
+        """The sandbox access token (only ever sent as a bearer header)."""
+        return self.token.reveal()
 
 
 def create_op(options: CreateOptions) -> Op[Launched]:
@@ -49,7 +56,8 @@ def create_op(options: CreateOptions) -> Op[Launched]:
     url = plane_calls.control_plane_url(options.control_plane_url)
     created = yield plane_calls.create_call(plane_calls.control_plane(url), options.body())
     timeout = options.request_timeout
-    return Launched(created.sandbox_id, created.access_token, created.daemon_url, url, timeout, created.seq)
+    token = SecretText(created.access_token)
+    return Launched(created.sandbox_id, token, created.daemon_url, url, timeout, created.seq)
 
 
 def connect_op(options: ConnectOptions) -> Op[Launched]:
@@ -59,8 +67,8 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
     peer = plane_calls.control_plane(url)
     connected = yield plane_calls.connect_call(peer, options.sandbox_id, options.access_token)
     return Launched(
-        options.sandbox_id, options.access_token, connected.daemon_url, url, options.request_timeout,
-        connected.seq,
+        options.sandbox_id, SecretText(options.access_token), connected.daemon_url, url,
+        options.request_timeout, connected.seq,
     )
 
 
@@ -76,7 +84,7 @@ class SandboxCore:
 
     def __init__(self, launched: Launched) -> None:
         self.sandbox_id = launched.sandbox_id
-        self._token = launched.access_token
+        self._token = launched.token
         self.request_timeout = launched.request_timeout
         self.launched = launched
         self._plane = plane_calls.control_plane(launched.plane_url)
@@ -87,7 +95,7 @@ class SandboxCore:
     @property
     def access_token(self) -> str:
         """The sandbox access token (only ever sent as a bearer header)."""
-        return self._token
+        return self._token.reveal()
 
     def __repr__(self) -> str:
         return f"SandboxCore(sandbox_id={self.sandbox_id!r})"
@@ -115,24 +123,25 @@ class SandboxCore:
 
     def info_op(self) -> Op[SandboxInfo]:
         """The sandbox's facts now (also once it ended: from the control plane's record)."""
-        info: SandboxInfo = yield plane_calls.info_call(self._plane, self.sandbox_id, self._token)
+        info: SandboxInfo = yield plane_calls.info_call(self._plane, self.sandbox_id, self.access_token)
         return self.learn(info)
 
     def pause_op(self) -> Op[SandboxInfo]:
         """Suspends the sandbox, memory kept."""
-        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self._token, "pause"))
+        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self.access_token, "pause"))
 
     def resume_op(self) -> Op[SandboxInfo]:
         """Resumes a suspended sandbox (a running one stays as it is)."""
-        return self.acting(plane_calls.connect_call(self._plane, self.sandbox_id, self._token))
+        return self.acting(plane_calls.connect_call(self._plane, self.sandbox_id, self.access_token))
 
     def kill_op(self) -> Op[SandboxInfo]:
         """Ends the sandbox."""
-        return self.acting(plane_calls.kill_call(self._plane, self.sandbox_id, self._token))
+        return self.acting(plane_calls.kill_call(self._plane, self.sandbox_id, self.access_token))
 
     def activity_op(self) -> Op[SandboxInfo]:
         """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""
-        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self._token, "activity"))
+        call = plane_calls.action_call(self._plane, self.sandbox_id, self.access_token, "activity")
+        return self.acting(call)
 
     # --- the daemon -----------------------------------------------------------------------------
 
@@ -144,51 +153,51 @@ class SandboxCore:
 
     def run_stream_call(self, start: dict[str, Any]) -> Call[ProcessEvent]:
         """Starts a command and follows it in one call (the answer is its event stream)."""
-        return daemon_calls.run_stream_call(self._daemon, self._token, start)
+        return daemon_calls.run_stream_call(self._daemon, self.access_token, start)
 
     def events_call(self, pid: int) -> Call[ProcessEvent]:
         """A command's events from its start (sandboxd keeps the last 8 MiB of output)."""
-        return daemon_calls.events_call(self._daemon, self._token, pid)
+        return daemon_calls.events_call(self._daemon, self.access_token, pid)
 
     def start_op(self, start: dict[str, Any]) -> Op[PidAnswer]:
         """Starts a command in the background."""
-        return self.daemon_op(daemon_calls.start_call(self._daemon, self._token, start))
+        return self.daemon_op(daemon_calls.start_call(self._daemon, self.access_token, start))
 
     def stdin_op(self, pid: int, data: str | bytes) -> Op[object]:
         """Writes to a command's stdin (text as UTF-8)."""
         if not isinstance(data, (str, bytes)):
             raise InvalidArgumentException("send_stdin: data: must be str or bytes", "data")
         raw = data.encode() if isinstance(data, str) else data
-        return self.daemon_op(daemon_calls.stdin_call(self._daemon, self._token, pid, raw))
+        return self.daemon_op(daemon_calls.stdin_call(self._daemon, self.access_token, pid, raw))
 
     def close_stdin_op(self, pid: int) -> Op[EmptyAnswer]:
         """Closes a command's stdin."""
-        return self.daemon_op(daemon_calls.close_stdin_call(self._daemon, self._token, pid))
+        return self.daemon_op(daemon_calls.close_stdin_call(self._daemon, self.access_token, pid))
 
     def signal_op(self, pid: int, tree: bool) -> Op[EmptyAnswer]:
         """SIGKILL to a command, or to its whole tree."""
         if not isinstance(tree, bool):
             raise InvalidArgumentException("kill: tree: must be a bool", "tree")
-        return self.daemon_op(daemon_calls.signal_call(self._daemon, self._token, pid, tree))
+        return self.daemon_op(daemon_calls.signal_call(self._daemon, self.access_token, pid, tree))
 
     def list_op(self) -> Op[list[ProcessInfo]]:
         """Commands the daemon knows, running or ended."""
-        return self.daemon_op(daemon_calls.list_call(self._daemon, self._token))
+        return self.daemon_op(daemon_calls.list_call(self._daemon, self.access_token))
 
     # --- gateways and secrets (``sdk.gateways``, ``sdk._sandbox_secrets``) ---------------------------
 
     def version_op(self) -> Op[VersionAnswer]:
         """The daemon's version."""
-        return self.daemon_op(daemon_calls.version_call(self._daemon, self._token))
+        return self.daemon_op(daemon_calls.version_call(self._daemon, self.access_token))
 
     def gateway_state_op(self) -> Op[GatewayState]:
         """ConfigureStatus: every route's port, url and last failure class."""
-        return self.daemon_op(daemon_calls.gateway_state_call(self._daemon, self._token))
+        return self.daemon_op(daemon_calls.gateway_state_call(self._daemon, self.access_token))
 
     def configure_op(self, routes: dict[str, Any]) -> Op[GatewayState]:
         """ConfigureSandbox with resolved header values (held only for this call)."""
-        return self.daemon_op(daemon_calls.configure_call(self._daemon, self._token, routes))
+        return self.daemon_op(daemon_calls.configure_call(self._daemon, self.access_token, routes))
 
     def put_secrets_call(self, envs: dict[str, str]) -> Call[SecretsState]:
         """``secrets=`` sent once, straight to the daemon (as TypeScript's ``deliverSecrets``)."""
-        return daemon_calls.put_secrets_call(self._daemon, self._token, envs)
+        return daemon_calls.put_secrets_call(self._daemon, self.access_token, envs)

@@ -10,6 +10,7 @@ from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
 from ..._sandbox_core import Launched
 from ..._sandbox_options import CreateOptions
+from ..._secret_text import SecretText
 from ..._wire import CreatedSandbox, SandboxInfo
 
 _SANDBOX_LIST: TypeAdapter[list[SandboxInfo]] = TypeAdapter(list[SandboxInfo])
@@ -23,7 +24,8 @@ def create_op(options: CreateOptions, api_key: str) -> Op[Launched]:
         plane, "POST", "/v1/sandboxes", model_parser(CreatedSandbox), api_key, options.body()
     )
     timeout = options.request_timeout
-    return Launched(created.sandbox_id, created.access_token, created.daemon_url, url, timeout, created.seq)
+    token = SecretText(created.access_token)
+    return Launched(created.sandbox_id, token, created.daemon_url, url, timeout, created.seq)
 
 
 def list_op(url: str, api_key: str) -> Op[list[SandboxInfo]]:
