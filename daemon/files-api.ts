@@ -26,7 +26,7 @@ import {
 } from '../protocol/files-wire.js';
 import type { RouteReply } from '../protocol/router.js';
 import type { SandboxUser } from './managed-process.js';
-import { answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
+import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
 import { ResidentFilesHelper } from './files-resident.js';
 import { streamWatch } from './files-watch.js';
 import { RequestError } from './request-error.js';
@@ -43,9 +43,21 @@ const say = (v) => process.stdout.write(JSON.stringify(v) + '\n');
 const fail = (e) => { say({ errno: (e && e.code) || 'EIO' }); process.exitCode = 1; };
 const coded = (code) => Object.assign(new Error(), { code });
 const C = fs.constants;
-// mkdir -p says EEXIST when a component is a file: the path is not a directory.
+// Parents one component at a time, each made or found once, so the loop ends (a path has at most 2048
+// components). Not mkdirSync's recursive mode: it loops for ever where mkdir says ENOENT under a
+// directory that is there (/proc, which the user's code can link into the path), retrying the parent
+// and the child in turn. Here that ENOENT is the answer, as mkdir -p says; a component that is there but
+// not a directory (a file, mkdir's EEXIST) is ENOTDIR. Each prefix is resolved by the kernel, so links
+// and '..' mean what they mean to the user's own mkdir -p.
 const mkdirs = (d) => {
-  try { fs.mkdirSync(d, { recursive: true }); } catch (e) { throw e && e.code === 'EEXIST' ? coded('ENOTDIR') : e; }
+  try { if (fs.statSync(d).isDirectory()) return; } catch {}
+  let at = '';
+  for (const name of d.split('/')) {
+    if (name === '') continue;
+    at += '/' + name;
+    try { fs.mkdirSync(at); continue; } catch (e) { if (!e || e.code !== 'EEXIST') throw e; }
+    if (!fs.statSync(at).isDirectory()) throw coded('ENOTDIR');
+  }
 };
 const TYPES = (s) => (s.isFile() ? 'file' : s.isDirectory() ? 'dir' : s.isSymbolicLink() ? 'symlink' : 'other');
 const info = (p) => {
@@ -195,7 +207,13 @@ async function sendFile(res: ServerResponse, user: SandboxUser, path: string): P
   let size: number;
   let rest: Buffer;
   try {
-    [{ size }, rest] = await answerOf('files.read', child, MAX_ANSWER_BYTES, readAnswerSchema);
+    [{ size }, rest] = await answerOf(
+      'files.read',
+      child,
+      MAX_ANSWER_BYTES,
+      readAnswerSchema,
+      AbortSignal.timeout(ANSWER_DEADLINE_MS),
+    );
   } catch (error) {
     stopHelper(child);
     throw error;
@@ -231,27 +249,50 @@ async function sendFile(res: ServerResponse, user: SandboxUser, path: string): P
   child.stdout.resume();
 }
 
-/** `PUT /v1/files/content`: the body into the helper's stdin; its answer once it has written all. */
-async function receiveFile(req: IncomingMessage, user: SandboxUser, path: string): Promise<unknown> {
+/**
+ * `PUT /v1/files/content`: the body into the helper's stdin; its answer once it has written all. The
+ * helper is ended when the client leaves, whether mid-upload or after it (a helper that has all the
+ * bytes but has not answered is not left behind), and when it has not answered `ANSWER_DEADLINE_MS`
+ * after the upload's end (the call fails with `sandbox_error`). While the upload lasts, the client's
+ * pace is the helper's: it reads as fast as the body comes.
+ */
+async function receiveFile(
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: SandboxUser,
+  path: string,
+): Promise<unknown> {
   const child = helper(user, ['write', path]);
   req.on('error', () => undefined);
   req.pipe(child.stdin);
-  const brokeOff = new Promise<'broke off'>((resolve) => {
+  const gone = clientGone(res);
+  const left = new Promise<'left'>((resolve) => {
+    gone.addEventListener('abort', () => resolve('left'), { once: true });
     req.once('close', () => {
-      if (!req.complete) resolve('broke off');
+      if (!req.complete) resolve('left');
     });
   });
-  const answer = answerOf('files.write', child, MAX_ANSWER_BYTES, entryInfoSchema);
+  const deadline = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const startDeadline = (): void => {
+    timer ??= setTimeout(() => deadline.abort(), ANSWER_DEADLINE_MS);
+  };
+  if (req.complete) startDeadline();
+  else req.once('end', startDeadline);
+  const answer = answerOf('files.write', child, MAX_ANSWER_BYTES, entryInfoSchema, deadline.signal);
   answer.catch(() => undefined);
   try {
-    const outcome = await Promise.race([answer, brokeOff]);
-    if (outcome === 'broke off') {
+    const outcome = await Promise.race([answer, left]);
+    if (outcome === 'left') {
       throw new RequestError('invalid_argument', 'files.write: the upload broke off');
     }
     return outcome[0];
   } finally {
+    clearTimeout(timer);
+    req.off('end', startDeadline);
     req.unpipe(child.stdin);
-    // SIGTERM first: a helper still writing (the upload broke off) removes its partial file.
+    // SIGTERM first: a helper still writing (the upload broke off) removes its partial file; SIGKILL
+    // after 2 s, for one the user's code stopped.
     stopHelper(child, 2_000);
     await discardRest(req);
   }
@@ -282,8 +323,8 @@ export function filesRoutes(user: SandboxUser): Record<string, FilesHandler> {
       await sendFile(res, user, queryPath(url, 'files.read'));
       return 'streamed';
     },
-    [`PUT ${FILES_PATH}/content`]: async ({ req, url }) =>
-      ok(await receiveFile(req, user, queryPath(url, 'files.write'))),
+    [`PUT ${FILES_PATH}/content`]: async ({ req, res, url }) =>
+      ok(await receiveFile(req, res, user, queryPath(url, 'files.write'))),
     [`GET ${FILES_PATH}/list`]: async ({ res, url }) => {
       const path = queryPath(url, 'files.list');
       const depth = Number(url.searchParams.get('depth') ?? '1');

@@ -138,6 +138,14 @@ export function clientGone(res: ServerResponse): AbortSignal {
   return gone.signal;
 }
 
+/**
+ * Longest a helper may take to answer once it has all it needs: a read's open, a write's last bytes
+ * (counted from the upload's end), a watch's setup, a resident helper's call. The slowest honest one (a
+ * `list` or a watch of a large tree) takes a few seconds; a helper this late was stopped by the user's
+ * code (`kill -STOP`) or is stuck, and is killed, the call failing with `sandbox_error`.
+ */
+export const ANSWER_DEADLINE_MS = 15_000;
+
 /** Ends a helper that still runs (SIGKILL after `graceMs` from SIGTERM). */
 export function stopHelper(child: ChildProcessWithoutNullStreams, graceMs = 0): void {
   if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
@@ -145,15 +153,27 @@ export function stopHelper(child: ChildProcessWithoutNullStreams, graceMs = 0): 
   }
 }
 
-/** The helper's first line (and what followed it in the same chunk), or why it had none. */
-function firstLine(child: ChildProcessWithoutNullStreams, limit: number): Promise<[AnswerLine, Buffer]> {
+/**
+ * The helper's first line (and what followed it in the same chunk), or why it had none: `deadline`
+ * aborting first fails it (the caller ends the helper, as on every failure).
+ */
+function firstLine(
+  child: ChildProcessWithoutNullStreams,
+  limit: number,
+  deadline: AbortSignal | undefined,
+): Promise<[AnswerLine, Buffer]> {
   return new Promise((resolve, reject) => {
     const splitter = new LineSplitter(limit);
+    const late = (): void => {
+      child.stdout.off('data', onData).off('end', onEnd).pause();
+      reject(new RequestError('sandbox_error', 'the files helper did not answer'));
+    };
     const onData = (chunk: Buffer): void => {
       const { lines, rest, tooLong } = splitter.take(chunk, 1);
       const [line] = lines;
       if (line === undefined && !tooLong) return;
       child.stdout.off('data', onData).off('end', onEnd).pause();
+      deadline?.removeEventListener('abort', late);
       if (line === undefined) {
         stopHelper(child);
         reject(new RequestError('sandbox_error', 'the files helper answered too much'));
@@ -166,22 +186,29 @@ function firstLine(child: ChildProcessWithoutNullStreams, limit: number): Promis
       }
       resolve([answer, rest]);
     };
-    const onEnd = (): void => reject(new RequestError('sandbox_error', 'the files helper did not answer'));
+    const onEnd = (): void => {
+      deadline?.removeEventListener('abort', late);
+      reject(new RequestError('sandbox_error', 'the files helper did not answer'));
+    };
     child.stdout.on('data', onData).once('end', onEnd);
     child.once('error', () => reject(new RequestError('sandbox_error', 'the files helper did not start')));
+    if (deadline?.aborted === true) late();
+    else deadline?.addEventListener('abort', late, { once: true });
   });
 }
 
 /**
  * The helper's `ok` value (checked with `schema`) and the bytes that came after its line; its `errno`
- * as a typed error. `limit` bounds the line.
+ * as a typed error. `limit` bounds the line; no line by the time `deadline` aborts is `sandbox_error`
+ * ("the files helper did not answer"), and the caller ends the helper.
  */
 export async function answerOf<T extends z.ZodType>(
   call: string,
   child: ChildProcessWithoutNullStreams,
   limit: number,
   schema: T,
+  deadline?: AbortSignal,
 ): Promise<[z.output<T>, Buffer]> {
-  const [answer, rest] = await firstLine(child, limit);
+  const [answer, rest] = await firstLine(child, limit, deadline);
   return [okOf(call, answer, schema), rest];
 }

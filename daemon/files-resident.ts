@@ -6,8 +6,11 @@
  * time. It is let go after `IDLE_MS` without a call (its memory is the sandbox code's), and started
  * again by the next call; one that ends under its calls (killed by the user's own code, out of memory)
  * fails them with `sandbox_error`, and the next call starts a fresh one. The user's code can also stop
- * it (`kill -STOP`): a call unanswered after `CALL_DEADLINE_MS` kills it (SIGKILL, which a stopped
- * process cannot hold off) and fails every call waiting on it. Its answer lines are bounded
+ * it (`kill -STOP`): a request unanswered after `ANSWER_DEADLINE_MS` kills it (SIGKILL, which a stopped
+ * process cannot hold off) and fails every call waiting on it. A call whose client goes away stops
+ * waiting, but its request's deadline holds until the helper answers it, so a helper stuck on a request
+ * nobody waits for is killed all the same (it could not see its stdin close while stuck, so letting it
+ * go idle would not end it). Its answer lines are bounded
  * (`MAX_LIST_ANSWER_BYTES`: the helper itself refuses a longer listing) since sandboxd's memory is
  * outside the commands' limits.
  */
@@ -16,6 +19,7 @@ import type { z } from 'zod';
 import { MAX_LIST_ANSWER_BYTES } from '../protocol/files-wire.js';
 import type { SandboxUser } from './managed-process.js';
 import {
+  ANSWER_DEADLINE_MS,
   LineSplitter,
   okOf,
   parseAnswerLine,
@@ -27,12 +31,6 @@ import { RequestError } from './request-error.js';
 
 /** A resident helper without a call for this long ends. */
 const IDLE_MS = 10_000;
-
-/**
- * Longest a call may wait for its answer: a `list` of a large tree, the slowest honest call, takes a
- * few seconds; a helper this late was stopped or is stuck.
- */
-export const CALL_DEADLINE_MS = 15_000;
 
 /** Largest answer line: the longest listing, with room for the line's envelope. */
 const MAX_LINE_BYTES = MAX_LIST_ANSWER_BYTES + 64 * 1024;
@@ -97,11 +95,9 @@ export class ResidentFilesHelper {
     const answered = new Promise<AnswerLine>((resolve, reject) =>
       session.waiting.set(id, { resolve, reject }),
     );
-    const gone = (): void =>
-      session.waiting.get(id)?.reject(new RequestError('sandbox_error', 'the client went away'));
-    signal?.addEventListener('abort', gone, { once: true });
-    // A helper that does not answer in time (stopped by the user's code) is killed, failing every
-    // call on it; SIGKILL by its pid, as a stopped process holds SIGTERM.
+    // A helper that does not answer in time (stopped by the user's code, stuck) is killed, failing
+    // every call on it; SIGKILL by its pid, as a stopped process holds SIGTERM. Until the helper answers
+    // this request, whether or not its caller still waits.
     const deadline = setTimeout(() => {
       if (session.child.pid !== undefined) {
         try {
@@ -111,19 +107,25 @@ export class ResidentFilesHelper {
         }
       }
       session.failAll('the files helper did not answer');
-    }, CALL_DEADLINE_MS);
-    session.child.stdin.write(`${JSON.stringify({ id, op, a: args[0], b: args[1] })}\n`);
-    try {
-      return await answered;
-    } finally {
+    }, ANSWER_DEADLINE_MS);
+    const settled = answered.finally(() => {
       clearTimeout(deadline);
-      signal?.removeEventListener('abort', gone);
       session.waiting.delete(id);
       if (session === this.#session && session.waiting.size === 0) {
+        clearTimeout(this.#idle);
         this.#idle = setTimeout(() => this.#letGo(session), IDLE_MS);
         this.#idle.unref();
       }
-    }
+    });
+    settled.catch(() => undefined);
+    session.child.stdin.write(`${JSON.stringify({ id, op, a: args[0], b: args[1] })}\n`);
+    if (signal === undefined) return settled;
+    // The caller stops waiting once its client went away; the request stays the helper's (above).
+    return new Promise<AnswerLine>((resolve, reject) => {
+      const gone = (): void => reject(new RequestError('sandbox_error', 'the client went away'));
+      signal.addEventListener('abort', gone, { once: true });
+      settled.then(resolve, reject).finally(() => signal.removeEventListener('abort', gone));
+    });
   }
 
   #start(): Session {

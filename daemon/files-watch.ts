@@ -16,7 +16,14 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { watchLineSchema } from '../protocol/files-wire.js';
 import type { SandboxUser } from './managed-process.js';
 import { z } from 'zod';
-import { LineSplitter, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
+import {
+  ANSWER_DEADLINE_MS,
+  LineSplitter,
+  answerOf,
+  clientGone,
+  spawnHelper,
+  stopHelper,
+} from './files-helper.js';
 
 /**
  * The watch program (CommonJS for `node -e`; arguments: the directory, `true` for its whole tree). It
@@ -128,7 +135,8 @@ const MAX_LINE_BYTES = 16 * 1024;
 
 /**
  * Streams the changes under `path` to `res` until the client goes away (the helper is ended) or the
- * helper ends (the directory went: the stream ends; the helper failed: the stream is cut). Lines are
+ * helper ends (the directory went: the stream ends; the helper failed: the stream is cut). A helper not
+ * set up within `ANSWER_DEADLINE_MS` is ended and the call fails with `sandbox_error`. Lines are
  * checked and passed on one by one, with backpressure: a client that does not read holds the helper.
  */
 export async function streamWatch(
@@ -143,7 +151,13 @@ export async function streamWatch(
   gone.addEventListener('abort', () => stopHelper(child));
   let rest: Buffer;
   try {
-    [, rest] = await answerOf('files.watchDir', child, MAX_LINE_BYTES, z.literal(true));
+    [, rest] = await answerOf(
+      'files.watchDir',
+      child,
+      MAX_LINE_BYTES,
+      z.literal(true),
+      AbortSignal.timeout(ANSWER_DEADLINE_MS),
+    );
   } catch (error) {
     stopHelper(child);
     throw error;

@@ -21,7 +21,10 @@
  *
  * Failures: `file_not_found`, `not_a_directory`, `is_a_directory`, `permission_denied`, `no_space`,
  * `invalid_argument` for a refused path or for reading or writing something that is not a regular file
- * (a FIFO, a device, a socket: reading one could block forever), else `sandbox_error`. A watch's
+ * (a FIFO, a device, a socket: reading one could block forever), else `sandbox_error` (a helper that
+ * did not answer within 15 s of having all it needs is killed: "the files helper did not answer"). A
+ * parent that cannot be made because `mkdir` says ENOENT under a directory that is there (a link to
+ * `/proc`) is `file_not_found`. A watch's
  * failure comes as the envelope, before any line. Messages name the call, never the path or the
  * file's content.
  */
