@@ -4,6 +4,7 @@
  */
 import { recordText, type DaemonRecord } from '../protocol/daemon-events.js';
 import type { ProcessEvent } from '../protocol/process-events.js';
+import { maskCredentials } from './credential-masking.js';
 
 /**
  * What the control plane's credential may call: the event stream, the gateways' status, the agent's
@@ -19,32 +20,14 @@ export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Credentials people type into command lines, masked before a line is recorded: a URL's user and
- * password, header values of credential headers, bearer tokens, and `NAME=value` where the name says
- * token, secret, password or key.
+ * How much of a command line is read for credentials: far more than a record keeps (`MAX_RECORD_TEXT`),
+ * and a bound on the reading (linear, about a second a megabyte; a command line may be megabytes).
  */
-const CREDENTIAL_PATTERNS: readonly (readonly [RegExp, (match: string, ...groups: string[]) => string])[] = [
-  [/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, (_, scheme = '') => `${scheme}***@`],
-  [
-    /((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(\s*[:=]\s*)(?:(bearer|basic|token)\s+)?[^\s'"]+/gi,
-    (_, name = '', separator = '', scheme?: string) =>
-      `${name}${separator}${scheme === undefined ? '' : `${scheme} `}***`,
-  ],
-  [/\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}/gi, (_, word = '') => `${word} ***`],
-  [
-    /\b([A-Za-z0-9_]*(?:token|secret|passw(?:or)?d|api_?key|access_?key)[A-Za-z0-9_]*)=[^\s'"]+/gi,
-    (_, name = '') => `${name}=***`,
-  ],
-];
-
-/** `command` with the credentials it shows masked (see `CREDENTIAL_PATTERNS`). */
-export function maskCredentials(command: string): string {
-  return CREDENTIAL_PATTERNS.reduce((text, [pattern, mask]) => text.replace(pattern, mask), command);
-}
+const MASKED_LENGTH = 16 * 1024;
 
 /**
- * A command's start (its command line with credentials masked, cut to `MAX_RECORD_TEXT`) or end (how it
- * ended) as a record.
+ * A command's start (its command line with credentials masked, `credential-masking.ts`, cut to
+ * `MAX_RECORD_TEXT`) or end (how it ended) as a record.
  */
 export function processRecord(
   pid: number,
@@ -52,7 +35,9 @@ export function processRecord(
   event: Extract<ProcessEvent, { type: 'start' | 'end' }>,
 ): DaemonRecord {
   const at = Date.now();
-  return event.type === 'end'
-    ? { at, type: 'process', pid, event: 'end', exitCode: event.exitCode, signal: event.signal }
-    : { at, type: 'process', pid, event: 'start', command: recordText(maskCredentials(command)) };
+  if (event.type === 'end') {
+    return { at, type: 'process', pid, event: 'end', exitCode: event.exitCode, signal: event.signal };
+  }
+  const masked = maskCredentials(command.slice(0, MASKED_LENGTH));
+  return { at, type: 'process', pid, event: 'start', command: recordText(masked) };
 }

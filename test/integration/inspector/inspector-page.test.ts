@@ -2,7 +2,8 @@
  * Issue 13: the inspector page in a real browser (Debian chromium driven by playwright-core) against a
  * real control plane with real sandboxes, gateway routes and an agent (opencode and the scripted model
  * over HTTPS). The browser reaches the control plane through a recording proxy, so every byte the page
- * received can be searched for the planted model key. Screenshots go to test/artifacts/.
+ * received can be searched for the planted model key (and for the credentials of command lines, masked
+ * by sandboxd: issue 24). Screenshots go to test/artifacts/.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxHistorySchema } from '../../../protocol/inspector-api.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
+import { CREDENTIAL_FORMS } from '../../support/credential-forms.js';
 import { text, toolCall } from '../../support/model-server/index.js';
 import { MODEL_KEY, useAgentWorld } from '../agent/agent-world.js';
 import { launchBrowser, screenshot } from '../support/browser.js';
@@ -153,6 +155,26 @@ describe('the inspector page', () => {
       expect(await page.evaluate(PWNED)).toBeUndefined();
       expect(await page.locator('img[src=x]').count()).toBe(0);
       await screenshot(page, 'inspector-commands');
+    } finally {
+      await sbx.kill().catch(() => undefined);
+    }
+  });
+
+  it('lists command lines with their credentials masked, and no secret reaches the page', async () => {
+    const secret = 'S3cr3t-Inspector_0123456789';
+    const sbx = await world.cp.createSandbox();
+    try {
+      // With PATH pointing nowhere none of the programs runs: the lines are recorded all the same.
+      for (const form of CREDENTIAL_FORMS) {
+        await sbx.commands.run(form.line(secret), { envs: { PATH: '/nonexistent' } }).catch(() => undefined);
+      }
+      await openSandbox(sbx.sandboxId);
+      const cells = page.locator('[data-testid=commands] [data-pid] td.command');
+      await expect.poll(() => cells.count()).toBeGreaterThanOrEqual(CREDENTIAL_FORMS.length);
+      const shown = await cells.allTextContents();
+      for (const form of CREDENTIAL_FORMS) expect(shown, form.name).toContain(form.masked);
+      expect(await page.content()).not.toContain(secret);
+      expect(proxy?.received().includes(secret)).toBe(false);
     } finally {
       await sbx.kill().catch(() => undefined);
     }

@@ -3,7 +3,8 @@
  * takes its callbacks, cwd, envs and timeout; `list()` shows it running then ended; `connect(pid)`
  * re-attaches with its output from the start, after a pause and resume and from another SDK process;
  * `kill()` and `sendStdin()` work on it; each call is activity for the idle policy; and the inspector's
- * record feed (what its commands panel reads) shows it start and end.
+ * record feed (what its commands panel reads) shows it start and end, with no credential of its command
+ * line in it (issue 24: each form of `CREDENTIAL_FORMS`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
@@ -13,6 +14,7 @@ import { InvalidArgumentError } from '../../../rules/errors.js';
 import type { CommandRunOptions } from '../../../sdk/commands.js';
 import { IdlePolicy } from '../../../sdk/idle-policy.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
+import { CREDENTIAL_FORMS, shownParts } from '../../support/credential-forms.js';
 import { TEST_OPERATOR_KEY, type InProcessControlPlane } from '../support/control-plane.js';
 import { inAnotherSdkProcess, useControlPlane } from '../support/control-plane-hooks.js';
 
@@ -56,6 +58,46 @@ async function inspectorRecord(
     res.body.destroy();
   }
   throw new Error('the record feed ended without the record');
+}
+
+/** Every record of the inspector's feed for `sandboxId` until `done` says it has them all. */
+async function inspectorRecords(
+  sandboxId: string,
+  done: (records: readonly Record<string, unknown>[]) => boolean,
+): Promise<Record<string, unknown>[]> {
+  const res = await request(`${cp.url}/v1/sandboxes/${sandboxId}/records`, {
+    headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}` },
+    signal: AbortSignal.timeout(30_000),
+  });
+  expect(res.statusCode).toBe(200);
+  const records: Record<string, unknown>[] = [];
+  try {
+    for await (const value of ndjsonValues(res.body)) {
+      records.push(value as Record<string, unknown>);
+      if (done(records)) return records;
+    }
+  } finally {
+    res.body.destroy();
+  }
+  throw new Error('the record feed ended without the records');
+}
+
+/**
+ * Runs each form's line with `secret` in `sbx`, one after the other, and returns the pids. With PATH
+ * pointing nowhere none of their programs runs (no network, nothing to wait for): the lines are
+ * recorded as given all the same.
+ */
+async function runForms(sbx: Sandbox, secret: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const form of CREDENTIAL_FORMS) {
+    const handle = await sbx.commands.run(form.line(secret), {
+      background: true,
+      envs: { PATH: '/nonexistent' },
+    });
+    await handle.wait().catch(() => undefined); // 127: not found
+    pids.push(handle.pid);
+  }
+  return pids;
 }
 
 describe('background commands through a real sandbox', () => {
@@ -235,6 +277,28 @@ describe('background commands through a real sandbox', () => {
       expect(['SIGTERM', 'SIGKILL']).toContain(end.signal);
       // Records carry no output.
       expect(JSON.stringify(end)).not.toContain('listed');
+    });
+  });
+
+  it("show no credential in the inspector's record feed: each form masked in its command line", async () => {
+    const plain = 'S3cr3t-Records_0123456789';
+    const nasty = `Xq7'Zr8"Wp9\\Vk6$(Tn5)\`Ub4;Mc3|Ld2&Ke1<Jf0>Ig9{Hh8}Gi7*Fj6?Ek5~Dl4#Cm3!Bn2=Ao1:Yp0@`;
+    await withSandbox(async (sbx) => {
+      const plainPids = await runForms(sbx, plain);
+      const nastyPids = await runForms(sbx, nasty);
+      const starts = new Map<unknown, Record<string, unknown>>();
+      const feed = await inspectorRecords(sbx.sandboxId, (records) => {
+        const last = records.at(-1);
+        if (last?.type === 'process' && last.event === 'start') starts.set(last.pid, last);
+        return [...plainPids, ...nastyPids].every((pid) => starts.has(pid));
+      });
+      CREDENTIAL_FORMS.forEach((form, i) => {
+        const shown = starts.get(plainPids[i]);
+        expect(shown, form.name).toMatchObject({ sandboxId: sbx.sandboxId, command: form.masked });
+        const command = String(starts.get(nastyPids[i])?.command);
+        expect(shownParts(command, nasty, form), `${form.name}: ${command}`).toEqual([]);
+      });
+      expect(JSON.stringify(feed)).not.toContain(plain);
     });
   });
 });

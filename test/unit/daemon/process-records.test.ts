@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { maskCredentials, processRecord } from '../../../daemon/audit-records.js';
+import { processRecord } from '../../../daemon/audit-records.js';
 import { MAX_RECORD_TEXT, type DaemonRecord } from '../../../protocol/daemon-events.js';
 import { configHash } from '../../../runtime-drivers/config-hash.js';
 import { useDaemonWorld } from './daemon-world.js';
@@ -107,22 +107,5 @@ describe('process records of the agent', () => {
     expect(all).not.toContain(PROMPT);
     expect(all).not.toContain(ENV_VALUE);
     expect(all).not.toContain('OPENCODE_CONFIG_CONTENT');
-  });
-});
-
-describe('a recorded command line', () => {
-  it.each([
-    [
-      "curl -H 'Authorization: Bearer sk-live-0123456789' https://x",
-      "curl -H 'Authorization: Bearer ***' https://x",
-    ],
-    ['curl -H "x-api-key: abc123def456" https://x', 'curl -H "x-api-key: ***" https://x'],
-    ['git clone https://user:hunter22@github.example/r.git', 'git clone https://***@github.example/r.git'],
-    ['git clone https://ghp_token0123@github.example/r.git', 'git clone https://***@github.example/r.git'],
-    ['OPENAI_API_KEY=sk-abc123 python run.py', 'OPENAI_API_KEY=*** python run.py'],
-    ['mysql --password=s3cret -u root', 'mysql --password=*** -u root'],
-    ['echo hello && ls -la /home/user', 'echo hello && ls -la /home/user'],
-  ])('masks what looks like a credential: %s', (command, shown) => {
-    expect(maskCredentials(command)).toBe(shown);
   });
 });
