@@ -187,7 +187,7 @@ export class AgentHost {
     if (entry.promptSent)
       throw new RequestError('invalid_argument', 'the prompt of this execution was sent already');
     entry.promptSent = true;
-    entry.process?.writeStdin(prompt);
+    void entry.process?.writeStdin(prompt); // bounded (MAX_PROMPT_BYTES); the stream flushes it before closing
     entry.process?.closeStdin();
   }
 

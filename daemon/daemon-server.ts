@@ -27,17 +27,11 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { CONTROL_ENDPOINTS, processRecord } from './audit-records.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
-import { signalCommandSchema, startCommandSchema, type ProcessEvent } from '../protocol/process-events.js';
+import { signalCommandSchema, startCommandSchema } from '../protocol/process-events.js';
 import { putSecretsSchema } from '../protocol/secrets-wire.js';
 import { cursorOf } from '../protocol/cursor.js';
 import { AGENT_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
-import {
-  agentConfigSchema,
-  prepareAgentSchema,
-  startExecutionSchema,
-  type AgentWireLine,
-} from '../protocol/agent-wire.js';
-import type { Observable } from 'rxjs';
+import { agentConfigSchema, prepareAgentSchema, startExecutionSchema } from '../protocol/agent-wire.js';
 import type { AgentHost } from './agent-host.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
@@ -48,6 +42,8 @@ import type { TokenCheck } from './token.js';
 import { RequestError } from './request-error.js';
 import { homeArchiveRoutes } from './home-archive.js';
 import { filesRoutes } from './files-api.js';
+import { StreamQuota, streamAudit, streamLines } from './event-streams.js';
+import { streamProcessEvents } from './process-stream.js';
 import { readBody, readJson as readBodyJson } from './request-body.js';
 import { SecretEnvs } from './secret-envs.js';
 
@@ -60,6 +56,8 @@ export interface DaemonServerOptions {
   readonly gateways: GatewayHost;
   /** Interval of keepalive events on open event streams. */
   readonly keepaliveMs?: number;
+  /** How long a command's event stream may leave its socket full before it is cut (`process-stream.ts`). */
+  readonly streamStallMs?: number;
   /** What the daemon saw, streamed at `GET /v1/events`. */
   readonly audit: SequencedLog<DaemonRecord>;
   /** The control plane's credential: admitted to `CONTROL_ENDPOINTS` and nothing else. */
@@ -124,55 +122,14 @@ function sendError(res: ServerResponse, envelope: ErrorEnvelope): void {
 const readJson = <T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.output<T>> =>
   readBodyJson(req, schema, MAX_JSON_BYTES);
 
-/** Writes the daemon's events as NDJSON, after `?after=<seq>` when given, until the client goes away. */
-function streamAudit(res: ServerResponse, audit: SequencedLog<DaemonRecord>, url: URL): void {
+/** Open streams of each kind at most (see `event-streams.ts` for what each may hold). */
+const STREAM_LIMITS = { commands: 32, agent: 16, records: 16 } as const;
+
+/** The `?after=` cursor of a stream request. @throws RequestError when it is not a number */
+function afterOf(url: URL): number | undefined {
   const after = cursorOf(url);
   if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
-  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  res.flushHeaders(); // the follower learns at once that it is connected
-  const subscription = audit.stream({ after }).subscribe({
-    next: (event) => res.write(`${JSON.stringify(event)}\n`),
-    complete: () => res.end(),
-  });
-  res.once('close', () => subscription.unsubscribe());
-}
-
-/** A reader that falls this far behind is cut off (it may attach again from its cursor). */
-const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
-
-/** Agent event streams open at once; more are refused, so readers cannot pile up sandboxd's memory. */
-const MAX_AGENT_STREAMS = 32;
-
-/** Writes an agent execution's lines as NDJSON with keepalives, until its final event or the client goes. */
-function streamLines(
-  res: ServerResponse,
-  lines: Observable<AgentWireLine>,
-  keepaliveMs: number,
-  streams: { open: number },
-): void {
-  if (streams.open >= MAX_AGENT_STREAMS) {
-    throw new RequestError('sandbox_error', 'too many agent event streams are open on this sandbox');
-  }
-  streams.open += 1;
-  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-  res.flushHeaders();
-  const write = (text: string): void => {
-    if (res.writableLength > MAX_UNREAD_BYTES) res.destroy();
-    else res.write(text);
-  };
-  const keepalive = setInterval(() => write('{"keepalive":true}\n'), keepaliveMs);
-  const subscription = lines.subscribe({
-    next: (line) => write(`${JSON.stringify(line)}\n`),
-    complete: () => {
-      clearInterval(keepalive);
-      res.end();
-    },
-  });
-  res.once('close', () => {
-    streams.open -= 1;
-    clearInterval(keepalive);
-    subscription.unsubscribe();
-  });
+  return after;
 }
 
 /** Creates the daemon's HTTP server (not yet listening). */
@@ -186,19 +143,16 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     return found;
   };
 
-  const streamEvents = (res: ServerResponse, proc: ManagedProcess): void => {
-    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
-    const write = (event: ProcessEvent): void => {
-      res.write(`${JSON.stringify(event)}\n`);
-      if (event.type === 'end') res.end();
-    };
-    const keepalive = setInterval(() => write({ type: 'keepalive' }), keepaliveMs);
-    const stop = proc.follow(write);
-    res.once('close', () => {
-      clearInterval(keepalive);
-      stop();
-    });
-    if (!proc.running) clearInterval(keepalive);
+  const quotas = {
+    commands: new StreamQuota(STREAM_LIMITS.commands, 'command event streams'),
+    agent: new StreamQuota(STREAM_LIMITS.agent, 'agent event streams'),
+    records: new StreamQuota(STREAM_LIMITS.records, 'record streams'),
+  };
+  /** A command's events after `?after=` (from its start without) at the client's pace. */
+  const streamEvents = (res: ServerResponse, proc: ManagedProcess, url: URL): void => {
+    const after = afterOf(url);
+    quotas.commands.take(res);
+    streamProcessEvents(res, proc, after ?? 0, keepaliveMs, options.streamStallMs);
   };
 
   const ok = (body: unknown = {}): Reply => ({ status: 200, body });
@@ -207,7 +161,6 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   const secretEnvs = new SecretEnvs();
 
   const { agents } = options;
-  const agentStreams = { open: 0 };
   // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
   const agentsOf = (): AgentHost => {
     if (!meetsVersion(options.version, AGENT_MIN_VERSION)) {
@@ -223,7 +176,9 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     // Readiness; nothing secret (answered before the token check).
     'GET /v1/health': () => ok({ ok: true }),
     'GET /v1/events': ({ res, url }) => {
-      streamAudit(res, options.audit, url);
+      const after = afterOf(url);
+      quotas.records.take(res);
+      streamAudit(res, options.audit, after);
       return 'streamed';
     },
     'POST /v1/gateways': async ({ req }) => {
@@ -246,6 +201,8 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     ...filesRoutes(processes.user),
     'POST /v1/processes': async ({ req, res, url }) => {
       const spec = await readJson(req, startCommandSchema);
+      const streamed = url.searchParams.get('stream') === 'true';
+      if (streamed) quotas.commands.check(); // refused before the command starts
       const proc = await processes
         .start({ ...spec, envs: secretEnvs.under(spec.envs), cwd: spec.cwd, timeoutMs: spec.timeoutMs })
         .catch((error: unknown) => {
@@ -258,21 +215,22 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       });
       // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
       // running a command in the foreground is one call.
-      if (url.searchParams.get('stream') === 'true') {
-        streamEvents(res, proc);
+      if (streamed) {
+        streamEvents(res, proc, url);
         return 'streamed';
       }
       return ok({ pid: proc.pid });
     },
     'GET /v1/processes': () =>
       ok(processes.list().map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running }))),
-    'GET /v1/processes/:pid/events': ({ res, params }) => {
-      streamEvents(res, find(params['pid']));
+    'GET /v1/processes/:pid/events': ({ res, url, params }) => {
+      streamEvents(res, find(params['pid']), url);
       return 'streamed';
     },
     'POST /v1/processes/:pid/stdin': async ({ req, params }) => {
       const proc = find(params['pid']);
-      for await (const chunk of req) proc.writeStdin(chunk as Buffer);
+      // One chunk at a time, each once the pipe took it: a command that does not read holds the body.
+      for await (const chunk of req) await proc.writeStdin(chunk as Buffer);
       return ok();
     },
     'POST /v1/processes/:pid/stdin/close': ({ params }) => {
@@ -294,13 +252,15 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       const id = params['id'] ?? '';
       const prompt = await readBody(req, MAX_PROMPT_BYTES);
       agentsOf().prompt(id, prompt);
-      streamLines(res, agents.lines(id), keepaliveMs, agentStreams);
+      quotas.agent.take(res);
+      streamLines(res, agents.lines(id), keepaliveMs);
       return 'streamed';
     },
     'GET /v1/agent/executions/:id/events': ({ res, url, params }) => {
-      const after = cursorOf(url);
-      if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
-      streamLines(res, agentsOf().lines(params['id'] ?? '', after ?? 0), keepaliveMs, agentStreams);
+      const after = afterOf(url);
+      const lines = agentsOf().lines(params['id'] ?? '', after ?? 0);
+      quotas.agent.take(res);
+      streamLines(res, lines, keepaliveMs);
       return 'streamed';
     },
     'POST /v1/agent/executions/:id/abort': ({ params }) => {

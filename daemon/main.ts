@@ -34,6 +34,8 @@ const settingsSchema = z.strictObject({
   gatewayTimeouts: z
     .strictObject({ connectMs: z.number().int().positive(), headersMs: z.number().int().positive() })
     .optional(),
+  /** How long a command's event stream may leave its socket full before it is cut (tests shorten it). */
+  streamStallMs: z.number().int().positive().optional(),
   /** Create the user's home (inside a sandbox it is a fresh tmpfs). */
   prepareHome: z.boolean().default(false),
   /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
@@ -125,6 +127,7 @@ const server = createDaemonServer({
   version: settings.version,
   processes,
   gateways,
+  ...(settings.streamStallMs === undefined ? {} : { streamStallMs: settings.streamStallMs }),
 });
 server.listen(settings.port, settings.host, () => {
   // From here a fault nothing else caught is logged (never its message) and the daemon keeps serving;

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { ProcessEvent } from '../protocol/process-events.js';
+import { OutputLog, type LoggedEvent } from './output-log.js';
 import { killTree } from './process-tree.js';
 
 /** The account commands run as, and where they run. */
@@ -103,26 +104,37 @@ export function spawnAsUser(
   return child;
 }
 
-/** Output kept for re-attaching clients; older output is dropped beyond this. */
-const HISTORY_BYTES = 8 * 1024 * 1024;
+/** Output a command keeps for clients that attach later or re-attach (base64 characters); older goes. */
+export const COMMAND_OUTPUT_BYTES = 8 * 1024 * 1024;
 
-/** A running or ended command. */
+/**
+ * A running or ended command. Its output is read from its pipes only while no follower holds it back
+ * (`hold`): a client that reads slowly slows the command, as a pipe would, instead of growing sandboxd.
+ */
 export class ManagedProcess {
   readonly pid: number;
   readonly cmd: string;
   readonly #child: ChildProcessWithoutNullStreams;
-  readonly #history: ProcessEvent[] = [];
-  #historyBytes = 0;
+  readonly #log = new OutputLog(COMMAND_OUTPUT_BYTES);
   readonly #listeners = new Set<(event: ProcessEvent) => void>();
+  readonly #followers = new Set<() => void>();
+  readonly #holds = new Set<object>();
   readonly #killTree: boolean;
+  readonly #onOutput: (bytes: number) => void;
   #end: ProcessEvent | undefined;
+  #endedAt: number | undefined;
   #timer: NodeJS.Timeout | undefined;
   /** Settles once the command runs, or rejects with why it could not start. */
   readonly started: Promise<void>;
 
-  constructor(spec: CommandSpec, user: SandboxUser) {
+  /**
+   * @param onOutput - hears how much the kept output grew or shrank (base64 characters): the process
+   *   table keeps the sandbox's total within its budget with it
+   */
+  constructor(spec: CommandSpec, user: SandboxUser, onOutput: (bytes: number) => void = () => undefined) {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
+    this.#onOutput = onOutput;
     this.#child = spawnAsUser(spec, user);
     this.pid = this.#child.pid ?? 0;
     this.started = new Promise((resolve, reject) => {
@@ -139,6 +151,7 @@ export class ManagedProcess {
     this.#child.stdin.on('error', () => undefined); // writing after the command closed its stdin
     this.#child.on('close', (code, signal) => {
       if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#endedAt = Date.now();
       this.#record({ type: 'end', exitCode: code, signal });
       this.#listeners.clear();
     });
@@ -154,17 +167,78 @@ export class ManagedProcess {
     return this.#end === undefined;
   }
 
-  /** Calls `listener` with the kept history and then every new event; returns the unsubscribe. */
+  /** When the command ended (`Date.now()`), once it has. */
+  get endedAt(): number | undefined {
+    return this.#endedAt;
+  }
+
+  /** Output kept now (base64 characters). */
+  get keptBytes(): number {
+    return this.#log.bytes;
+  }
+
+  /**
+   * Calls `listener` with the kept history and then every new event, at once, whatever the output
+   * rate: for sandboxd's own readers (records, the agent's parser), never a client's socket.
+   */
   follow(listener: (event: ProcessEvent) => void): () => void {
-    for (const event of this.#history) listener(event);
+    for (let entry = this.#log.after(0); entry !== undefined; entry = this.#log.after(entry.seq)) {
+      listener(entry.event);
+    }
     if (this.#end !== undefined) return () => undefined;
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
 
-  /** Appends to the command's stdin. */
-  writeStdin(data: Buffer): void {
-    if (!this.#child.stdin.writableEnded) this.#child.stdin.write(data);
+  /** The first kept event after number `seq` (see `OutputLog.after`), for a client reading at its pace. */
+  after(seq: number): LoggedEvent | undefined {
+    return this.#log.after(seq);
+  }
+
+  /** Calls `wake` after each new event, until the returned function is called. */
+  watch(wake: () => void): () => void {
+    this.#followers.add(wake);
+    return () => this.#followers.delete(wake);
+  }
+
+  /** Stops reading the command's output while `holder` holds it (a client's socket is full). */
+  hold(holder: object): void {
+    this.#holds.add(holder);
+    this.#child.stdout.pause();
+    this.#child.stderr.pause();
+  }
+
+  /** Lets go of a `hold`; the output flows again once nobody holds it. */
+  release(holder: object): void {
+    if (!this.#holds.delete(holder) || this.#holds.size > 0) return;
+    this.#child.stdout.resume();
+    this.#child.stderr.resume();
+  }
+
+  /** Drops at least `bytes` of the oldest kept output (the sandbox's budget ran short); returns how much. */
+  dropOldestOutput(bytes: number): number {
+    const dropped = this.#log.dropOldestOutput(bytes);
+    this.#onOutput(-dropped);
+    return dropped;
+  }
+
+  /**
+   * Appends to the command's stdin, resolving once the pipe has taken it (at once while it has room):
+   * a command that does not read holds the caller back, not sandboxd's memory.
+   */
+  async writeStdin(data: Buffer): Promise<void> {
+    const stdin = this.#child.stdin;
+    if (stdin.writableEnded || stdin.destroyed) return;
+    if (stdin.write(data)) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        resolve();
+      };
+      stdin.on('drain', done);
+      stdin.on('close', done);
+    });
   }
 
   /** Closes the command's stdin. */
@@ -185,15 +259,10 @@ export class ManagedProcess {
 
   #record(event: ProcessEvent): void {
     if (event.type === 'end') this.#end = event;
-    this.#history.push(event);
-    if (event.type === 'data') {
-      this.#historyBytes += event.data.length;
-      // Keep the start event; drop the oldest output beyond the bound.
-      while (this.#historyBytes > HISTORY_BYTES && this.#history.length > 2) {
-        const [dropped] = this.#history.splice(1, 1);
-        if (dropped?.type === 'data') this.#historyBytes -= dropped.data.length;
-      }
-    }
+    const added = event.type === 'data' ? event.data.length : 0;
+    const dropped = this.#log.append(event);
+    if (added !== dropped) this.#onOutput(added - dropped);
     for (const listener of this.#listeners) listener(event);
+    for (const wake of this.#followers) wake();
   }
 }

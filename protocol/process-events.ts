@@ -1,19 +1,24 @@
 /**
  * The daemon's process events (DESIGN.md §3): `start | data | end | keepalive`, one JSON object per line
  * (NDJSON). Both sides parse them with these schemas. Output bytes travel base64-encoded, so binary
- * output survives.
+ * output survives. On the wire each event but a keepalive carries `seq`, its number in the command's
+ * log (from 1): a client cut off re-attaches with `?after=<seq>` of the last one it read.
  */
 import { z } from 'zod';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 
+/** An event's number in its command's log (on the wire; sandboxd's own log numbers them apart). */
+const seq = z.number().int().positive().optional();
+
 /** Schema of one process event. */
 export const processEventSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('start'), pid: z.number().int().positive() }),
-  z.strictObject({ type: z.literal('data'), stream: z.enum(['stdout', 'stderr']), data: z.base64() }),
+  z.strictObject({ type: z.literal('start'), pid: z.number().int().positive(), seq }),
+  z.strictObject({ type: z.literal('data'), stream: z.enum(['stdout', 'stderr']), data: z.base64(), seq }),
   z.strictObject({
     type: z.literal('end'),
     exitCode: z.number().int().nullable(),
     signal: z.string().nullable(),
+    seq,
   }),
   z.strictObject({ type: z.literal('keepalive') }),
 ]);

@@ -61,8 +61,10 @@ const emptySchema = z.strictObject({});
 export class CommandHandle {
   readonly pid: number;
   /**
-   * The command's events: its history first (sandboxd keeps the last 8 MiB of its output, so a long
-   * one's earliest output may be gone), then live ones, until its end.
+   * The command's events: its history first (sandboxd keeps the last 8 MiB of a command's output, 16 MiB
+   * for all the sandbox's commands, so a long one's earliest output may be gone; an ended command is
+   * forgotten after 10 minutes), then live ones, until its end. A stream sandboxd cut off (its reader
+   * left it full for 15 s) is opened again after the last event read.
    */
   readonly events$: Observable<ProcessEvent>;
   readonly #client: DaemonClient;

@@ -4,7 +4,7 @@
  * zod into RxJS observables.
  */
 import type { Readable } from 'node:stream';
-import { Observable } from 'rxjs';
+import { catchError, defer, Observable, retry, tap, throwError, timer } from 'rxjs';
 import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { errorFromEnvelope } from '../protocol/error-envelope.js';
@@ -13,6 +13,13 @@ import { processEventSchema, type ProcessEvent } from '../protocol/process-event
 import { readAnswer } from './json-answer.js';
 import { ndjsonFeed } from './resumable-feed.js';
 import { ndjsonValues } from '../protocol/ndjson.js';
+
+/** How `lines` sends its request. */
+interface LinesOptions {
+  readonly json?: unknown;
+  readonly text?: string;
+  readonly signal?: AbortSignal;
+}
 
 /** A daemon address and the token to present. */
 export interface DaemonEndpoint {
@@ -89,17 +96,52 @@ export class DaemonClient {
   }
 
   /**
-   * The NDJSON events at `path`, until the stream ends; errors become SDK exceptions. With `body`, the
-   * stream is the answer to a POST of it (a command started and followed in one call).
+   * A command's events from `path`, until its end; errors become SDK exceptions. With `body`, the stream
+   * is the answer to a POST of it (a command started and followed in one call). A stream that breaks
+   * (sandboxd cuts off a reader that left its socket full too long) is opened again after the last
+   * event read (`?after=<seq>`), so nothing still kept is missed or repeated.
    */
   events(path: string, body?: unknown): Observable<ProcessEvent> {
+    return defer(() => {
+      let pid: number | undefined;
+      let after = 0;
+      const open = (): Observable<ProcessEvent> =>
+        pid === undefined
+          ? this.#eventsOnce(path, body)
+          : this.#eventsOnce(`/v1/processes/${String(pid)}/events?after=${String(after)}`);
+      return defer(open).pipe(
+        tap((event) => {
+          if (event.type === 'start') pid = event.pid;
+          if (event.type !== 'keepalive' && event.seq !== undefined) after = event.seq;
+        }),
+        retry({
+          count: REATTACH_ATTEMPTS,
+          resetOnSuccess: true,
+          // Only a break is worth another try, and only once the pid is known: a start sent again
+          // would start the command twice.
+          delay: (error: unknown, attempt) =>
+            error instanceof StreamBroke && pid !== undefined
+              ? timer(50 * 2 ** (attempt - 1))
+              : throwError(() => error),
+        }),
+        catchError((error: unknown) =>
+          throwError(() => (error instanceof StreamBroke ? error.sdkError : error)),
+        ),
+      );
+    });
+  }
+
+  /** One connection of `events`: a break is a `StreamBroke`, anything else an SDK exception. */
+  #eventsOnce(path: string, body?: unknown): Observable<ProcessEvent> {
     return new Observable<ProcessEvent>((subscriber) => {
       const abort = new AbortController();
       const run = async (): Promise<void> => {
-        const lines = await this.lines(body === undefined ? 'GET' : 'POST', path, {
-          ...(body === undefined ? {} : { json: body }),
-          signal: abort.signal,
-        });
+        const lines = await this.#lines(
+          body === undefined ? 'GET' : 'POST',
+          path,
+          { ...(body === undefined ? {} : { json: body }), signal: abort.signal },
+          true,
+        );
         for await (const value of lines) {
           const parsed = processEventSchema.safeParse(value);
           if (!parsed.success) throw new SandboxError('malformed process event from the daemon');
@@ -110,7 +152,7 @@ export class DaemonClient {
       run().catch((error: unknown) => {
         if (abort.signal.aborted) return;
         subscriber.error(
-          error instanceof SdkError
+          error instanceof StreamBroke || error instanceof SdkError
             ? error
             : new SandboxError(`the event stream of the sandbox daemon broke (${path})`),
         );
@@ -126,10 +168,16 @@ export class DaemonClient {
    * prompt); `signal` ends the request and the reading. Reading errors are SDK exceptions: a line
    * that is not JSON, or a stream that broke, is a `SandboxError` naming the path only.
    */
-  async lines(
+  lines(method: 'GET' | 'POST', path: string, options: LinesOptions = {}): Promise<AsyncIterable<unknown>> {
+    return this.#lines(method, path, options, false);
+  }
+
+  /** `lines`; with `resumable`, a stream that broke throws a `StreamBroke` for `events` to re-attach. */
+  async #lines(
     method: 'GET' | 'POST',
     path: string,
-    options: { readonly json?: unknown; readonly text?: string; readonly signal?: AbortSignal } = {},
+    options: LinesOptions,
+    resumable: boolean,
   ): Promise<AsyncIterable<unknown>> {
     await this.#beforeCall();
     const [body, contentType] =
@@ -154,7 +202,7 @@ export class DaemonClient {
       throw new SandboxError(`the sandbox daemon did not answer ${method} ${path}`);
     }
     if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
-    return sdkErrors(ndjsonValues(res.body), path);
+    return sdkErrors(ndjsonValues(res.body), path, resumable);
   }
 
   /**
@@ -191,16 +239,32 @@ export class DaemonClient {
   }
 }
 
-/** `values` with any failure turned into an SDK exception that names `path`, never the content. */
-async function* sdkErrors(values: AsyncGenerator, path: string): AsyncGenerator {
+/**
+ * A stream that broke off (not a refusal, not a malformed line): `events` opens it again; callers that
+ * do not resume get `sdkError`.
+ */
+class StreamBroke extends Error {
+  constructor(readonly sdkError: SandboxError) {
+    super(sdkError.message);
+  }
+}
+
+/** Connections `events` opens again in a row after breaks before it gives up. */
+const REATTACH_ATTEMPTS = 5;
+
+/**
+ * `values` with any failure turned into an SDK exception that names `path`, never the content; with
+ * `resumable`, a break is a `StreamBroke` (which `events` re-attaches after).
+ */
+async function* sdkErrors(values: AsyncGenerator, path: string, resumable: boolean): AsyncGenerator {
   try {
     for await (const value of values) yield value;
   } catch (error) {
     if (error instanceof SdkError) throw error;
-    throw new SandboxError(
-      error instanceof SyntaxError
-        ? `malformed line in the event stream of the sandbox daemon (${path})`
-        : `the event stream of the sandbox daemon broke (${path})`,
-    );
+    if (error instanceof SyntaxError) {
+      throw new SandboxError(`malformed line in the event stream of the sandbox daemon (${path})`);
+    }
+    const broke = new SandboxError(`the event stream of the sandbox daemon broke (${path})`);
+    throw resumable ? new StreamBroke(broke) : broke;
   }
 }

@@ -73,14 +73,21 @@ class CreateSandboxRequest(_Wire):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
-class StartEvent(_Wire):
+class _Numbered(_Wire):
+    """An event with its number in the command's log (``seq``, from 1): a reader cut off re-attaches
+    after the last one it read (``?after=<seq>``)."""
+
+    seq: int | None = Field(default=None, gt=0)
+
+
+class StartEvent(_Numbered):
     """A command started."""
 
     type: Literal["start"]
     pid: int = Field(gt=0)
 
 
-class DataEvent(_Wire):
+class DataEvent(_Numbered):
     """Output of a command: ``data`` is the bytes (base64 on the wire)."""
 
     type: Literal["data"]
@@ -98,7 +105,7 @@ class DataEvent(_Wire):
             raise ValueError("must be base64 text") from None
 
 
-class EndEvent(_Wire):
+class EndEvent(_Numbered):
     """A command ended: its exit status, or the signal that ended it."""
 
     type: Literal["end"]

@@ -11,6 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { SANDBOXD_NODE_FLAGS } from '../../protocol/sandboxd-node.js';
 import {
   chmodSync,
   copyFileSync,
@@ -138,6 +139,7 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   for (const name of files) hash.update(`${name}\0`).update(readFileSync(join(bundleDir, name)));
   const identity = statSync(node);
   hash.update(`${node} ${String(identity.size)} ${String(identity.mtimeMs)} ${String(identity.ino)}`);
+  hash.update(SANDBOXD_NODE_FLAGS.join(' ')); // the cache is V8's under these flags
   return materialize('sdk', hash.digest('hex'), (dir) => {
     mkdirSync(dir);
     for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
@@ -166,7 +168,7 @@ function checkBundle(packageRoot: string, bundleDir: string): void {
  */
 function writeCodeCache(dir: string, node: string): void {
   const settings = { token: randomBytes(24).toString('hex'), host: '127.0.0.1', port: 0 };
-  const run = spawnSync(node, [join(dir, 'start.cjs'), '--write-code-cache'], {
+  const run = spawnSync(node, [...SANDBOXD_NODE_FLAGS, join(dir, 'start.cjs'), '--write-code-cache'], {
     input: JSON.stringify(settings),
     env: HOST_TOOLS_ENV,
     stdio: ['pipe', 'ignore', 'pipe'],

@@ -10,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { SANDBOXD_NODE_FLAGS } from '../../protocol/sandboxd-node.js';
 
 // Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
 const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
@@ -80,6 +81,7 @@ export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
       String(FD.args),
       // The command stays on the command line (bwrap reads only options from --args): no host path.
       SANDBOXD_NODE,
+      ...SANDBOXD_NODE_FLAGS,
       SANDBOXD_ENTRY,
     ],
     // Nothing of the launcher's environment (an operator key, cloud credentials) goes into the sandbox.

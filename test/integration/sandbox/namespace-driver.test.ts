@@ -9,6 +9,7 @@ import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.
 import { createTestNetwork, sh } from '../support/test-network.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 import { isRunning } from '../../support/processes.js';
+import { SANDBOXD_NODE_FLAGS } from '../../../protocol/sandboxd-node.js';
 
 const sandboxes = new TestSandboxes();
 let closed: TestSandbox;
@@ -164,12 +165,12 @@ describe('namespace sandbox', () => {
       'sandboxd.cjs\nsandboxd.code-cache\nstart.cjs\n',
     );
     expect((await closed.commands.run("tr '\\0' ' ' < /proc/1/cmdline")).stdout).toMatch(
-      / \/usr\/local\/bin\/node \/opt\/sdk\/start\.cjs $/,
+      ` /usr/local/bin/node ${SANDBOXD_NODE_FLAGS.join(' ')} /opt/sdk/start.cjs `,
     );
     // A second sandboxd started the same way, as sandbox code: its ready line, and no line saying V8
     // refused the cache (written by another Node, or under other flags, than this one).
     const { stdout } = await closed.commands.run(
-      `printf '%s' '{"token":"code-cache-test-token-0123","port":0}' | /usr/local/bin/node /opt/sdk/start.cjs > /tmp/ready 2> /tmp/stderr &
+      `printf '%s' '{"token":"code-cache-test-token-0123","port":0}' | /usr/local/bin/node ${SANDBOXD_NODE_FLAGS.join(' ')} /opt/sdk/start.cjs > /tmp/ready 2> /tmp/stderr &
       i=0; while [ ! -s /tmp/ready ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
       kill $!; cat /tmp/ready /tmp/stderr`,
     );

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { SANDBOXD_NODE_FLAGS } from '../../../protocol/sandboxd-node.js';
 
 const MAIN = fileURLToPath(new URL('../../../dist/daemon/main.js', import.meta.url));
 
@@ -27,10 +28,10 @@ export interface LocalSandboxd {
 export async function startSandboxd(
   home: string,
   env: Record<string, string> = {},
-  settings: { gatewayCa?: string } = {},
+  settings: { gatewayCa?: string; streamStallMs?: number } = {},
 ): Promise<LocalSandboxd> {
   const token = randomBytes(24).toString('base64url');
-  const child: ChildProcess = spawn(process.execPath, [MAIN], {
+  const child: ChildProcess = spawn(process.execPath, [...SANDBOXD_NODE_FLAGS, MAIN], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
   });

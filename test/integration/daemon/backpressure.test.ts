@@ -1,0 +1,194 @@
+/**
+ * Issue 24: sandboxd under load. Output is read from a command only as fast as its slowest reader takes
+ * it; a reader that stops reading is cut off and may re-attach after the last event it read; stdin is
+ * passed on only as fast as the command reads it; ended commands' output is bounded by the sandbox's
+ * budget and old ended commands are forgotten. Through all of it sandboxd's resident memory stays under
+ * `SANDBOXD_PEAK_BYTES` (daemon/README.md), measured on the daemon process itself.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Commands } from '../../../sdk/commands.js';
+import { DaemonClient } from '../../../sdk/daemon-client.js';
+import { MAX_ENDED } from '../../../daemon/process-table.js';
+import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
+
+/** sandboxd's stated bound on its resident memory (daemon/README.md, "Bounds"). */
+const SANDBOXD_PEAK_BYTES = 128 * 1024 * 1024;
+
+/** How long a full socket may stay full before this test daemon cuts its reader. */
+const STALL_MS = 1_000;
+
+let daemon: LocalSandboxd;
+let home: string;
+let commands: Commands;
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'sdk-home-'));
+  chmodSync(home, 0o777);
+  daemon = await startSandboxd(home, {}, { streamStallMs: STALL_MS });
+  commands = new Commands(new DaemonClient({ url: daemon.url, accessToken: daemon.token }));
+});
+
+afterAll(async () => {
+  await daemon.stop();
+  rmSync(home, { recursive: true, force: true });
+});
+
+// Each test's peak is its own: the kernel's high-water mark of the daemon's RSS starts again here.
+beforeEach(() => writeFileSync(`/proc/${String(daemon.pid)}/clear_refs`, '5'));
+
+/** The daemon's peak resident memory since the test began (VmHWM), in bytes. */
+function peakBytes(): number {
+  const status = readFileSync(`/proc/${String(daemon.pid)}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
+}
+
+/** A raw connection that sends `request` and reads nothing until `resume`. */
+function rawRequest(request: string): Promise<Socket> {
+  const { port } = new URL(daemon.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.pause();
+      socket.write(request);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** A GET of `path` with the token, over a raw connection that reads nothing yet. */
+function rawGet(path: string): Promise<Socket> {
+  return rawRequest(
+    `GET ${path} HTTP/1.1\r\nHost: sandboxd\r\nConnection: close\r\nAuthorization: Bearer ${daemon.token}\r\n\r\n`,
+  );
+}
+
+/** Everything `socket` receives until the server closes it. */
+function readToClose(socket: Socket): Promise<string> {
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.resume();
+  return new Promise((resolve) =>
+    socket.once('close', () => resolve(Buffer.concat(chunks).toString('latin1'))),
+  );
+}
+
+/** The NDJSON values of a chunked answer's body (chunk sizes stripped). */
+function ndjsonOf(answer: string): Record<string, unknown>[] {
+  const body = answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/(?:^|\r\n)[0-9a-f]+\r\n/g, '');
+  return body
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return []; // the last line of a stream that was cut
+      }
+    });
+}
+
+const bytesOf = (events: Record<string, unknown>[]): number =>
+  events.reduce(
+    (sum, e) => sum + (e['type'] === 'data' ? Buffer.from(String(e['data']), 'base64').length : 0),
+    0,
+  );
+
+describe('sandboxd under load', () => {
+  it('reads a flood only as fast as the SDK takes it, and the SDK gets all of it', async () => {
+    let received = 0;
+    const result = await commands.run('head -c 100000000 /dev/zero; echo', {
+      onStdout: (data) => (received += data.length),
+    });
+    expect(result.exitCode).toBe(0);
+    expect(received).toBe(100_000_001);
+    expect(peakBytes()).toBeLessThan(SANDBOXD_PEAK_BYTES);
+  });
+
+  it('cuts a reader that stops reading, runs the command on, and takes the reader back after its cursor', async () => {
+    // A reader that never reads: the command waits for it, then it is cut and the command finishes.
+    const handle = await commands.run('head -c 40000000 /dev/zero; echo done', { background: true });
+    const stalled = await rawGet(`/v1/processes/${String(handle.pid)}/events`);
+    const result = await handle.wait();
+    expect(result.stdout.length).toBe(40_000_005);
+    expect(result.stdout.endsWith('done\n')).toBe(true);
+    const cut = ndjsonOf(await readToClose(stalled));
+    expect(cut.some((event) => event['type'] === 'end')).toBe(false); // cut off before the end
+    expect(peakBytes()).toBeLessThan(SANDBOXD_PEAK_BYTES);
+
+    // Re-attaching after the last event read gives exactly the events after it that are still kept.
+    const last = cut.at(-1)?.['seq'];
+    expect(typeof last).toBe('number');
+    const rest = ndjsonOf(
+      await readToClose(await rawGet(`/v1/processes/${String(handle.pid)}/events?after=${String(last)}`)),
+    );
+    expect(rest.at(-1)).toMatchObject({ type: 'end', exitCode: 0 });
+    expect(rest.every((event) => Number(event['seq']) > Number(last))).toBe(true);
+    const seqs = rest.map((event) => Number(event['seq']));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  it('re-attaches a reader after its cursor with nothing missed or repeated', async () => {
+    const handle = await commands.run('for i in $(seq 1 2000); do echo "line $i"; done', {
+      background: true,
+    });
+    const all = (await handle.wait()).stdout;
+    const whole = ndjsonOf(await readToClose(await rawGet(`/v1/processes/${String(handle.pid)}/events`)));
+    const middle = Number(whole[Math.floor(whole.length / 2)]?.['seq']);
+    const after = ndjsonOf(
+      await readToClose(await rawGet(`/v1/processes/${String(handle.pid)}/events?after=${String(middle)}`)),
+    );
+    const upTo = whole.filter((event) => Number(event['seq']) <= middle);
+    const text = (events: Record<string, unknown>[]): string =>
+      events
+        .map((e) => (e['type'] === 'data' ? Buffer.from(String(e['data']), 'base64').toString() : ''))
+        .join('');
+    expect(text(upTo) + text(after)).toBe(all);
+    expect(bytesOf(after)).toBeGreaterThan(0);
+  });
+
+  it('passes stdin on only as fast as the command reads it, holding the sender back', async () => {
+    const handle = await commands.run('sleep 600', { background: true });
+    const body = 200 * 1024 * 1024;
+    const sender = await rawRequest(
+      `POST /v1/processes/${String(handle.pid)}/stdin HTTP/1.1\r\nHost: sandboxd\r\n` +
+        `Authorization: Bearer ${daemon.token}\r\nContent-Length: ${String(body)}\r\n\r\n`,
+    );
+    // Write until the connection holds us back: sandboxd stopped reading the body.
+    const chunk = Buffer.alloc(1024 * 1024);
+    let sent = 0;
+    while (sent < body && sender.write(chunk)) sent += chunk.length;
+    await new Promise((resolve) => setTimeout(resolve, 500)); // a window for sandboxd to read on if it would
+    const written = sender.bytesWritten;
+    expect(written).toBeLessThan(body);
+    expect(peakBytes()).toBeLessThan(SANDBOXD_PEAK_BYTES);
+    sender.destroy();
+    await handle.kill();
+    await handle.wait();
+  });
+
+  it('keeps ended commands within the output budget and forgets the oldest beyond the count', async () => {
+    // 8 commands of 6 MB each: more than the budget (16 MiB of base64), each within its own 8 MiB.
+    const pids: number[] = [];
+    for (let i = 0; i < 8; i += 1) {
+      const handle = await commands.run('head -c 6000000 /dev/zero', { background: true });
+      await handle.wait();
+      pids.push(handle.pid);
+    }
+    const first = await commands.connect(pids[0] ?? 0);
+    const last = await commands.connect(pids.at(-1) ?? 0);
+    // The newest keeps its output whole; the oldest's was dropped to keep the budget.
+    expect((await last.wait()).stdout.length).toBe(6_000_000);
+    expect((await first.wait()).stdout.length).toBeLessThan(6_000_000);
+    expect(peakBytes()).toBeLessThan(SANDBOXD_PEAK_BYTES);
+
+    // Beyond MAX_ENDED ended commands, the one that ended first is forgotten: a typed not found.
+    for (let i = 0; i < MAX_ENDED; i += 1) await commands.run('true');
+    await expect(commands.connect(pids[0] ?? 0)).rejects.toMatchObject({ code: 'process_not_found' });
+    expect((await commands.list()).some((p) => p.pid === pids[0])).toBe(false);
+  });
+});
