@@ -3,13 +3,17 @@ events into that result while handing each output chunk to the caller's callback
 
 from __future__ import annotations
 
+import asyncio
 import codecs
+import time
 from dataclasses import dataclass
+from typing import Awaitable, Callable
 
 from ._check import Checker
 from ._sandbox_options import OutputCallback, check_output_callbacks
-from ._sandbox_core import to_pid
-from ._wire import DataEvent, EndEvent, ProcessEvent, StartEvent
+from ._http import AsyncTransport, Call, StreamBroke, Transport
+from ._sandbox_core import SandboxCore, to_pid
+from ._wire import DataEvent, EndEvent, KeepaliveEvent, ProcessEvent, StartEvent
 from .errors import SandboxException
 
 
@@ -48,9 +52,18 @@ class OutputCollector:
         self._end: EndEvent | None = None
         #: The pid of the start event, once seen.
         self.pid: int | None = None
+        #: The number (``seq``) of the last event taken: where a stream cut off is opened again.
+        self.seq = 0
+
+    @property
+    def ended(self) -> bool:
+        """True once the end event was taken."""
+        return self._end is not None
 
     def feed(self, event: ProcessEvent) -> object:
         """Takes one event; returns the callback's return value for an output chunk, else ``None``."""
+        if not isinstance(event, KeepaliveEvent) and event.seq is not None:
+            self.seq = event.seq
         if isinstance(event, StartEvent):
             self.pid = event.pid
         elif isinstance(event, EndEvent):
@@ -73,3 +86,63 @@ class OutputCollector:
             exit_code=self._end.exit_code,
             signal=self._end.signal,
         )
+
+
+#: Connections opened again in a row after breaks, before the break is raised.
+REATTACH_ATTEMPTS = 5
+
+
+def _reattach(
+    core: SandboxCore, collector: OutputCollector, broke: StreamBroke, attempt: int
+) -> Call[ProcessEvent]:
+    """The call that goes on after a break, or the break raised again: only once the pid is known (a
+    start sent again would start the command twice), before the end, ``REATTACH_ATTEMPTS`` times in a row."""
+    if collector.pid is None or collector.ended or attempt > REATTACH_ATTEMPTS:
+        raise broke
+    return core.events_call(collector.pid, collector.seq)
+
+
+def follow(
+    transport: Transport,
+    core: SandboxCore,
+    call: Call[ProcessEvent],
+    feed: Callable[[ProcessEvent], object],
+    collector: OutputCollector,
+) -> None:
+    """Passes the events of ``call`` to ``feed`` (which feeds ``collector``) to the end of the stream; a
+    stream sandboxd cut off (its reader left it full for 15 s) is opened again after the last event
+    taken, so nothing still kept is missed or repeated."""
+    attempt = 0
+    while True:
+        try:
+            with transport.lines(call) as events:
+                for event in events:
+                    feed(event)
+                    attempt = 0
+            return
+        except StreamBroke as broke:
+            attempt += 1
+            call = _reattach(core, collector, broke, attempt)
+            time.sleep(0.05 * 2 ** (attempt - 1))
+
+
+async def afollow(
+    transport: AsyncTransport,
+    core: SandboxCore,
+    call: Call[ProcessEvent],
+    feed: Callable[[ProcessEvent], Awaitable[None]],
+    collector: OutputCollector,
+) -> None:
+    """:func:`follow` for the async SDK (``feed`` awaits async callbacks)."""
+    attempt = 0
+    while True:
+        try:
+            async with transport.lines(call) as events:
+                async for event in events:
+                    await feed(event)
+                    attempt = 0
+            return
+        except StreamBroke as broke:
+            attempt += 1
+            call = _reattach(core, collector, broke, attempt)
+            await asyncio.sleep(0.05 * 2 ** (attempt - 1))

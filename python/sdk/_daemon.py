@@ -43,11 +43,11 @@ def start_call(peer: Peer, token: str, start: dict[str, Any]) -> Call[PidAnswer]
     return Call(peer, "POST", "/v1/processes", model_parser(PidAnswer), token, start)
 
 
-def events_call(peer: Peer, token: str, pid: int) -> Call[ProcessEvent]:
-    """``GET /v1/processes/:pid/events``: the command's events from its start (the last 8 MiB of output)."""
-    return Call(
-        peer, "GET", f"/v1/processes/{pid}/events", parse_process_event, token, malformed=_MALFORMED_EVENT
-    )
+def events_call(peer: Peer, token: str, pid: int, after: int = 0) -> Call[ProcessEvent]:
+    """``GET /v1/processes/:pid/events``: the command's events from its start (the output sandboxd kept),
+    or after event ``after`` (``seq``) to re-attach."""
+    path = f"/v1/processes/{pid}/events" + (f"?after={after}" if after > 0 else "")
+    return Call(peer, "GET", path, parse_process_event, token, malformed=_MALFORMED_EVENT)
 
 
 def stdin_call(peer: Peer, token: str, pid: int, data: bytes) -> Call[object]:

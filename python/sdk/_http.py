@@ -173,8 +173,13 @@ def _stream_values(call: Call[T], values: list[object]) -> list[T]:
     return [parse_value(call, value, message) for value in values]
 
 
+class StreamBroke(SandboxException):
+    """An event stream that broke off (not a refusal, not a malformed line): a command's followers open
+    it again after the last event read (``_command_output.follow``)."""
+
+
 def _broken(call: Call[Any]) -> SandboxException:
-    return SandboxException(f"the event stream of the sandbox daemon broke ({call.path})")
+    return StreamBroke(f"the event stream of the sandbox daemon broke ({call.path})")
 
 
 class Transport:

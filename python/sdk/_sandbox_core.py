@@ -155,9 +155,9 @@ class SandboxCore:
         """Starts a command and follows it in one call (the answer is its event stream)."""
         return daemon_calls.run_stream_call(self._daemon, self.access_token, start)
 
-    def events_call(self, pid: int) -> Call[ProcessEvent]:
-        """A command's events from its start (sandboxd keeps the last 8 MiB of output)."""
-        return daemon_calls.events_call(self._daemon, self.access_token, pid)
+    def events_call(self, pid: int, after: int = 0) -> Call[ProcessEvent]:
+        """A command's events from its start (sandboxd keeps the last 8 MiB of output), or after ``after``."""
+        return daemon_calls.events_call(self._daemon, self.access_token, pid, after)
 
     def start_op(self, start: dict[str, Any]) -> Op[PidAnswer]:
         """Starts a command in the background."""

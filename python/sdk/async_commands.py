@@ -7,7 +7,7 @@ import builtins
 import inspect
 from typing import Literal, Mapping, overload
 
-from ._command_output import CommandResult, OutputCollector, resolve_connect
+from ._command_output import CommandResult, OutputCollector, afollow, resolve_connect
 from ._http import AsyncTransport, adrive
 from ._sandbox_core import SandboxCore
 from ._sandbox_options import OutputCallback, resolve_run_options
@@ -50,15 +50,17 @@ class AsyncCommandHandle:
     async def _follow(self) -> None:
         try:
             await adrive(self._core.activity_op(), self._transport)
-            async with self._transport.lines(self._core.events_call(self.pid)) as events:
-                async for event in events:
-                    self._first.set()
-                    await _feed(self._collector, event)
+            call = self._core.events_call(self.pid)
+            await afollow(self._transport, self._core, call, self._feed, self._collector)
             self._result = self._collector.result()
         except Exception as error:  # kept for wait(); the task itself never fails
             self._error = error
         finally:
             self._first.set()
+
+    async def _feed(self, event: ProcessEvent) -> None:
+        self._first.set()
+        await _feed(self._collector, event)
 
     async def _started(self) -> AsyncCommandHandle:
         """Returns once the first event (the command's start) arrived; raises what stopped the stream."""
@@ -182,9 +184,11 @@ class AsyncCommands:
             return await self._handle(pid, o.on_stdout, o.on_stderr)._started()
         await adrive(self._core.activity_op(), self._transport)
         collector = OutputCollector(o.on_stdout, o.on_stderr)
-        async with self._transport.lines(self._core.run_stream_call(o.start)) as events:
-            async for event in events:
-                await _feed(collector, event)
+
+        async def feed(event: ProcessEvent) -> None:
+            await _feed(collector, event)
+
+        await afollow(self._transport, self._core, self._core.run_stream_call(o.start), feed, collector)
         return collector.result()
 
     async def connect(

@@ -7,11 +7,11 @@ import builtins
 import threading
 from typing import Literal, Mapping, overload
 
-from ._command_output import CommandResult, OutputCollector, resolve_connect
+from ._command_output import CommandResult, OutputCollector, follow, resolve_connect
 from ._http import Transport, drive
 from ._sandbox_core import SandboxCore
 from ._sandbox_options import OutputCallback, resolve_run_options
-from ._wire import ProcessInfo
+from ._wire import ProcessEvent, ProcessInfo
 
 
 class CommandHandle:
@@ -44,16 +44,17 @@ class CommandHandle:
     def _follow(self) -> None:
         try:
             drive(self._core.activity_op(), self._transport)
-            with self._transport.lines(self._core.events_call(self.pid)) as events:
-                for event in events:
-                    self._first.set()
-                    self._collector.feed(event)
+            follow(self._transport, self._core, self._core.events_call(self.pid), self._feed, self._collector)
             self._result = self._collector.result()
         except BaseException as error:  # kept for wait(); a thread must not raise
             self._error = error
         finally:
             self._first.set()
             self._done.set()
+
+    def _feed(self, event: ProcessEvent) -> None:
+        self._first.set()
+        self._collector.feed(event)
 
     def _started(self) -> CommandHandle:
         """Returns once the first event (the command's start) arrived; raises what stopped the stream."""
@@ -169,9 +170,7 @@ class Commands:
         # Started and followed in one call: the answer is the command's event stream.
         drive(self._core.activity_op(), self._transport)
         collector = OutputCollector(o.on_stdout, o.on_stderr)
-        with self._transport.lines(self._core.run_stream_call(o.start)) as events:
-            for event in events:
-                collector.feed(event)
+        follow(self._transport, self._core, self._core.run_stream_call(o.start), collector.feed, collector)
         return collector.result()
 
     def connect(

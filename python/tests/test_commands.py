@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 import httpx
 import pytest
 
+from _cut_proxy import CutProxy
 from conftest import ControlPlane, refuse_traffic
 from sdk import (
     AsyncSandbox,
@@ -30,6 +31,7 @@ from sdk import (
     Sandbox,
     SandboxException,
 )
+from sdk._daemon import daemon
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 WHY = "root is not, because sandboxd holds the gateways' keys"
@@ -374,3 +376,54 @@ async def test_async_another_process_connects_after_a_pause(control_plane: Contr
         expected = "first\nsecond from the other process\n"
         assert seen == {"stdout": expected, "exit_code": 0, "out": expected}
         assert (await handle.wait()).stdout == expected
+
+
+# --- under load (issue 24) ----------------------------------------------------------------------
+
+
+def test_a_flood_of_output_arrives_whole_at_the_sdk_pace_and_the_sandbox_serves_on(shared: Sandbox) -> None:
+    received = 0
+
+    def count(text: str) -> None:
+        nonlocal received
+        received += len(text)
+
+    result = shared.commands.run("head -c 50000000 /dev/zero; echo", on_stdout=count)
+    assert (result.exit_code, received, len(result.stdout)) == (0, 50_000_001, 50_000_001)
+    assert shared.get_info().state == "running"
+    assert shared.commands.run("echo still here").stdout == "still here\n"
+
+
+def test_a_command_stream_cut_off_is_opened_again_after_its_last_event(
+    shared: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = "".join(f"line {i}\n" for i in range(1, 3001))
+    proxy = CutProxy(shared._core.launched.daemon_url, b"/v1/processes")
+    try:
+        monkeypatch.setattr(shared._core, "_daemon", daemon(proxy.url))
+        result = shared.commands.run("for i in $(seq 1 3000); do echo line $i; done")
+        assert proxy.streams == 2  # cut once, opened again after the last event read
+        assert result == CommandResult(expected, "", 0, None)
+    finally:
+        proxy.close()
+
+
+async def test_async_a_connected_stream_cut_off_is_opened_again_after_its_last_event(
+    shared: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = "".join(f"line {i}\n" for i in range(1, 3001))
+    handle = shared.commands.run("read go; for i in $(seq 1 3000); do echo line $i; done", background=True)
+    proxy = CutProxy(shared._core.launched.daemon_url, b"/events")
+    sbx = await AsyncSandbox.connect(shared.sandbox_id, access_token=shared.access_token)
+    try:
+        monkeypatch.setattr(sbx._core, "_daemon", daemon(proxy.url))
+        out: list[str] = []
+        attached = await sbx.commands.connect(handle.pid, on_stdout=out.append)
+        handle.send_stdin("go\n")
+        result = await attached.wait()
+        assert result == CommandResult(expected, "", 0, None)
+        assert "".join(out) == expected
+        assert proxy.streams == 2  # cut once, opened again after the last event read
+    finally:
+        await sbx.close()
+        proxy.close()

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { MAX_ENDED } from '../../../daemon/process-table.js';
+import { startCutProxy } from '../support/cut-proxy.js';
 import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
 
 /** sandboxd's stated bound on its resident memory (daemon/README.md, "Bounds"). */
@@ -149,6 +150,19 @@ describe('sandboxd under load', () => {
         .join('');
     expect(text(upTo) + text(after)).toBe(all);
     expect(bytesOf(after)).toBeGreaterThan(0);
+  });
+
+  it('has the SDK open a cut-off stream again after its last event, missing and repeating nothing', async () => {
+    const proxy = await startCutProxy(daemon.url, '/v1/processes');
+    try {
+      const through = new Commands(new DaemonClient({ url: proxy.url, accessToken: daemon.token }));
+      const expected = Array.from({ length: 3000 }, (_, i) => `line ${String(i + 1)}\n`).join('');
+      const result = await through.run('for i in $(seq 1 3000); do echo line $i; done');
+      expect(result).toEqual({ stdout: expected, stderr: '', exitCode: 0, signal: null });
+      expect(proxy.streams()).toBe(2); // cut once, opened again after the last event read
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('passes stdin on only as fast as the command reads it, holding the sender back', async () => {
