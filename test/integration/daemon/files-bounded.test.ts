@@ -6,35 +6,26 @@
  * fails a call still waiting with `sandbox_error`. No helper outlives its call.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf } from '../../../daemon/process-tree.js';
 import { SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
-import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { Files } from '../../../sdk/files.js';
-import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
+import { startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
+import type { LocalSandboxd } from '../support/sandboxd.js';
 
-let root: string;
+let world: FilesDaemon;
 let home: string;
 let daemon: LocalSandboxd;
 let files: Files;
 let commands: Commands;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'sdk-files-bounded-'));
-  execFileSync('chmod', ['0755', root]);
-  home = join(root, 'home');
-  execFileSync('mkdir', ['-m', '0750', home]);
-  chownSync(home, 1000, 1000);
-  daemon = await startSandboxd(home);
-  const client = new DaemonClient({ url: daemon.url, accessToken: daemon.token });
-  files = new Files(client);
-  commands = new Commands(client);
+  world = await startFilesDaemon('sdk-files-bounded-');
+  ({ home, daemon, files, commands } = world);
 });
 
 afterAll(async () => {
@@ -46,8 +37,7 @@ afterAll(async () => {
       // already gone
     }
   }
-  await daemon.stop();
-  rmSync(root, { recursive: true, force: true });
+  await world.stop();
 });
 
 /**

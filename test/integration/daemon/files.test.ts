@@ -29,11 +29,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { descendantsOf } from '../../../daemon/process-tree.js';
 import { InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
-import { DaemonClient } from '../../../sdk/daemon-client.js';
 import { Files } from '../../../sdk/files.js';
 import type { FilesystemEvent } from '../../../sdk/files-watch.js';
-import { startSandboxd, type LocalSandboxd } from '../support/sandboxd.js';
+import { startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
+import type { LocalSandboxd } from '../support/sandboxd.js';
 
+let world: FilesDaemon;
 let root: string;
 let home: string;
 let daemon: LocalSandboxd;
@@ -41,20 +42,12 @@ let files: Files;
 let commands: Commands;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'sdk-files-'));
-  execFileSync('chmod', ['0755', root]);
-  home = join(root, 'home');
-  execFileSync('mkdir', ['-m', '0750', home]);
-  chownSync(home, 1000, 1000);
-  daemon = await startSandboxd(home);
-  const client = new DaemonClient({ url: daemon.url, accessToken: daemon.token });
-  files = new Files(client);
-  commands = new Commands(client);
+  world = await startFilesDaemon('sdk-files-');
+  ({ root, home, daemon, files, commands } = world);
 });
 
 afterAll(async () => {
-  await daemon.stop();
-  rmSync(root, { recursive: true, force: true });
+  await world.stop();
 });
 
 /** The SandboxError code `promise` rejects with. */
