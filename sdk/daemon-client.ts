@@ -117,10 +117,11 @@ export class DaemonClient {
         retry({
           count: REATTACH_ATTEMPTS,
           resetOnSuccess: true,
-          // Only a break is worth another try, and only once the pid is known: a start sent again
-          // would start the command twice.
+          // Only a break is worth another try, and only once the pid and a numbered event are known: a
+          // start sent again would start the command twice, and a sandboxd too old to number its events
+          // would replay them all.
           delay: (error: unknown, attempt) =>
-            error instanceof StreamBroke && pid !== undefined
+            error instanceof StreamBroke && pid !== undefined && after > 0
               ? timer(50 * 2 ** (attempt - 1))
               : throwError(() => error),
         }),

@@ -95,9 +95,10 @@ REATTACH_ATTEMPTS = 5
 def _reattach(
     core: SandboxCore, collector: OutputCollector, broke: StreamBroke, attempt: int
 ) -> Call[ProcessEvent]:
-    """The call that goes on after a break, or the break raised again: only once the pid is known (a
-    start sent again would start the command twice), before the end, ``REATTACH_ATTEMPTS`` times in a row."""
-    if collector.pid is None or collector.ended or attempt > REATTACH_ATTEMPTS:
+    """The call that goes on after a break, or the break raised again: only once the pid and a numbered
+    event are known (a start sent again would start the command twice; a sandboxd too old to number its
+    events would replay them all), before the end, ``REATTACH_ATTEMPTS`` times in a row."""
+    if collector.pid is None or collector.seq == 0 or collector.ended or attempt > REATTACH_ATTEMPTS:
         raise broke
     return core.events_call(collector.pid, collector.seq)
 
