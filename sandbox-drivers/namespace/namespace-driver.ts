@@ -36,6 +36,7 @@ import {
   createSandboxCgroups,
   freeze,
   killAndRemoveCgroups,
+  killSandboxProcesses,
   listSandboxCgroups,
   procsFiles,
   thaw,
@@ -53,6 +54,7 @@ import {
 import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
 import { bubblewrapArgs, COMMAND_CGROUP_DIR } from './bubblewrap-options.js';
 import { spawnSandboxd, type StartingSandboxd } from './sandboxd-process.js';
+import { watchSandboxd } from './sandboxd-watch.js';
 import { listRootViews, mountRootView, removeRootView } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
@@ -269,7 +271,7 @@ export class NamespaceDriver implements SandboxDriver {
           },
           this.#options.startTimeoutMs ?? 10_000,
         );
-        this.#watch(id);
+        this.#watch(id, sandboxd.exited);
         return { id, daemonUrl: `http://${network.sandboxAddress}:${String(SANDBOXD_PORT)}` };
       } catch (error) {
         await sandboxd?.abort();
@@ -347,13 +349,48 @@ export class NamespaceDriver implements SandboxDriver {
     this.#exitListeners.clear();
   }
 
-  /** Reports the sandbox once its last process has ended without `destroy` (sandboxd died). */
-  #watch(id: string): void {
+  /**
+   * Reports the sandbox, once, when its sandboxd died without `destroy`: when sandboxd is seen dead
+   * (`sandboxd-watch.ts`: the launch chain's exit, `exited`, for a sandbox this driver launched; its
+   * process looked at every half second, all a driver that adopted the sandbox has), after killing
+   * what else of the sandbox still runs (bubblewrap's pid 1 keeps the sandbox alive while any process
+   * does); or when its last process has ended (the cgroup's `populated 0`). `destroy` and `close` stop
+   * the watch first, so no destroy is reported as a death.
+   */
+  #watch(id: string, exited?: Promise<void>): void {
     if (this.#watches.has(id)) return;
-    const stop = watchEmpty(this.instance, id, () => {
-      this.#watches.delete(id);
+    let stopped = false;
+    let seen = false;
+    // Both sources report asynchronously, never while they are being set up.
+    let stopDaemon = (): void => undefined;
+    let stopEmpty = (): void => undefined;
+    const stopSources = (): void => {
+      stopEmpty();
+      stopDaemon();
+    };
+    const stop = (): void => {
+      stopped = true;
+      stopSources();
+    };
+    const report = (): void => {
+      if (stopped) return; // destroyed or closed meanwhile
+      stopped = true;
+      if (this.#watches.get(id) === stop) this.#watches.delete(id);
       for (const listener of this.#exitListeners) listener(id);
-    });
+    };
+    const ended = (kill: boolean): void => {
+      if (seen || stopped) return;
+      seen = true;
+      stopSources();
+      if (!kill) {
+        report();
+        return;
+      }
+      // sandboxd died: whatever sandbox code it left is killed before the end is reported.
+      void killSandboxProcesses(this.instance, id).then(report, report);
+    };
+    stopDaemon = watchSandboxd(this.instance, id, exited, () => ended(true));
+    stopEmpty = watchEmpty(this.instance, id, () => ended(false));
     this.#watches.set(id, stop);
   }
 }

@@ -247,17 +247,25 @@ async function removeCgroupTree(path: string): Promise<void> {
 }
 
 /**
+ * Kills every process of the sandbox (also frozen ones) through its v2 cgroup and waits until none is
+ * left; the cgroups stay. Nothing to do for a sandbox whose cgroup is gone.
+ */
+export async function killSandboxProcesses(instance: string, id: string): Promise<void> {
+  try {
+    await writeFile(join(cgroupPaths(instance, id).unified, 'cgroup.kill'), '1');
+    await waitForEvent(instance, id, 'populated', '0', 5_000);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // already gone
+  }
+}
+
+/**
  * Kills every process of the sandbox (also frozen ones) and removes its cgroups, child cgroups under
  * `user` included. Reconciliation after a restart removes leftovers through this too (`destroy`).
  */
 export async function killAndRemoveCgroups(instance: string, id: string): Promise<void> {
   const paths = cgroupPaths(instance, id);
-  try {
-    await writeFile(join(paths.unified, 'cgroup.kill'), '1');
-    await waitForEvent(instance, id, 'populated', '0', 5_000);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // already gone
-  }
+  await killSandboxProcesses(instance, id);
   await removeCgroupTree(paths.userMemory);
   for (const path of [paths.memory, paths.pids, paths.cpu, paths.unified]) {
     await removeDir(path);

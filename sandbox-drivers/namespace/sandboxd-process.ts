@@ -56,6 +56,13 @@ export interface StartingSandboxd {
    * yet would escape the cgroup kill of `destroy`) and waits for its exit.
    */
   abort(): Promise<void>;
+  /**
+   * Settles when the chain's process ends. Once sandboxd runs, that process is bubblewrap's monitor,
+   * which ends as soon as sandboxd does, whatever else still runs in the sandbox (bwrap's pid 1 reports
+   * its pid 2's exit over an eventfd and the monitor exits with it; bubblewrap.c, `do_init`,
+   * `monitor_child`). Heard by this process only, the chain's parent (`sandboxd-watch.ts`).
+   */
+  readonly exited: Promise<void>;
 }
 
 /** Starts sandboxd's chain; its Node waits for the settings `ready` sends. */
@@ -108,6 +115,10 @@ export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
     child.unref();
   };
   return {
+    exited: exit.then(
+      () => undefined,
+      () => undefined,
+    ),
     async ready(settings, timeoutMs) {
       stdin.end(JSON.stringify(settings));
       const exited = exit.then(() => {

@@ -1,15 +1,23 @@
 /**
  * Issue 9 as an operator meets it: two control planes (and this test suite) on one host touch only their
  * own sandboxes; an ended sandbox refuses every call before anything reaches its old address; a sandbox
- * whose sandboxd dies ends as failed, promptly, and says so.
+ * whose sandboxd dies ends as failed, promptly, and says so, whatever else of it still ran (killed).
  */
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { ControlPlane } from '../../../control-plane/control-plane.js';
+import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { sandboxdPid } from '../support/namespace-sandbox.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { SandboxError } from '../../../rules/errors.js';
-import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import {
+  startControlPlane,
+  TEST_OPERATOR_KEY,
+  type InProcessControlPlane,
+} from '../support/control-plane.js';
 import { sh } from '../support/test-network.js';
 
 const create = (cp: InProcessControlPlane, options: Parameters<typeof Sandbox.create>[0] = {}) =>
@@ -27,6 +35,48 @@ function countPacketsTo(address: string): { count(): number; remove(): void } {
     count: () => Number(/packets (\d+)/.exec(sh('nft', ['list', 'table', 'inet', table]))?.[1] ?? NaN),
     remove: () => void sh('nft', ['delete', 'table', 'inet', table]),
   };
+}
+
+/** A process's start time (clock ticks since boot), undefined once it is gone: a pid with its start time names one process. */
+function startTimeOf(pid: string): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The host pid and start time of the sandbox's process whose command line is `argv`, once it runs. */
+async function sandboxProcess(
+  instance: string,
+  sandboxId: string,
+  argv: string[],
+): Promise<{ pid: string; start: string }> {
+  const find = (): { pid: string; start: string } | undefined => {
+    const procs = readFileSync(`${cgroupPaths(instance, sandboxId).unified}/cgroup.procs`, 'utf8');
+    for (const pid of procs.split('\n')) {
+      const start = pid === '' ? undefined : startTimeOf(pid);
+      const cmdline = start === undefined ? '' : readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (start !== undefined && cmdline === `${argv.join('\0')}\0`) return { pid, start };
+    }
+    return undefined;
+  };
+  let found: { pid: string; start: string } | undefined;
+  await expect.poll(() => (found = find()), { interval: 20 }).toBeDefined();
+  if (found === undefined) throw new Error(`no process ${argv.join(' ')}`);
+  return found;
+}
+
+/** Settles as `promise` does, or fails once `ms` have passed. */
+function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} not within ${String(ms)} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const codeOf = (error: unknown): string | undefined =>
@@ -163,6 +213,77 @@ describe('a sandbox whose sandboxd dies', () => {
       await expect.poll(() => cp.driver.list()).toEqual([]);
       expect(codeOf(await sbx.commands.run('true').catch((e: unknown) => e))).toBe('sandbox_ended');
     } finally {
+      await cp.stop();
+    }
+  });
+
+  it('ends promptly as failed while another process of the sandbox lives on, and kills that process', async () => {
+    const cp = await startControlPlane();
+    try {
+      const sbx = await create(cp);
+      // A survivor: bubblewrap's pid 1 waits for it, so the sandbox's cgroup does not empty by itself.
+      await sbx.commands.run('sleep 600', { background: true });
+      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      const ended = firstValueFrom(
+        Sandbox.events({ controlPlaneUrl: cp.url }).pipe(
+          filter((event) => event.sandboxId === sbx.sandboxId && event.state === 'ended'),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the event stream is open
+      process.kill(Number(sandboxdPid(cp.driver.instance, sbx.sandboxId)), 'SIGKILL');
+      expect(await within(10_000, ended, 'the end event')).toMatchObject({
+        state: 'ended',
+        endReason: 'failed',
+      });
+      expect(cp.plane.get(sbx.sandboxId)).toMatchObject({ state: 'ended', endReason: 'failed' });
+      expect(startTimeOf(survivor.pid)).not.toBe(survivor.start);
+      // Namespace, cgroups, view and uid range: nothing of the sandbox is left.
+      await expect.poll(() => cp.driver.list()).toEqual([]);
+    } finally {
+      await cp.stop();
+    }
+  });
+
+  it('ends as failed when sandboxd is killed while its sandbox is suspended (bubblewrap frozen too)', async () => {
+    const cp = await startControlPlane();
+    try {
+      const sbx = await create(cp);
+      await sbx.commands.run('sleep 600', { background: true });
+      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      await sbx.pause();
+      process.kill(Number(sandboxdPid(cp.driver.instance, sbx.sandboxId)), 'SIGKILL');
+      await expect
+        .poll(() => cp.plane.get(sbx.sandboxId), { timeout: 10_000, interval: 50 })
+        .toMatchObject({ state: 'ended', endReason: 'failed' });
+      expect(startTimeOf(survivor.pid)).not.toBe(survivor.start);
+      await expect.poll(() => cp.driver.list()).toEqual([]);
+    } finally {
+      await cp.stop();
+    }
+  });
+
+  it('is seen by a control plane that adopted the sandbox after a restart, survivors killed too', async () => {
+    const cp = await startControlPlane();
+    let restarted: ControlPlane | undefined;
+    try {
+      const sbx = await create(cp);
+      await sbx.commands.run('sleep 600', { background: true });
+      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      // The first control plane stops (its driver, sandboxd's parent, watches no more); a new one with a
+      // driver of its own adopts the sandbox from the same state folder.
+      await cp.plane.close();
+      const driver = new NamespaceDriver({ stateDir: cp.stateDir });
+      restarted = await ControlPlane.start({ stateDir: cp.stateDir, driver, operatorKey: TEST_OPERATOR_KEY });
+      expect(restarted.get(sbx.sandboxId).state).toBe('running');
+      process.kill(Number(sandboxdPid(driver.instance, sbx.sandboxId)), 'SIGKILL');
+      const plane = restarted;
+      await expect
+        .poll(() => plane.get(sbx.sandboxId), { timeout: 10_000, interval: 50 })
+        .toMatchObject({ state: 'ended', endReason: 'failed' });
+      expect(startTimeOf(survivor.pid)).not.toBe(survivor.start);
+      await expect.poll(() => driver.list()).toEqual([]);
+    } finally {
+      await restarted?.close();
       await cp.stop();
     }
   });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
+import { SANDBOXD_NODE_FLAGS } from '../../../protocol/sandboxd-node.js';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
 
@@ -21,7 +22,7 @@ import { DaemonClient } from '../../../sdk/daemon-client.js';
  */
 export function sandboxdPid(instance: string, sandboxId: string): string {
   const procs = readFileSync(`${cgroupPaths(instance, sandboxId).memory}/cgroup.procs`, 'utf8');
-  const commandLine = `${SANDBOXD_NODE}\0${SANDBOXD_ENTRY}\0`;
+  const commandLine = `${[SANDBOXD_NODE, ...SANDBOXD_NODE_FLAGS, SANDBOXD_ENTRY].join('\0')}\0`;
   const pid = procs
     .split('\n')
     .find((p) => p !== '' && readFileSync(`/proc/${p}/cmdline`, 'utf8') === commandLine);
