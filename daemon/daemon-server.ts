@@ -122,6 +122,14 @@ function sendError(res: ServerResponse, envelope: ErrorEnvelope): void {
 const readJson = <T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.output<T>> =>
   readBodyJson(req, schema, MAX_JSON_BYTES);
 
+/**
+ * Connections sandboxd holds at once, and how long one may take to send its request head. Only the
+ * host's side reaches sandboxd's port (the sandbox's table refuses sandbox code), so these bound what a
+ * host process that opens connections and sends nothing can make sandboxd hold.
+ */
+const MAX_CONNECTIONS = 1024;
+const HEADERS_TIMEOUT_MS = 10_000;
+
 /** Open streams of each kind at most (see `event-streams.ts` for what each may hold). */
 const STREAM_LIMITS = { commands: 32, agent: 16, records: 16 } as const;
 
@@ -305,16 +313,22 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     return match.handler({ req, res, url, params: match.params });
   };
 
-  return createServer({ requestTimeout: 0 }, (req, res) => {
-    // A fault anywhere in one request, its reply included, answers that request (or cuts only its
-    // socket once the answer has started); it never reaches the rest of the daemon.
-    route(req, res)
-      .then((reply) => {
-        if (reply !== 'streamed') sendJson(res, reply.status, reply.body, reply.headers);
-      })
-      .catch((error: unknown) => {
-        sendError(res, envelopeOf(error, 'the daemon failed to handle the request'));
-      })
-      .catch(() => res.destroy());
-  });
+  const server = createServer(
+    // Streams and uploads have no overall deadline; a request head does (checked every second).
+    { requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      // A fault anywhere in one request, its reply included, answers that request (or cuts only its
+      // socket once the answer has started); it never reaches the rest of the daemon.
+      route(req, res)
+        .then((reply) => {
+          if (reply !== 'streamed') sendJson(res, reply.status, reply.body, reply.headers);
+        })
+        .catch((error: unknown) => {
+          sendError(res, envelopeOf(error, 'the daemon failed to handle the request'));
+        })
+        .catch(() => res.destroy());
+    },
+  );
+  server.maxConnections = MAX_CONNECTIONS;
+  return server;
 }

@@ -185,6 +185,29 @@ describe('sandboxd under load', () => {
     await handle.wait();
   });
 
+  it('holds at most 1,024 connections that send nothing, within its bound', async () => {
+    const { port } = new URL(daemon.url);
+    const sockets = await Promise.all(
+      Array.from(
+        { length: 1_100 },
+        () =>
+          new Promise<Socket>((resolve, reject) => {
+            const socket = connect(Number(port), '127.0.0.1', () => resolve(socket));
+            socket.once('error', reject);
+          }),
+      ),
+    );
+    try {
+      let closed = 0;
+      for (const socket of sockets) socket.once('close', () => (closed += 1));
+      await expect.poll(() => closed).toBeGreaterThanOrEqual(1_100 - 1_024);
+      expect(peakBytes()).toBeLessThan(SANDBOXD_PEAK_BYTES);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+    await expect.poll(() => commands.run('echo served').then((r) => r.stdout)).toBe('served\n');
+  });
+
   it('keeps ended commands within the output budget and forgets the oldest beyond the count', async () => {
     // 8 commands of 6 MB each: more than the budget (16 MiB of base64), each within its own 8 MiB.
     const pids: number[] = [];
