@@ -21,15 +21,22 @@ export interface SandboxUser {
 }
 
 /**
+ * Open files of every process of sandbox code inside a sandbox (RLIMIT_NOFILE, soft and hard: the user
+ * cannot raise it). sandboxd keeps the limit it was started with. Where the host's hard limit is lower,
+ * that one stays.
+ */
+export const COMMAND_OPEN_FILES = 4096;
+
+/**
  * Inside a sandbox a command starts as the sandbox's root with a fixed environment (nothing the caller
  * chose: an `LD_PRELOAD` there would run as root), joins the commands' cgroup and raises its OOM score
- * (cgroup v1 lets a process move only itself, or one of its own uid), becomes the user with `setpriv`
- * (real, effective and saved ids, no groups, no capabilities), and only then takes the caller's
- * environment, read as `export` lines from fd 3, and runs the command.
+ * (cgroup v1 lets a process move only itself, or one of its own uid), sets its open-files limit
+ * (`COMMAND_OPEN_FILES`), becomes the user with `setpriv` (real, effective and saved ids, no groups, no
+ * capabilities), and only then takes the caller's environment, read as `export` lines from fd 3, and
+ * runs the command.
  * `sh -c SCRIPT sh <procs file> <uid> <gid> <command>`.
  */
-const JOIN_THEN_BECOME_USER =
-  'echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c \'eval "$(cat <&3)" && exec 3<&- && exec /bin/sh -c "$1"\' sh "$4"';
+const JOIN_THEN_BECOME_USER = `echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && { ulimit -n ${String(COMMAND_OPEN_FILES)} 2>/dev/null || :; } && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c 'eval "$(cat <&3)" && exec 3<&- && exec /bin/sh -c "$1"' sh "$4"`;
 
 /** `export 'NAME'='value'` lines for the user stage; names are checked by the wire schema. */
 function exportLines(envs: Readonly<Record<string, string>>): string {

@@ -11,6 +11,12 @@ import type { ActorSystem } from '../actors/actor-system.js';
 import { HostedActor } from '../actors/hosted-actor.js';
 import { checkConfiguration, type CheckedRoute } from './configuration.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
+import {
+  CONNECTION_LIMIT_ERROR,
+  CONNECTION_LIMITS,
+  ConnectionCount,
+  type ConnectionLimits,
+} from './connection-limits.js';
 import { InjectedValues } from './injected-values.js';
 import { RouteListener, type RouteExchange } from './route-listener.js';
 import type { SafeConnectorOptions } from './safe-connector.js';
@@ -31,7 +37,12 @@ export interface GatewayHostOptions extends Partial<Pick<SafeConnectorOptions, '
   readonly now?: Clock;
   /** Where the route actors report their transitions (sandboxd streams them to the control plane). */
   readonly system?: ActorSystem;
+  /** Bounds on client connections; each defaults to `CONNECTION_LIMITS`. */
+  readonly connectionLimits?: Partial<ConnectionLimits>;
 }
+
+/** A route reports refused connections (`ConnectionLimitError`) at most this often. */
+export const REFUSAL_REPORT_INTERVAL_MS = 10_000;
 
 /** SPEC "GatewayStatus" of one route. */
 export interface GatewayRouteStatus {
@@ -55,6 +66,10 @@ export type GatewayHostEvent =
   | ({ readonly type: 'response'; readonly route: string } & RouteExchange)
   | { readonly type: 'route_opened'; readonly route: string; readonly port: number }
   | { readonly type: 'route_closed'; readonly route: string }
+  /**
+   * A refused configuration (its failure class), or connections the route closed at once at a cap
+   * (`ConnectionLimitError`, at most once per `REFUSAL_REPORT_INTERVAL_MS` per route).
+   */
   | { readonly type: 'route_failed'; readonly route: string; readonly errorClass: string };
 
 /** The effects the gateway route machine names. */
@@ -90,6 +105,10 @@ export class GatewayHost {
   readonly #now: Clock;
   readonly #system: ActorSystem | undefined;
   readonly #events = new Subject<GatewayHostEvent>();
+  readonly #limits: ConnectionLimits;
+  readonly #connections: ConnectionCount;
+  /** When each route last reported refused connections. */
+  readonly #refusalReported = new Map<string, number>();
   #version = 0;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -100,6 +119,8 @@ export class GatewayHost {
   constructor(options: GatewayHostOptions = {}) {
     this.#now = options.now ?? (() => performance.now());
     this.#system = options.system;
+    this.#limits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
+    this.#connections = new ConnectionCount(this.#limits);
     this.#dispatcher = createUpstreamDispatcher({
       connectTimeoutMs: options.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
       headersTimeoutMs: options.headersTimeoutMs ?? LIMITS.upstreamHeadersTimeoutMs,
@@ -166,6 +187,7 @@ export class GatewayHost {
       entry.actor.sendNow({ type: 'configure', version, included: next !== undefined }, entry.effects);
       if (next === undefined) {
         this.#routes.delete(name);
+        this.#refusalReported.delete(name);
         entry.actor.stop();
       }
     }
@@ -188,7 +210,19 @@ export class GatewayHost {
       now: this.#now,
       onTraffic: (method) => this.#events.next({ type: 'request', route, method }),
       onExchange: (exchange) => this.#events.next({ type: 'response', route, ...exchange }),
+      limits: this.#limits,
+      connections: this.#connections,
+      onRefused: () => this.#refusedConnection(route),
     });
+  }
+
+  /** A connection `route` closed at a cap: reported, at most once per interval per route. */
+  #refusedConnection(route: string): void {
+    const now = this.#now();
+    const last = this.#refusalReported.get(route);
+    if (this.#closed || (last !== undefined && now - last < REFUSAL_REPORT_INTERVAL_MS)) return;
+    this.#refusalReported.set(route, now);
+    this.#events.next({ type: 'route_failed', route, errorClass: CONNECTION_LIMIT_ERROR });
   }
 
   #startRoute(name: string, route: CheckedRoute, listener: RouteListener): RouteEntry {

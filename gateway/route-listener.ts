@@ -4,7 +4,9 @@
  * request per connection at a time, so a pipelined request is never sent upstream while an earlier one
  * is in flight; and on close it stops accepting, drops idle connections at once, lets at most the
  * in-flight request finish and sends nothing later upstream. A fault while handling one request ends
- * that request only (a 502, or its connection cut), never the process hosting the listener.
+ * that request only (a 502, or its connection cut), never the process hosting the listener. What sandbox
+ * code can make it hold is bounded (`ConnectionLimits`): connections per route and per host, the time a
+ * request head may take, and requests read ahead on one connection.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -13,6 +15,7 @@ import { recordText } from '../protocol/daemon-events.js';
 import { checkRequestPath } from './request-path.js';
 import { isAllowed } from './allow-rule.js';
 import type { CheckedRoute } from './configuration.js';
+import type { ConnectionCount, ConnectionLimits } from './connection-limits.js';
 import { forward, type ExchangeDeps } from './exchange.js';
 import type { Inbound } from './inbound.js';
 import { sendRejection } from './rejection.js';
@@ -50,6 +53,11 @@ export interface RouteListenerDeps extends ExchangeDeps {
   readonly onTraffic: (method: string) => void;
   /** Called once per request it handled, rejected ones included, when the response is over. */
   readonly onExchange: (exchange: RouteExchange) => void;
+  readonly limits: ConnectionLimits;
+  /** The host's open connections over all its routes (`limits.perHost`). */
+  readonly connections: ConnectionCount;
+  /** Called for every connection closed at once because a cap was reached. */
+  readonly onRefused: () => void;
 }
 
 /** A route's listener on `127.0.0.1` with an OS-chosen port. */
@@ -64,17 +72,34 @@ export class RouteListener {
 
   private constructor(deps: RouteListenerDeps) {
     this.#deps = deps;
+    const { limits } = deps;
     this.#server = createServer(
       {
         requestTimeout: 0, // uploads have no size cap, so no overall deadline either
+        // A head not complete in time (a silent or a dribbling client) is answered 408 and closed.
+        headersTimeout: limits.requestHeadTimeoutMs,
+        connectionsCheckingInterval: limits.checkIntervalMs,
         keepAliveTimeout: 5_000,
         noDelay: true,
       },
       (req, res) => this.#onRequest(req, res),
     );
+    // Past the route's cap Node closes a new connection's handle before anything reads it ('drop').
+    this.#server.maxConnections = limits.perRoute;
+    this.#server.on('drop', () => this.#refused());
     this.#server.on('connection', (socket: Socket) => {
+      if (!deps.connections.take()) {
+        socket.destroy();
+        this.#refused();
+        return;
+      }
       this.#connections.set(socket, { socket, busy: false, current: undefined, queue: [] });
-      socket.once('close', () => this.#connections.delete(socket));
+      socket.once('close', () => {
+        const connection = this.#connections.get(socket);
+        if (connection !== undefined) this.#dropQueue(connection);
+        this.#connections.delete(socket);
+        deps.connections.release();
+      });
     });
   }
 
@@ -117,7 +142,7 @@ export class RouteListener {
       // The in-flight response announces the close when its headers are not out yet.
       else if (connection.current?.headersSent === false) connection.current.shouldKeepAlive = false;
       // Pipelined requests behind the in-flight one are never answered: the connection ends after it.
-      connection.queue.length = 0;
+      this.#dropQueue(connection);
     }
     return this.#closed;
   }
@@ -130,9 +155,35 @@ export class RouteListener {
       socket.destroy();
       return;
     }
+    if (socket.destroyed) return;
     const inbound: Inbound = { req, res, socket };
-    if (connection.busy) connection.queue.push(inbound);
-    else this.#start(connection, inbound);
+    if (!connection.busy) {
+      this.#start(connection, inbound);
+    } else if (
+      connection.queue.length >= this.#deps.limits.pipelined ||
+      !this.#deps.connections.takeQueued()
+    ) {
+      // Node parses every pipelined request it reads: past the caps the connection is cut, and its
+      // queued requests are never served.
+      this.#dropQueue(connection);
+      socket.destroy();
+    } else {
+      connection.queue.push(inbound);
+    }
+  }
+
+  /** Forgets the requests waiting on `connection`: none of them is served. */
+  #dropQueue(connection: Connection): void {
+    this.#deps.connections.releaseQueued(connection.queue.length);
+    connection.queue.length = 0;
+  }
+
+  #refused(): void {
+    try {
+      this.#deps.onRefused();
+    } catch {
+      // a failing observer never touches the listener
+    }
   }
 
   #start(connection: Connection, inbound: Inbound): void {
@@ -179,14 +230,17 @@ export class RouteListener {
     connection.current = undefined;
     // A closing route, or a response that ended its connection: nothing queued behind it is served.
     if (this.#closing || !res.shouldKeepAlive) {
-      connection.queue.length = 0;
+      this.#dropQueue(connection);
       const { socket } = connection;
       socket.end();
       setTimeout(() => socket.destroy(), 1_000).unref();
       return;
     }
     const next = connection.queue.shift();
-    if (next !== undefined) this.#start(connection, next);
+    if (next !== undefined) {
+      this.#deps.connections.releaseQueued(1);
+      this.#start(connection, next);
+    }
   }
 
   #handle(inbound: Inbound): void {

@@ -6,6 +6,7 @@
  */
 import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { createSecureContext } from 'node:tls';
 import { buildConnector } from 'undici';
 import { classifyAddress, type AddressClass } from './address-rules.js';
 
@@ -78,12 +79,16 @@ export function guardLookup(lookup: LookupFunction, metadata: readonly string[] 
  */
 export function safeConnector(options: SafeConnectorOptions): buildConnector.connector {
   const metadata = options.metadataAddresses ?? [];
+  // One TLS context (trust roots included) for every upstream connection: given none, `tls.connect`
+  // builds one per connection, about a fifth of what an exchange in flight costs sandboxd
+  // (gateway/README.md, "Caps"). Server names and certificates are still checked per connection.
+  const secureContext = createSecureContext(
+    options.ca === undefined ? {} : { ca: typeof options.ca === 'string' ? options.ca : [...options.ca] },
+  );
   const base = buildConnector({
     timeout: options.connectTimeoutMs,
     lookup: guardLookup(options.lookup ?? dns.lookup, metadata),
-    ...(options.ca === undefined
-      ? {}
-      : { ca: typeof options.ca === 'string' ? options.ca : [...options.ca] }),
+    secureContext,
   });
   return (target, callback) => {
     const literal = target.hostname.replace(/^\[(.*)\]$/, '$1');

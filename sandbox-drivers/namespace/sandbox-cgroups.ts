@@ -4,7 +4,9 @@
  *     reserve for sandboxd; its child `user` holds every command and is limited to the sandbox's memory.
  *     So sandbox code, and the tmpfs pages it writes, run out of memory inside `user`, where the OOM
  *     killer finds only sandbox code: sandboxd is never the process reclaimed for them. Kernel TCP buffer
- *     memory is bounded in both (v1 does not count socket buffers in `memory.limit_in_bytes`).
+ *     memory is limited in both (v1 does not count socket buffers in `memory.limit_in_bytes`), though not
+ *     hard: the kernel still lets each stream socket finish the write it is in past the limit
+ *     (sandbox-drivers/README.md, "Resources").
  *   - v1 `pids` and `cpu`: the process limit and a CFS quota for the whole sandbox.
  *   - v2 at /sys/fs/cgroup/unified: freeze/thaw (`cgroup.freeze`), whole-sandbox kill (`cgroup.kill`),
  *     and `cgroup.events`, whose `populated 0` says that every process of the sandbox has ended.

@@ -46,7 +46,14 @@ export class TestSandboxes {
 
   /** Launches a sandbox. */
   async launch(
-    options: { allowInternetAccess?: boolean; memoryBytes?: number; maxPids?: number; cpus?: number } = {},
+    options: {
+      allowInternetAccess?: boolean;
+      memoryBytes?: number;
+      maxPids?: number;
+      cpus?: number;
+      /** Trust roots of the sandbox's gateway (a test CA). */
+      gatewayCa?: string;
+    } = {},
   ): Promise<TestSandbox> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(24).toString('base64url');
@@ -60,6 +67,7 @@ export class TestSandboxes {
       maxPids: options.maxPids ?? 256,
       cpus: options.cpus ?? 1,
       accessToken,
+      ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
     });
     const client = new DaemonClient({ url: launched.daemonUrl, accessToken });
     return { id, daemonUrl: launched.daemonUrl, client, commands: new Commands(client) };
