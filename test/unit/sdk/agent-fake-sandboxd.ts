@@ -28,6 +28,7 @@ import {
   vendorBGateway,
   type SecretGateway,
 } from '../../../sdk/index.js';
+import { fakeSandboxInfo } from './fake-sandbox-info.js';
 
 /** One request the fake received. */
 export interface FakeRequest {
@@ -314,17 +315,8 @@ export class FakeSandboxd {
     this.onPrompt(found);
   }
 
-  #info(state: 'running' | 'ended') {
-    return {
-      sandboxId: SANDBOX_ID,
-      template: 'sdk-agent',
-      state,
-      allowInternetAccess: false,
-      endReason: state === 'ended' ? 'killed' : null,
-      suspendReason: null,
-      deadlineAt: 2_000_000_000_000,
-      seq: 1,
-    };
+  #info(state: 'running' | 'ended'): Record<string, unknown> {
+    return fakeSandboxInfo(SANDBOX_ID, state, 'sdk-agent', false);
   }
 }
 

@@ -27,6 +27,7 @@ import {
 } from '../../../sdk/index.js';
 import { useDaemonWorld } from '../daemon/daemon-world.js';
 import { FakeSandboxd } from './agent-fake-sandboxd.js';
+import { fakeSandboxInfo } from './fake-sandbox-info.js';
 
 const TOKEN = 'unit-test-token-sdk-secrets-4567';
 const VALUE = 'planted-sdk-secret-value-c0ffee11';
@@ -42,16 +43,7 @@ interface FakePlane {
 
 async function startFakePlane(): Promise<FakePlane> {
   const requests: FakePlane['requests'] = [];
-  const info = (state: 'running' | 'ended') => ({
-    sandboxId: SANDBOX_ID,
-    template: 'sdk-base',
-    state,
-    allowInternetAccess: true,
-    endReason: state === 'ended' ? 'killed' : null,
-    suspendReason: null,
-    deadlineAt: 2_000_000_000_000,
-    seq: 1,
-  });
+  const info = (state: 'running' | 'ended'): Record<string, unknown> => fakeSandboxInfo(SANDBOX_ID, state);
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

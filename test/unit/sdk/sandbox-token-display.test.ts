@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { AuthenticationError, Sandbox, SandboxError } from '../../../sdk/index.js';
 import { Sandbox as E2BSandbox } from '../../../sdk/compat/e2b/index.js';
 import { SECRET_VALUE, useFakeSandboxd } from './agent-fake-sandboxd.js';
+import { fakeSandboxInfo } from './fake-sandbox-info.js';
 
 const SANDBOX_ID = '0123456789ab';
 const TOKEN = 'tok-SECRET-a1b2c3d4e5f6a7b8c9d0';
@@ -20,18 +21,7 @@ const WRONG_TOKEN = 'wrong-tok-SECRET-99887766';
 let server: Server;
 let url: string;
 
-function info(state: 'running' | 'ended') {
-  return {
-    sandboxId: SANDBOX_ID,
-    template: 'sdk-base',
-    state,
-    allowInternetAccess: true,
-    endReason: state === 'ended' ? 'killed' : null,
-    suspendReason: null,
-    deadlineAt: 2_000_000_000_000,
-    seq: 1,
-  };
-}
+const info = (state: 'running' | 'ended'): Record<string, unknown> => fakeSandboxInfo(SANDBOX_ID, state);
 
 /** The fake: create needs the operator key, everything else the sandbox's token. */
 function answer(req: IncomingMessage, res: ServerResponse): void {
