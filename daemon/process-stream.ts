@@ -2,9 +2,9 @@
  * A command's events to one client as NDJSON, at the client's pace: events are written from the
  * command's log while the socket takes them; when it is full the client holds the command's output back
  * (`ManagedProcess.hold`), so what sandboxd buffers for a client is one socket's worth, whatever the
- * output rate. A client that takes nothing for `stallMs` (`STALL_MS` by default) of running time is cut off (it may
- * attach again after the last event it read: `?after=<n>`, events numbered from 1 in the order sent),
- * and the command runs on.
+ * output rate. A client that takes nothing for `stallMs` (`STALL_MS` by default) of running time is
+ * cut off (it may attach again after the last event it read: `?after=<n>`, events numbered from 1 in
+ * the order sent), and the command runs on.
  */
 import type { ServerResponse } from 'node:http';
 import type { ManagedProcess } from './managed-process.js';
@@ -28,6 +28,12 @@ export function streamProcessEvents(
   let full = false;
   let stalled = 0;
   const holder = {};
+  /** The socket is full: the command waits for this client, whose stall is counted from now. */
+  const filled = (): void => {
+    full = true;
+    stalled = 0;
+    proc.hold(holder);
+  };
   const pump = (): void => {
     if (full || res.destroyed) return;
     if (!proc.running && proc.after(cursor) === undefined) {
@@ -42,9 +48,7 @@ export function streamProcessEvents(
         return;
       }
       if (!more) {
-        full = true;
-        stalled = 0;
-        proc.hold(holder);
+        filled();
         return;
       }
     }
@@ -69,8 +73,7 @@ export function streamProcessEvents(
     sinceKeepalive += period;
     if (sinceKeepalive >= keepaliveMs && proc.running) {
       sinceKeepalive = 0;
-      full = !res.write('{"type":"keepalive"}\n');
-      if (full) proc.hold(holder);
+      if (!res.write('{"type":"keepalive"}\n')) filled();
     }
   }, period);
   res.once('close', () => {
