@@ -11,3 +11,10 @@ export const SANDBOXD_NODE_FLAGS: readonly string[] = [
   '--max-semi-space-size=1',
   '--heap-growing-percent=20',
 ];
+
+/**
+ * sandboxd's stated bound on its resident memory (daemon/README.md, "Bounds"): what no command, client
+ * or sandbox code may grow it past. The namespace driver gives sandboxd this much memory above the
+ * sandbox's own.
+ */
+export const SANDBOXD_MEMORY_BOUND = 128 * 2 ** 20;

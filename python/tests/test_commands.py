@@ -152,7 +152,9 @@ def test_a_background_command_takes_callbacks_cwd_envs_and_the_user_and_is_liste
 def test_a_background_command_ends_at_its_timeout_and_by_kill(shared: Sandbox) -> None:
     timed = shared.commands.run("echo started; sleep 30", background=True, timeout=0.8)
     assert timed.wait() == CommandResult("started\n", "", None, "SIGTERM")
-    tree = shared.commands.run("echo up; sleep 300 & sleep 300", background=True)
+    up = Chunks()
+    tree = shared.commands.run("echo up; sleep 300 & sleep 300", background=True, on_stdout=up)
+    until(lambda: up.text() == "up\n")  # the tree is up: killed from here on
     tree.kill()
     killed = tree.wait()
     assert (killed.stdout, killed.exit_code) == ("up\n", None) and killed.signal in ("SIGTERM", "SIGKILL")

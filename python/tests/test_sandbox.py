@@ -78,8 +78,12 @@ def test_a_background_command_reads_stdin_and_is_waited_for(shared: Sandbox) -> 
 
 
 def test_a_background_command_is_killed_and_reattached(shared: Sandbox) -> None:
-    handle = shared.commands.run("echo started; sleep 60", background=True)
+    seen: list[str] = []
+    handle = shared.commands.run("echo started; sleep 60", background=True, on_stdout=seen.append)
     again = shared.commands.connect(handle.pid)
+    deadline = time.monotonic() + 10
+    while "".join(seen) != "started\n" and time.monotonic() < deadline:
+        time.sleep(0.01)  # the command is up: killed from here on
     handle.kill()
     result = handle.wait()
     # The tree kill's signal ends it (SIGTERM first, SIGKILL if it still ran): no exit status.

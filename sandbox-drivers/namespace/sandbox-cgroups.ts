@@ -16,12 +16,13 @@ import { chown, mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runQuietly } from './host-commands.js';
+import { SANDBOXD_MEMORY_BOUND } from '../../protocol/sandboxd-node.js';
 
 const ROOT = '/sys/fs/cgroup';
 const V2 = join(ROOT, 'unified');
 
 /** Memory kept for sandboxd above the sandbox's own limit. */
-const DAEMON_MEMORY_RESERVE = 128 * 2 ** 20;
+const DAEMON_MEMORY_RESERVE = SANDBOXD_MEMORY_BOUND;
 
 /** CFS period; the quota is `cpus` of it. */
 const CPU_PERIOD_US = 100_000;

@@ -143,7 +143,12 @@ describe('background commands through a real sandbox', () => {
 
   it('are killed with their tree by kill(), and a later connect gives the whole story', async () => {
     await withSandbox(async (sbx) => {
-      const handle = await sbx.commands.run('echo up; sleep 300 & sleep 300', { background: true });
+      const out = recorder();
+      const handle = await sbx.commands.run('echo up; sleep 300 & sleep 300', {
+        background: true,
+        onStdout: out.push,
+      });
+      await expect.poll(() => out.text()).toBe('up\n'); // the tree is up: killed from here on
       await handle.kill();
       const result = await handle.wait();
       expect(result.stdout).toBe('up\n');

@@ -6,16 +6,14 @@
  * 408 to a head not complete within 10 s. Sandbox code opens at most 4096 files per process. One sandbox
  * for the whole file.
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONNECTION_LIMITS } from '../../../gateway/connection-limits.js';
 import { COMMAND_OPEN_FILES } from '../../../daemon/managed-process.js';
 import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { sandboxdPid, TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
-
-/** sandboxd's stated bound on its resident memory (daemon/README.md, "Bounds"). */
-const SANDBOXD_PEAK_BYTES = 128 * 1024 * 1024;
+import { peakBytes, resetPeak, SANDBOXD_MEMORY_BOUND } from '../support/sandboxd-memory.js';
 
 const world = useGatewayWorld(0);
 const sandboxes = new TestSandboxes();
@@ -137,14 +135,6 @@ async function routeFailures(): Promise<{ route: string | undefined; errorClass:
   return failures;
 }
 
-/** sandboxd's peak resident memory since `resetPeak` (VmHWM), in bytes. */
-function peakBytes(): number {
-  const status = readFileSync(`/proc/${daemon}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) * 1024;
-}
-
-const resetPeak = (): void => writeFileSync(`/proc/${daemon}/clear_refs`, '5');
-
 /** Samples sandboxd's open files every 20 ms until `stop`; the most seen. */
 function sampleOpenFiles(): { stop: () => number } {
   let most = 0;
@@ -205,7 +195,7 @@ node -e "const fs = require('fs'); let last; try { for (;;) last = fs.openSync('
 describe('connections to a gateway port', () => {
   it('keeps a route to its cap under a flood of silent and half-sent connections, within sandboxd bound', async () => {
     const before = readdirSync(`/proc/${daemon}/fd`).length;
-    resetPeak();
+    resetPeak(daemon);
     const openFiles = sampleOpenFiles();
     // 12,000 connections from 4 processes (3,000 each, within their open-files limit), held 2 s.
     const flood = [
@@ -220,7 +210,7 @@ describe('connections to a gateway port', () => {
     expect(most - before).toBeLessThanOrEqual(CONNECTION_LIMITS.perRoute + 16);
     // Most were closed at once (some were still waiting in the kernel's accept queue at the end).
     expect(flood.reduce((sum, seen) => sum + seen.refused, 0)).toBeGreaterThan(12_000 / 2);
-    expect(peakBytes()).toBeLessThanOrEqual(SANDBOXD_PEAK_BYTES);
+    expect(peakBytes(daemon)).toBeLessThanOrEqual(SANDBOXD_MEMORY_BOUND);
     // The refusals are on record, typed, once per interval.
     expect(await routeFailures()).toContainEqual({ route: 'a', errorClass: 'ConnectionLimitError' });
     // Once the flood is gone the route serves an ordinary request through to the upstream.
@@ -242,7 +232,7 @@ describe('connections to a gateway port', () => {
   });
 
   it('stays within its bound with every connection of the sandbox streaming an exchange', async () => {
-    resetPeak();
+    resetPeak(daemon);
     // Each route's cap, over two routes: the sandbox's cap. One more on either is refused.
     const perRoute = CONNECTION_LIMITS.perHost / 2;
     const held = Promise.all([
@@ -257,7 +247,7 @@ describe('connections to a gateway port', () => {
     const seen = (await held).flat();
     expect(refused).toMatch(/^(UND_ERR_SOCKET|ECONNRESET|EPIPE)$/);
     expect(seen.map((s) => s.answered)).toEqual([perRoute, perRoute]);
-    expect(peakBytes()).toBeLessThanOrEqual(SANDBOXD_PEAK_BYTES);
+    expect(peakBytes(daemon)).toBeLessThanOrEqual(SANDBOXD_MEMORY_BOUND);
     await world.upstream.endStreams();
   });
 });
