@@ -1,0 +1,175 @@
+/**
+ * E2B fidelity, the sandbox's lifecycle: programs written the way E2B's documentation and its JS SDK's
+ * own tests create, connect, list, time out and kill sandboxes, and what only E2B's cloud has (refused
+ * by name), through the shim against a real control plane, asserting what E2B says such a program
+ * observes.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CommandExitError,
+  NotFoundError,
+  NotSupportedError,
+  Sandbox,
+  SandboxNotFoundError,
+  Secret,
+  Template,
+  TimeoutError,
+  Volume,
+} from '../../../sdk/compat/e2b/index.js';
+import { useShimSandbox } from './shim-world.js';
+
+const { sandbox } = useShimSandbox(() => Sandbox.create('base', { envs: { FOO: 'bar' } }));
+let sbx: Sandbox;
+beforeAll(() => {
+  sbx = sandbox();
+});
+
+describe('E2B programs: sandbox lifecycle', () => {
+  it('create(opts) and create(template, opts), connect by id, getInfo by id, isRunning false after kill', async () => {
+    const own = await Sandbox.create({ timeoutMs: 60_000 });
+    expect(typeof own.sandboxId).toBe('string');
+    expect(await own.isRunning()).toBe(true);
+    const again = await Sandbox.connect(own.sandboxId);
+    expect(await again.isRunning()).toBe(true);
+    const info = await Sandbox.getInfo(own.sandboxId);
+    expect(info.sandboxId).toBe(own.sandboxId);
+    expect(info.endAt).toBeInstanceOf(Date);
+    expect(info.state).toBe('running');
+    expect(info.metadata).toEqual({});
+    // E2B's extra fields: no egress rules or lifecycle options set, no volumes.
+    expect(info.volumeMounts).toEqual([]);
+    expect(info.network).toBeUndefined();
+    expect(info.lifecycle).toBeUndefined();
+    expect(await own.kill()).toBe(true);
+    expect(await own.isRunning()).toBe(false);
+    const error = await Sandbox.connect(own.sandboxId).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'SandboxNotFoundError' });
+    expect(error).toBeInstanceOf(NotFoundError);
+  });
+
+  it('a sandbox past its timeoutMs is no longer running; its calls then time out, as in E2B', async () => {
+    const short = await Sandbox.create({ timeoutMs: 3_000 });
+    expect(await short.isRunning()).toBe(true);
+    await expect.poll(() => short.isRunning(), { timeout: 20_000, interval: 500 }).toBe(false);
+    await expect(short.commands.run('true')).rejects.toBeInstanceOf(TimeoutError);
+    expect(await Sandbox.kill(short.sandboxId)).toBe(false);
+  });
+
+  it("E2B's default template without internet access: commands run, egress is closed", async () => {
+    const closed = await Sandbox.create({ allowInternetAccess: false, timeoutMs: 60_000 });
+    try {
+      expect(await closed.getInfo()).toMatchObject({
+        allowInternetAccess: false,
+        templateId: 'sdk-base-caps',
+      });
+      expect((await closed.commands.run('echo "$HOME"')).stdout).toBe('/home/user\n');
+      const curl = await closed.commands
+        .run('curl --connect-timeout 3 --max-time 5 -Is http://1.1.1.1')
+        .catch((e: unknown) => e);
+      expect(curl).toBeInstanceOf(CommandExitError);
+      expect((curl as CommandExitError).exitCode).not.toBe(0);
+      const listed = await Sandbox.list({ query: { template: 'base' } }).nextItems();
+      expect(listed.map((s) => s.sandboxId)).toContain(closed.sandboxId);
+    } finally {
+      await closed.kill();
+    }
+  });
+
+  it('Sandbox.kill of an id that does not exist is false; getInfo and connect say SandboxNotFoundError', async () => {
+    expect(await Sandbox.kill('nonexistingsandbox')).toBe(false);
+    expect(await Sandbox.kill('0123456789ab')).toBe(false);
+    await expect(Sandbox.getInfo('nonexistingsandbox')).rejects.toThrow(SandboxNotFoundError);
+    await expect(Sandbox.connect('nonexistingsandbox')).rejects.toThrow(SandboxNotFoundError);
+  });
+
+  it('connect with a timeoutMs shorter than the lifetime left does not shorten it; a longer one is refused by name', async () => {
+    const own = await Sandbox.create({ timeoutMs: 300_000 });
+    try {
+      const before = await Sandbox.getInfo(own.sandboxId);
+      await Sandbox.connect(own.sandboxId, { timeoutMs: 10_000 });
+      await own.connect({ timeoutMs: 10_000 });
+      expect((await own.getInfo()).endAt.getTime()).toBe(before.endAt.getTime());
+      await expect(own.connect({ timeoutMs: 600_000 })).rejects.toMatchObject({
+        name: 'NotSupportedError',
+      });
+      await expect(own.setTimeout(5000)).rejects.toBeInstanceOf(NotSupportedError);
+    } finally {
+      await own.kill();
+    }
+  });
+
+  it('list: newest first by default, order asc/desc, limit pages with nextToken, state and template filters', async () => {
+    const older = await Sandbox.create({ timeoutMs: 60_000 });
+    const newer = await Sandbox.create({ timeoutMs: 60_000 });
+    try {
+      const ids = [older.sandboxId, newer.sandboxId];
+      const ours = (list: { sandboxId: string }[]): string[] =>
+        list.map((s) => s.sandboxId).filter((id) => ids.includes(id));
+      expect(ours(await Sandbox.list().nextItems())).toEqual([newer.sandboxId, older.sandboxId]);
+      expect(ours(await Sandbox.list({ order: 'desc' }).nextItems())).toEqual([
+        newer.sandboxId,
+        older.sandboxId,
+      ]);
+      expect(ours(await Sandbox.list({ order: 'asc' }).nextItems())).toEqual([
+        older.sandboxId,
+        newer.sandboxId,
+      ]);
+
+      const paginator = Sandbox.list({ limit: 1, query: { state: ['running'] } });
+      const first = await paginator.nextItems();
+      expect(first).toHaveLength(1);
+      expect(first[0]?.state).toBe('running');
+      expect(paginator.hasNext).toBe(true);
+      expect(paginator.nextToken).not.toBeUndefined();
+      expect(first[0]?.sandboxId).toBe(newer.sandboxId);
+
+      await older.pause();
+      const paused = await Sandbox.list({ query: { state: ['paused'] } }).nextItems();
+      expect(paused.map((s) => [s.sandboxId, s.state])).toEqual([[older.sandboxId, 'paused']]);
+      const byTemplate = await Sandbox.list({ query: { template: 'base' } }).nextItems();
+      expect(byTemplate.map((s) => s.sandboxId)).toEqual(expect.arrayContaining(ids));
+      expect(await Sandbox.list({ query: { template: 'no-such-template' } }).nextItems()).toEqual([]);
+      expect(() => Sandbox.list({ query: { startedAfter: new Date() } })).toThrow(NotSupportedError);
+      const resumed = await Sandbox.connect(older.sandboxId);
+      expect(await resumed.isRunning()).toBe(true);
+    } finally {
+      await older.kill();
+      await newer.kill();
+    }
+    const gone = await Sandbox.list({ query: { state: ['running'] } }).nextItems();
+    expect(gone.map((s) => s.sandboxId)).not.toContain(older.sandboxId);
+  });
+});
+
+describe("E2B programs: what only E2B's cloud has", () => {
+  it('Template, Volume and Secret import, and refuse any use naming it', () => {
+    expect(() => Template.build('template', { alias: 'mine' })).toThrow(NotSupportedError);
+    expect(() => Template.build('template', { alias: 'mine' })).toThrow(/sdk template build/);
+    expect(() => new Template()).toThrow(expect.objectContaining({ feature: 'Template' }) as Error);
+    expect(() => Volume.create('data')).toThrow(
+      expect.objectContaining({ feature: 'Volume.create' }) as Error,
+    );
+    expect(() => Secret.list()).toThrow(NotSupportedError);
+  });
+
+  it("a call's AbortSignal is refused by name, as in the connection options", async () => {
+    const signal = AbortSignal.timeout(5000);
+    await expect(sbx.commands.run('true', { signal } as never)).rejects.toMatchObject({
+      name: 'NotSupportedError',
+      feature: 'signal',
+    });
+    await expect(sbx.files.read('x.txt', { signal } as never)).rejects.toMatchObject({ feature: 'signal' });
+    await expect(sbx.commands.list({ signal } as never)).rejects.toMatchObject({ feature: 'signal' });
+  });
+
+  it("Sandbox's statics for E2B's cloud refuse by name; getFullInfo is getInfo", async () => {
+    for (const feature of ['updateNetwork', 'createSnapshot', 'deleteSnapshot', 'fork'] as const) {
+      await expect(Sandbox[feature](sbx.sandboxId)).rejects.toMatchObject({
+        name: 'NotSupportedError',
+        feature: `Sandbox.${feature}`,
+      });
+    }
+    expect(() => Sandbox.listSnapshots()).toThrow(NotSupportedError);
+    expect((await Sandbox.getFullInfo(sbx.sandboxId)).sandboxId).toBe(sbx.sandboxId);
+  });
+});
