@@ -352,8 +352,11 @@ const WORD_RULES: readonly TextRule[] = [...DATA_RULES, assignedValue, headerVal
  * none).
  */
 function* flagValue(words: readonly Word[]): Generator<Span> {
+  // A password attached to its option (`mysql -pwd_secret`) is a value, not a flag named by it.
+  const attached = new Set([...attachedPasswords(words)].map(([index]) => index));
   for (let i = 0; i + 1 < words.length; i++) {
     const flag = words[i]?.text ?? '';
+    if (attached.has(i)) continue;
     if (/^--?[A-Za-z][\w.-]*$/.test(flag) && isCredentialName(flag) && !/stdin$/i.test(flag)) {
       yield* wordSpan(words[i + 1]);
     }
@@ -410,20 +413,30 @@ const PROGRAM_PASSWORDS: readonly ProgramPasswords[] = [
   { program: /^login$/, options: ['-p'], separate: true },
 ];
 
-/** The values of `PROGRAM_PASSWORDS` options after their program in a command. */
-function* programPassword(words: readonly Word[]): Generator<Span> {
+/**
+ * The words of a command holding a `PROGRAM_PASSWORDS` option's value: `[index, where the value
+ * starts]` (0 for a value in a word of its own, after its option).
+ */
+function* attachedPasswords(words: readonly Word[]): Generator<readonly [number, number]> {
   for (const { program, options, separate } of PROGRAM_PASSWORDS) {
     const from = words.findIndex((word) => program.test(programName(word)));
     if (from < 0) continue;
     for (let i = from + 1; i < words.length; i++) {
-      const word = words[i];
-      if (word === undefined) continue;
+      const text = words[i]?.text ?? '';
       for (const option of options) {
-        if (word.text === option && separate) yield* wordSpan(words[i + 1]);
+        if (text === option && separate && i + 1 < words.length) yield [i + 1, 0];
         const attached = option.startsWith('--') ? `${option}=` : option;
-        if (word.text.startsWith(attached) && word.text !== option) yield* part(word, attached.length);
+        if (text.startsWith(attached) && text !== option) yield [i, attached.length];
       }
     }
+  }
+}
+
+/** The values of `PROGRAM_PASSWORDS` options after their program in a command. */
+function* programPassword(words: readonly Word[]): Generator<Span> {
+  for (const [index, start] of attachedPasswords(words)) {
+    const word = words[index];
+    if (word !== undefined) yield* part(word, start);
   }
 }
 

@@ -41,6 +41,9 @@ describe('a recorded command line', () => {
     // Nested command lines are read too, each command on its own.
     ['X=$(curl -u me:pw https://x) && echo ok', 'X=$(curl -u *** https://x) && echo ok'],
     ["ssh host 'mysql -pabc123 shop'", "ssh host 'mysql -p*** shop'"],
+    // A password that reads like a credential flag's name is still the option's value (seen by the
+    // property test: the database after it was masked too).
+    ['sh -c "mysql -pwd_.0--A- shop < dump.sql"', 'sh -c "mysql -p*** shop < dump.sql"'],
     ['curl -H PRIVATE-TOKEN: abc123 https://x', 'curl -H PRIVATE-TOKEN: *** https://x'],
     [
       "npm config set '//registry.example/:_authToken' npm_abc",
