@@ -178,9 +178,10 @@ describe('sandboxd under load', () => {
 
   it('holds at most 1,024 connections that send nothing, within its bound', async () => {
     const { port } = new URL(daemon.url);
-    const opened = Date.now();
     const sockets: Socket[] = [];
-    let closed = 0;
+    // A connection past the cap is closed as it is accepted, without a byte; one held past its 10 s
+    // for a request head is answered 408 first. Only the former are counted.
+    let refused = 0;
     // In batches the kernel's accept queue takes whole, so each connection reaches sandboxd at once.
     for (let batch = 0; batch < 1_074 / 64; batch += 1) {
       const next = await Promise.all(
@@ -188,18 +189,20 @@ describe('sandboxd under load', () => {
           { length: Math.min(64, 1_074 - sockets.length) },
           () =>
             new Promise<Socket>((resolve, reject) => {
+              let answered = false;
               const socket = connect(Number(port), '127.0.0.1', () => resolve(socket));
               socket.once('error', reject);
-              socket.once('close', () => (closed += 1));
+              socket.on('data', () => (answered = true));
+              socket.once('close', () => {
+                if (!answered) refused += 1;
+              });
             }),
         ),
       );
       sockets.push(...next);
     }
     try {
-      // Closed as they come past the cap: well before the 10 s a silent connection is given.
-      await expect.poll(() => closed, { timeout: 5_000 }).toBeGreaterThanOrEqual(50);
-      expect(Date.now() - opened).toBeLessThan(10_000);
+      await expect.poll(() => refused).toBeGreaterThanOrEqual(50);
       expect(peakBytes(daemon.pid)).toBeLessThan(SANDBOXD_MEMORY_BOUND);
     } finally {
       for (const socket of sockets) socket.destroy();
