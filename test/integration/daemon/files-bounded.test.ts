@@ -10,11 +10,10 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { descendantsOf } from '../../../daemon/process-tree.js';
 import { SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
 import { Files } from '../../../sdk/files.js';
-import { startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
+import { FILES_HELPER_MARKER, startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
 import type { LocalSandboxd } from '../support/sandboxd.js';
 
 let world: FilesDaemon;
@@ -68,22 +67,8 @@ async function outcomeOf(promise: Promise<unknown>): Promise<unknown> {
   }
 }
 
-/**
- * Pids of files helpers (`FILES_HELPER`) among this file's sandboxd's descendants, those with every one
- * of `args` among their arguments (the operation, the path).
- */
-function helpers(...args: string[]): number[] {
-  return [...descendantsOf(daemon.pid).keys()].filter((pid) => {
-    try {
-      const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
-      return (
-        argv.some((a) => a.startsWith('// sandboxd files helper')) && args.every((a) => argv.includes(a))
-      );
-    } catch {
-      return false; // ended while we looked
-    }
-  });
-}
+/** Pids of files helpers among this file's sandboxd's descendants with every one of `args`. */
+const helpers = (...args: string[]): number[] => world.helpers(FILES_HELPER_MARKER, ...args);
 
 /** A process's state letter (`T` stopped), or `gone`. */
 function stateOf(pid: number): string {

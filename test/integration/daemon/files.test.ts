@@ -1,7 +1,7 @@
 /**
  * sandboxd's files API (`/v1/files/...`) through `Files` on a local daemon (root) whose commands run as
  * uid 1000: round trips of text, bytes and streams, one file or many, parents made, listing by depth,
- * rename and remove, watching a directory or a tree, typed errors (no space on a real small tmpfs),
+ * rename and remove, typed errors (no space on a real small tmpfs),
  * what is not a regular file refused, hostile paths refused, the user's permissions, never sandboxd's,
  * applying, and no helper process outliving its call.
  */
@@ -14,7 +14,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -26,12 +25,10 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { descendantsOf } from '../../../daemon/process-tree.js';
 import { InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
 import { Files } from '../../../sdk/files.js';
-import type { FilesystemEvent } from '../../../sdk/files-watch.js';
-import { startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
+import { codeOf, FILES_HELPER_MARKER, startFilesDaemon, type FilesDaemon } from '../support/files-daemon.js';
 import type { LocalSandboxd } from '../support/sandboxd.js';
 
 let world: FilesDaemon;
@@ -49,16 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await world.stop();
 });
-
-/** The SandboxError code `promise` rejects with. */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SandboxError);
-  return (error as SandboxError).code;
-}
 
 describe('files', () => {
   it('round-trips text and bytes, making parents, as the sandbox user', async () => {
@@ -224,206 +211,18 @@ async function uploadThenLeave(target: string, written: () => number, looks = In
   return partial;
 }
 
-/** Pids of watch helpers watching `path` (the program and its arguments are on its command line). */
-function watchHelpers(path: string): number[] {
-  return helpers('// sandboxd files watch', path);
-}
+/** Pids of the resident files helper. */
+const residentHelpers = (): number[] => world.helpers(FILES_HELPER_MARKER, 'serve');
 
-/**
- * Pids of helper programs starting with `marker` that have `arg` among their arguments, among this
- * file's sandboxd's descendants (another file's sandboxd may run helpers of its own beside it).
- */
-function helpers(marker: string, arg: string): number[] {
-  return [...descendantsOf(daemon.pid).keys()].filter((pid) => {
-    try {
-      const args = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
-      return args.some((a) => a.startsWith(marker)) && args.includes(arg);
-    } catch {
-      return false; // ended while we looked
-    }
-  });
-}
-
-/** A fresh directory in the home, made by root and left readable (as a user's program would see it). */
-function freshDir(name: string): string {
-  const dir = join(home, name);
-  mkdirSync(dir);
-  chownSync(dir, 1000, 1000);
-  return dir;
-}
-
-/** A watch whose events are collected. */
-async function collect(path: string, recursive = false) {
-  const events: FilesystemEvent[] = [];
-  const handle = await files.watchDir(path, (event) => void events.push(event), { recursive });
-  /** Waits until `expected` appears in order among the events (other events may come between). */
-  const sees = async (expected: FilesystemEvent[]): Promise<void> => {
-    await expect
-      .poll(() => {
-        let at = 0;
-        for (const event of events) {
-          const want = expected[at];
-          if (want !== undefined && event.type === want.type && event.name === want.name) at += 1;
-        }
-        return at === expected.length ? 'seen' : JSON.stringify(events);
-      })
-      .toBe('seen');
-  };
-  return { events, handle, sees };
-}
-
-describe('files.watchDir', () => {
-  it('reports create, write, chmod, rename and remove in a directory, not below it, until stopped', async () => {
-    const dir = freshDir('watched');
-    mkdirSync(join(dir, 'below'));
-    const { events, handle, sees } = await collect(dir);
-    writeFileSync(join(dir, 'a.txt'), 'one');
-    await sees([
-      { type: 'create', name: 'a.txt' },
-      { type: 'write', name: 'a.txt' },
-    ]);
-    // One change at a time, as a program between calls would make them: the helper tells what a
-    // change was from what it finds after it, which a burst of changes would blur.
-    writeFileSync(join(dir, 'a.txt'), 'two', { flag: 'a' });
-    await sees([
-      { type: 'write', name: 'a.txt' },
-      { type: 'write', name: 'a.txt' },
-    ]);
-    chmodSync(join(dir, 'a.txt'), 0o600);
-    await sees([{ type: 'chmod', name: 'a.txt' }]);
-    renameSync(join(dir, 'a.txt'), join(dir, 'b.txt'));
-    await sees([
-      { type: 'rename', name: 'a.txt' },
-      { type: 'create', name: 'b.txt' },
-    ]);
-    writeFileSync(join(dir, 'below', 'deep.txt'), 'not watched');
-    rmSync(join(dir, 'b.txt'));
-    await sees([
-      { type: 'create', name: 'a.txt' },
-      { type: 'write', name: 'a.txt' },
-      { type: 'write', name: 'a.txt' },
-      { type: 'chmod', name: 'a.txt' },
-      { type: 'rename', name: 'a.txt' },
-      { type: 'create', name: 'b.txt' },
-      { type: 'remove', name: 'b.txt' },
-    ]);
-    // The rename is the old name then the new, as fsnotify tells it.
-    const renamed = events.findIndex((e) => e.type === 'rename');
-    expect(events[renamed + 1]).toEqual({ type: 'create', name: 'b.txt' });
-    expect(events.some((e) => e.name.startsWith('below/'))).toBe(false);
-    await handle.stop();
-    await expect.poll(() => watchHelpers(dir)).toEqual([]);
-    const count = events.length;
-    writeFileSync(join(dir, 'after.txt'), 'x');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(events.length).toBe(count);
-  });
-
-  it('reports files.write over a file as a write of it, never its temporary file; a move over a file as a rename', async () => {
-    const dir = freshDir('overwritten');
-    writeFileSync(join(dir, 'kept.txt'), 'old');
-    writeFileSync(join(dir, 'other.txt'), 'other');
-    chownSync(join(dir, 'kept.txt'), 1000, 1000);
-    chownSync(join(dir, 'other.txt'), 1000, 1000);
-    const { events, handle, sees } = await collect(dir);
-    await files.write(join(dir, 'kept.txt'), 'new content');
-    await sees([{ type: 'write', name: 'kept.txt' }]);
-    renameSync(join(dir, 'other.txt'), join(dir, 'kept.txt'));
-    await sees([
-      { type: 'write', name: 'kept.txt' },
-      { type: 'rename', name: 'other.txt' },
-      { type: 'create', name: 'kept.txt' },
-    ]);
-    await handle.stop();
-    expect(events.filter((e) => e.name !== 'kept.txt' && e.name !== 'other.txt')).toEqual([]);
-    expect(events.filter((e) => e.name === 'kept.txt' && e.type === 'create')).toHaveLength(1);
-  });
-
-  it('with recursive, reports the whole tree, directories made or renamed later included', async () => {
-    const dir = freshDir('tree-watched');
-    mkdirSync(join(dir, 'old'));
-    const { handle, sees } = await collect(dir, true);
-    writeFileSync(join(dir, 'old', 'x.txt'), 'x');
-    await sees([{ type: 'create', name: 'old/x.txt' }]);
-    // A tree made at once: what was in it before its watch began is reported as created too.
-    mkdirSync(join(dir, 'new', 'deeper'), { recursive: true });
-    writeFileSync(join(dir, 'new', 'deeper', 'y.txt'), 'y');
-    await sees([
-      { type: 'create', name: 'old/x.txt' },
-      { type: 'create', name: 'new' },
-      { type: 'create', name: 'new/deeper' },
-      { type: 'create', name: 'new/deeper/y.txt' },
-    ]);
-    renameSync(join(dir, 'new'), join(dir, 'moved'));
-    await sees([
-      { type: 'rename', name: 'new' },
-      { type: 'create', name: 'moved' },
-    ]);
-    writeFileSync(join(dir, 'moved', 'deeper', 'z.txt'), 'z');
-    await sees([{ type: 'create', name: 'moved/deeper/z.txt' }]);
-    rmSync(join(dir, 'old'), { recursive: true });
-    await sees([
-      { type: 'remove', name: 'old/x.txt' },
-      { type: 'remove', name: 'old' },
-    ]);
-    await handle.stop();
-  });
-
-  it('refuses what is missing, not a directory, not readable by the user, or malformed, before any event', async () => {
-    const noop = (): void => undefined;
-    expect(await codeOf(files.watchDir(`${home}/no-such-dir`, noop))).toBe('file_not_found');
-    writeFileSync(join(home, 'plain'), 'x');
-    expect(await codeOf(files.watchDir(`${home}/plain`, noop))).toBe('not_a_directory');
-    expect(await codeOf(files.watchDir('/root', noop))).toBe('permission_denied');
-    const closed = join(root, 'root-only-dir');
-    mkdirSync(closed, { mode: 0o700 });
-    expect(await codeOf(files.watchDir(closed, noop))).toBe('permission_denied');
-    expect(await codeOf(files.watchDir(`/proc/${String(daemon.pid)}/fd`, noop))).toBe('permission_denied');
-    await expect(files.watchDir('relative', noop)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(files.watchDir(home, 'not a function' as never)).rejects.toBeInstanceOf(
-      InvalidArgumentError,
-    );
-    await expect(files.watchDir(home, noop, { recursive: 'yes' as never })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
-    );
-    const res = await request(`${daemon.url}/v1/files/watch?path=${encodeURIComponent(home)}&recursive=1`, {
-      headers: { authorization: `Bearer ${daemon.token}` },
-    });
-    expect(res.statusCode).toBe(400);
-    expect(((await res.body.json()) as { code: string }).code).toBe('invalid_argument');
-  });
-
-  it('ends its helper when the client goes away, and ends the stream (onExit) when the directory goes', async () => {
-    const dir = freshDir('abandoned');
-    const abort = new AbortController();
-    const res = await request(`${daemon.url}/v1/files/watch?path=${encodeURIComponent(dir)}`, {
-      headers: { authorization: `Bearer ${daemon.token}` },
-      signal: abort.signal,
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/x-ndjson');
-    const reader = res.body[Symbol.asyncIterator]();
-    expect(String((await reader.next()).value)).toBe('{"type":"watching"}\n');
-    expect(watchHelpers(dir)).toHaveLength(1);
-    abort.abort();
-    await expect.poll(() => watchHelpers(dir)).toEqual([]);
-
-    const gone = freshDir('going');
-    let exited: unknown = 'not yet';
-    await files.watchDir(gone, () => undefined, {
-      onExit: (error) => {
-        exited = error;
-      },
-    });
-    rmSync(gone, { recursive: true });
-    await expect.poll(() => exited).toBeUndefined();
-    await expect.poll(() => watchHelpers(gone)).toEqual([]);
-  });
-});
+/** The error `promise` rejects with. */
+const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => 'no error',
+    (e: unknown) => e,
+  );
 
 describe('files, more', () => {
   it('answers JSON calls from one resident helper: concurrent calls, a helper killed, let go when idle', async () => {
-    const resident = (): number[] => helpers('// sandboxd files helper', 'serve');
     await files.write(`${home}/res/a.txt`, 'a');
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
@@ -435,15 +234,15 @@ describe('files, more', () => {
       else expect(answer).toEqual([expect.objectContaining({ name: 'a.txt' })]);
     });
     expect(await codeOf(files.getInfo(`${home}/res/missing`))).toBe('file_not_found');
-    const [pid] = resident();
-    expect(resident()).toHaveLength(1);
+    const [pid] = residentHelpers();
+    expect(residentHelpers()).toHaveLength(1);
     // The user's own code can end it (it is the user's process); the next call starts another.
     await commands.run(`kill -9 ${String(pid)}`);
-    await expect.poll(() => resident().includes(pid ?? 0)).toBe(false);
+    await expect.poll(() => residentHelpers().includes(pid ?? 0)).toBe(false);
     expect(await files.exists(`${home}/res/a.txt`)).toBe(true);
-    expect(resident()).toHaveLength(1);
+    expect(residentHelpers()).toHaveLength(1);
     // Without calls it is let go (10 s), leaving no process of the user behind.
-    await expect.poll(resident, { timeout: 15_000, interval: 500 }).toEqual([]);
+    await expect.poll(residentHelpers, { timeout: 15_000, interval: 500 }).toEqual([]);
   });
 
   it('writes many files in one call, in order, after checking every entry', async () => {
@@ -542,16 +341,6 @@ describe('files, more', () => {
   });
 });
 
-/** Pids of the resident files helper. */
-const residentHelpers = (): number[] => helpers('// sandboxd files helper', 'serve');
-
-/** The error `promise` rejects with. */
-const failureOf = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => 'no error',
-    (e: unknown) => e,
-  );
-
 describe('files, against the sandbox code', () => {
   it('kills a resident helper the user stopped, failing its calls in time, and starts a fresh one', async () => {
     await files.getInfo(home);
@@ -572,7 +361,7 @@ describe('files, against the sandbox code', () => {
   });
 
   it('refuses a listing over 8 MiB rather than holding it in sandboxd', async () => {
-    const dir = freshDir('huge-listing');
+    const dir = world.freshDir('huge-listing');
     // ~20,000 entries of ~450 bytes of JSON each: about 9 MiB.
     execFileSync('sh', ['-c', `cd ${dir} && seq -f "${'n'.repeat(200)}%05g" 1 20000 | xargs touch`]);
     const error = await failureOf(files.list(dir));
@@ -586,25 +375,10 @@ describe('files, against the sandbox code', () => {
     rmSync(dir, { recursive: true });
   });
 
-  it('ends a watch helper whose client left while it was still setting up', async () => {
-    const dir = freshDir('slow-watch');
-    execFileSync('sh', ['-c', `cd ${dir} && seq 1 90000 | xargs touch`]);
-    const abort = new AbortController();
-    const pending = request(`${daemon.url}/v1/files/watch?path=${encodeURIComponent(dir)}`, {
-      headers: { authorization: `Bearer ${daemon.token}` },
-      signal: abort.signal,
-    }).catch(() => undefined);
-    await expect.poll(() => watchHelpers(dir), { interval: 10 }).toHaveLength(1);
-    abort.abort();
-    await pending;
-    await expect.poll(() => watchHelpers(dir), { timeout: 15_000 }).toEqual([]);
-    rmSync(dir, { recursive: true });
-  });
-
   it('a read whose bytes break off midway fails with SandboxError, as a stream or whole', async () => {
     execFileSync('truncate', ['-s', '256M', join(home, 'long.bin')]);
     chownSync(join(home, 'long.bin'), 1000, 1000);
-    const readers = (): number[] => helpers('// sandboxd files helper', 'read');
+    const readers = (): number[] => world.helpers(FILES_HELPER_MARKER, 'read');
     const stream = await files.read(`${home}/long.bin`, { format: 'stream' });
     const chunks = stream[Symbol.asyncIterator]();
     await chunks.next();
@@ -676,7 +450,7 @@ describe('files, against the sandbox code', () => {
     }
     expect(read).toBe(8 * 1024 * 1024);
     expect(statSync(`${home}/growing.bin`).size).toBe(12 * 1024 * 1024);
-    await expect.poll(() => helpers('// sandboxd files helper', 'read')).toEqual([]);
+    await expect.poll(() => world.helpers(FILES_HELPER_MARKER, 'read')).toEqual([]);
     await files.remove(`${home}/sparse.bin`);
   });
 
