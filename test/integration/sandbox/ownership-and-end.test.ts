@@ -68,6 +68,27 @@ async function sandboxProcess(
   return found;
 }
 
+/**
+ * A sandbox of `cp` with a `sleep 600` left running (bubblewrap's pid 1 waits for it, so the sandbox's
+ * cgroup does not empty by itself), and `killSandboxd`, which ends its sandboxd from outside with
+ * SIGKILL as seen by `driver` (a restarted control plane's, say).
+ */
+async function sandboxWithSurvivor(cp: InProcessControlPlane): Promise<{
+  readonly sbx: Sandbox;
+  readonly survivor: { readonly pid: string; readonly start: string };
+  readonly killSandboxd: (driver?: NamespaceDriver) => void;
+}> {
+  const sbx = await create(cp);
+  await sbx.commands.run('sleep 600', { background: true });
+  const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+  return {
+    sbx,
+    survivor,
+    killSandboxd: (driver = cp.driver) =>
+      process.kill(Number(sandboxdPid(driver.instance, sbx.sandboxId)), 'SIGKILL'),
+  };
+}
+
 /** Settles as `promise` does, or fails once `ms` have passed. */
 function within<T>(ms: number, promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -220,17 +241,14 @@ describe('a sandbox whose sandboxd dies', () => {
   it('ends promptly as failed while another process of the sandbox lives on, and kills that process', async () => {
     const cp = await startControlPlane();
     try {
-      const sbx = await create(cp);
-      // A survivor: bubblewrap's pid 1 waits for it, so the sandbox's cgroup does not empty by itself.
-      await sbx.commands.run('sleep 600', { background: true });
-      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      const { sbx, survivor, killSandboxd } = await sandboxWithSurvivor(cp);
       const ended = firstValueFrom(
         Sandbox.events({ controlPlaneUrl: cp.url }).pipe(
           filter((event) => event.sandboxId === sbx.sandboxId && event.state === 'ended'),
         ),
       );
       await new Promise((resolve) => setTimeout(resolve, 100)); // the event stream is open
-      process.kill(Number(sandboxdPid(cp.driver.instance, sbx.sandboxId)), 'SIGKILL');
+      killSandboxd();
       expect(await within(10_000, ended, 'the end event')).toMatchObject({
         state: 'ended',
         endReason: 'failed',
@@ -247,11 +265,9 @@ describe('a sandbox whose sandboxd dies', () => {
   it('ends as failed when sandboxd is killed while its sandbox is suspended (bubblewrap frozen too)', async () => {
     const cp = await startControlPlane();
     try {
-      const sbx = await create(cp);
-      await sbx.commands.run('sleep 600', { background: true });
-      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      const { sbx, survivor, killSandboxd } = await sandboxWithSurvivor(cp);
       await sbx.pause();
-      process.kill(Number(sandboxdPid(cp.driver.instance, sbx.sandboxId)), 'SIGKILL');
+      killSandboxd();
       await expect
         .poll(() => cp.plane.get(sbx.sandboxId), { timeout: 10_000, interval: 50 })
         .toMatchObject({ state: 'ended', endReason: 'failed' });
@@ -266,16 +282,14 @@ describe('a sandbox whose sandboxd dies', () => {
     const cp = await startControlPlane();
     let restarted: ControlPlane | undefined;
     try {
-      const sbx = await create(cp);
-      await sbx.commands.run('sleep 600', { background: true });
-      const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+      const { sbx, survivor, killSandboxd } = await sandboxWithSurvivor(cp);
       // The first control plane stops (its driver, sandboxd's parent, watches no more); a new one with a
       // driver of its own adopts the sandbox from the same state folder.
       await cp.plane.close();
       const driver = new NamespaceDriver({ stateDir: cp.stateDir });
       restarted = await ControlPlane.start({ stateDir: cp.stateDir, driver, operatorKey: TEST_OPERATOR_KEY });
       expect(restarted.get(sbx.sandboxId).state).toBe('running');
-      process.kill(Number(sandboxdPid(driver.instance, sbx.sandboxId)), 'SIGKILL');
+      killSandboxd(driver);
       const plane = restarted;
       await expect
         .poll(() => plane.get(sbx.sandboxId), { timeout: 10_000, interval: 50 })
