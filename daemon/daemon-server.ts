@@ -36,6 +36,7 @@ import type { AgentHost } from './agent-host.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
 import type { GatewayHost } from '../gateway/gateway-host.js';
+import { CONNECTION_LIMITS } from '../gateway/connection-limits.js';
 import type { ManagedProcess } from './managed-process.js';
 import type { ProcessTable } from './process-table.js';
 import type { TokenCheck } from './token.js';
@@ -123,12 +124,11 @@ const readJson = <T extends z.ZodType>(req: IncomingMessage, schema: T): Promise
   readBodyJson(req, schema, MAX_JSON_BYTES);
 
 /**
- * Connections sandboxd holds at once, and how long one may take to send its request head. Only the
- * host's side reaches sandboxd's port (the sandbox's table refuses sandbox code), so these bound what a
- * host process that opens connections and sends nothing can make sandboxd hold.
+ * Connections sandboxd holds at once; each has the gateway's request-head deadline. Only the host's
+ * side reaches sandboxd's port (the sandbox's table refuses sandbox code), so these bound what a host
+ * process that opens connections and sends nothing can make sandboxd hold.
  */
 const MAX_CONNECTIONS = 1024;
-const HEADERS_TIMEOUT_MS = 10_000;
 
 /** Open streams of each kind at most (see `event-streams.ts` for what each may hold). */
 const STREAM_LIMITS = { commands: 32, agent: 16, records: 16 } as const;
@@ -314,8 +314,12 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   };
 
   const server = createServer(
-    // Streams and uploads have no overall deadline; a request head does (checked every second).
-    { requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 },
+    // Streams and uploads have no overall deadline; a request head has the gateway listeners' one.
+    {
+      requestTimeout: 0,
+      headersTimeout: CONNECTION_LIMITS.requestHeadTimeoutMs,
+      connectionsCheckingInterval: CONNECTION_LIMITS.checkIntervalMs,
+    },
     (req, res) => {
       // A fault anywhere in one request, its reply included, answers that request (or cuts only its
       // socket once the answer has started); it never reaches the rest of the daemon.
