@@ -7,15 +7,12 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENT_CONFIG_DIR, type AgentConfigWrite } from '../protocol/agent-wire.js';
+import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME, type AgentConfigWrite } from '../protocol/agent-wire.js';
 import { configHash } from '../runtime-drivers/config-hash.js';
 import { RequestError } from './request-error.js';
 
 /** Configurations kept; the oldest is forgotten beyond this. */
 const KEPT = 16;
-
-/** Where the runtime's `XDG_CONFIG_HOME` points: read-only, holding `opencode/.gitignore`. */
-export const AGENT_CONFIG_HOME = '/run/agent-config-home';
 
 /** A configuration sandboxd holds. */
 export interface StoredConfig {

@@ -6,7 +6,7 @@
  * the clock at the machine's next deadline, and `tree_empty` once no process of the execution remains.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { HostedActor, stateName } from '../actors/hosted-actor.js';
@@ -29,7 +29,8 @@ import type { RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
 import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
-import type { ManagedProcess, SandboxUser } from './managed-process.js';
+import type { ManagedProcess } from './managed-process.js';
+import { canEnter, type SandboxUser } from './sandbox-spawn.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { runtimeBFiles } from './runtime-b-launch.js';
@@ -135,7 +136,13 @@ export class AgentHost {
    * @throws SdkError `not_found` for a configuration this daemon does not hold, `invalid_argument` for a
    *   working directory that does not exist
    */
-  start(start: StartExecution): string {
+  async start(start: StartExecution): Promise<string> {
+    // First, and the only wait: from here to the execution's entry nothing else runs (busy stays exact).
+    if (!(await canEnter(this.#options.user, start.workdir))) {
+      throw new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
+        field: 'workdir',
+      });
+    }
     this.#send({ type: 'clock', now: Date.now() });
     const limits = machineLimits(start.limits);
     if (this.#current !== undefined) {
@@ -151,11 +158,6 @@ export class AgentHost {
     const plan = planRuntime(start, config, this.#site);
     if (!plan.files.every((file) => existsSync(file))) {
       throw new AgentError('runtime_missing', 'the runtime is not in this sandbox image');
-    }
-    if (!isDirectory(start.workdir)) {
-      throw new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
-        field: 'workdir',
-      });
     }
     const standby = this.#standby.take(start);
     this.#collectLeftTrees();
@@ -386,12 +388,4 @@ function machineLimits(limits: WireExecutionLimits) {
 
 function cgroupDirOf(procsFile: string | undefined): string | undefined {
   return procsFile === undefined ? undefined : procsFile.slice(0, procsFile.lastIndexOf('/'));
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -1,9 +1,12 @@
-// Bundles sandboxd for sandboxes into dist/sandboxd/: sandboxd.cjs (daemon/main.ts with every module and
+// Bundles sandboxd for sandboxes into dist/sandboxd/: sdk-exec (the C helper that places sandboxd and
+// starts every process of sandbox code, sandbox-drivers/namespace/sdk-exec/README.md, static so it runs
+// in any root), sandboxd.cjs (daemon/main.ts with every module and
 // package it imports, one file; its source map beside it, not linked) and start.cjs (daemon/sandboxd-start.ts,
 // which runs it from V8's code cache). Run by `npm run build` after tsc; the namespace driver copies the
 // .cjs files into the runtime image it binds at /opt/sdk (sandbox-drivers/namespace/runtime-image.ts).
 // Why: Node resolving and loading dist/ and node_modules/ module by module was most of a cold start
 // (about 190 ms of Node before the ready line; bench/README.md).
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
@@ -125,3 +128,19 @@ for (const output of results.flatMap((result) => Object.values(result.metafile.o
     }
   }
 }
+
+// Static: it runs from the host, in sandboxd's root and in the sandbox's, whatever libc each holds.
+execFileSync(
+  'gcc',
+  [
+    '-static',
+    '-O2',
+    '-Wall',
+    '-Wextra',
+    '-Werror',
+    '-o',
+    join(out, 'sdk-exec'),
+    join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c'),
+  ],
+  { stdio: 'inherit' },
+);

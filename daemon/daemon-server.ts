@@ -8,8 +8,8 @@
  *   PUT  /v1/secrets                    { envs }: `secrets=`, values included, for every command → { names }
  *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
  *                                       responses, commands, routes), from ?after=<seq>
- *   POST /v1/processes                  start a command (the secrets under its own envs) → { pid }; with
- *                                       ?stream=true its event stream
+ *   POST /v1/processes                  start a command (the secrets under its own envs) as `user` (the
+ *                                       default) or `root` → { pid }; with ?stream=true its event stream
  *   GET  /v1/processes                  [{ pid, cmd, running }]
  *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
  *   POST /v1/processes/:pid/stdin       raw body appended to stdin
@@ -17,7 +17,7 @@
  *   POST /v1/processes/:pid/signal      { signal, tree }
  *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
  *   GET|PUT /v1/home/archive            the user's home as a gzip tar stream: protocol/home-archive.ts
- *   /v1/files/...                       files as the sandbox user: protocol/files-wire.ts
+ *   /v1/files/...                       files as the sandbox user or root: protocol/files-wire.ts
  *
  * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
  */
@@ -47,6 +47,7 @@ import { StreamQuota, streamAudit, streamLines } from './event-streams.js';
 import { streamProcessEvents } from './process-stream.js';
 import { readBody, readJson as readBodyJson } from './request-body.js';
 import { SecretEnvs } from './secret-envs.js';
+import { checkedAccount } from './sandbox-account.js';
 
 /** What the server needs. */
 export interface DaemonServerOptions {
@@ -208,11 +209,19 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     ...homeArchiveRoutes(processes.user),
     ...filesRoutes(processes.user),
     'POST /v1/processes': async ({ req, res, url }) => {
-      const spec = await readJson(req, startCommandSchema);
+      const { user, ...spec } = await readJson(req, startCommandSchema);
+      // Root outside a sandbox is refused (`invalid_argument`) before the command starts.
+      const account = checkedAccount('commands.run', user, processes.user);
       const streamed = url.searchParams.get('stream') === 'true';
       if (streamed) quotas.commands.check(); // refused before the command starts
       const proc = await processes
-        .start({ ...spec, envs: secretEnvs.under(spec.envs), cwd: spec.cwd, timeoutMs: spec.timeoutMs })
+        .start({
+          ...spec,
+          account,
+          envs: secretEnvs.under(spec.envs),
+          cwd: spec.cwd,
+          timeoutMs: spec.timeoutMs,
+        })
         .catch((error: unknown) => {
           throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
         });
@@ -254,7 +263,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     'PUT /v1/agent/config': async ({ req }) =>
       ok(agentsOf().writeConfig(await readJson(req, agentConfigSchema))),
     'POST /v1/agent/executions': async ({ req }) =>
-      ok({ executionId: agentsOf().start(await readJson(req, startExecutionSchema)) }),
+      ok({ executionId: await agentsOf().start(await readJson(req, startExecutionSchema)) }),
     'GET /v1/agent/executions': () => ok(agentsOf().list()),
     'POST /v1/agent/executions/:id/prompt': async ({ req, res, params }): Promise<Reply> => {
       const id = params['id'] ?? '';

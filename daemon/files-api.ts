@@ -1,8 +1,10 @@
 /**
  * The files API (`protocol/files-wire.ts`): every call runs in a small Node program started like every
- * command (`spawnAsUser`: the sandbox user's uid and gid, no groups, no capabilities, the commands'
- * cgroup), so sandboxd itself never opens a sandbox path, and a call reaches exactly what the user's own
- * code could (never `/proc/1/environ` or sandboxd's files). A read or a write is a program of its own,
+ * command (`spawnAsUser`: the calling account's ids, the sandbox user's unless the call asks for root,
+ * the commands' cgroup), so sandboxd itself never opens a sandbox path, and a call reaches exactly what
+ * that account's own code could (never `/proc/1/environ` or sandboxd's files). Inside a sandbox the
+ * user's missing parents are made by root (E2B's envd does so: the user has `sudo` anyway) and handed to
+ * the user before the user's program writes. A read or a write is a program of its own,
  * which answers one JSON line on stdout (`{ ok }`, or `{ errno }`); a read follows its line with the
  * file's bytes, a write reads them from stdin. sandboxd only moves bytes between the socket and the
  * program's pipes, with backpressure, never a whole file in memory. Reading or writing something that
@@ -25,7 +27,8 @@ import {
   renameBodySchema,
 } from '../protocol/files-wire.js';
 import type { RouteReply } from '../protocol/router.js';
-import type { SandboxUser } from './managed-process.js';
+import type { SandboxAccount, SandboxUser } from './managed-process.js';
+import { checkedAccount, queryAccount, rootAvailable } from './sandbox-account.js';
 import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
 import { ResidentFilesHelper } from './files-resident.js';
 import { streamWatch } from './files-watch.js';
@@ -33,8 +36,9 @@ import { RequestError } from './request-error.js';
 import { readJson } from './request-body.js';
 
 /**
- * The program each call runs as the user (CommonJS for `node -e`; arguments: the operation, paths):
- * `read` and `write` one a call, streaming; `serve` the resident one answering the JSON calls.
+ * The program each call runs as its account (CommonJS for `node -e`; arguments: the operation, paths):
+ * `read` and `write` one a call, streaming; `serve` the resident one answering the JSON calls (root's
+ * also makes the user's missing parents: `mkdir` and `parents` with the user's `uid:gid`).
  */
 export const FILES_HELPER = String.raw`// sandboxd files helper
 const fs = require('fs'), path = require('path');
@@ -44,21 +48,31 @@ const fail = (e) => { say({ errno: (e && e.code) || 'EIO' }); process.exitCode =
 const coded = (code) => Object.assign(new Error(), { code });
 const C = fs.constants;
 // Parents one component at a time, each made or found once, so the loop ends (a path has at most 2048
-// components). Not mkdirSync's recursive mode: it loops for ever where mkdir says ENOENT under a
-// directory that is there (/proc, which the user's code can link into the path), retrying the parent
-// and the child in turn. Here that ENOENT is the answer, as mkdir -p says; a component that is there but
-// not a directory (a file, mkdir's EEXIST) is ENOTDIR. Each prefix is resolved by the kernel, so links
-// and '..' mean what they mean to the user's own mkdir -p.
-const mkdirs = (d) => {
+// components); with an owner ([uid, gid]: root making the user's parents) each one made is handed to it
+// at once (one it cannot be handed to is taken back), as E2B's envd makes them. Not mkdirSync's
+// recursive mode: it loops for ever where mkdir says ENOENT under a directory that is there (/proc,
+// which the user's code can link into the path), retrying the parent and the child in turn. Here that
+// ENOENT is the answer, as mkdir -p says; a component that is there but not a directory (a file,
+// mkdir's EEXIST) is ENOTDIR. Each prefix is resolved by the kernel, so links and '..' mean what they
+// mean to the user's own mkdir -p.
+const mkdirs = (d, owner) => {
   try { if (fs.statSync(d).isDirectory()) return; } catch {}
   let at = '';
   for (const name of d.split('/')) {
     if (name === '') continue;
     at += '/' + name;
-    try { fs.mkdirSync(at); continue; } catch (e) { if (!e || e.code !== 'EEXIST') throw e; }
-    if (!fs.statSync(at).isDirectory()) throw coded('ENOTDIR');
+    try { fs.mkdirSync(at); } catch (e) {
+      if (!e || e.code !== 'EEXIST') throw e;
+      if (!fs.statSync(at).isDirectory()) throw coded('ENOTDIR');
+      continue;
+    }
+    if (!owner) continue;
+    try { fs.chownSync(at, owner[0], owner[1]); } catch (e) { try { fs.rmdirSync(at); } catch {} throw e; }
   }
 };
+// An owner as sent ('uid:gid'), or none.
+const ownerOf = (b) =>
+  typeof b === 'string' && /^[0-9]+:[0-9]+$/.test(b) ? b.split(':').map(Number) : undefined;
 const TYPES = (s) => (s.isFile() ? 'file' : s.isDirectory() ? 'dir' : s.isSymbolicLink() ? 'symlink' : 'other');
 const info = (p) => {
   const s = fs.lstatSync(p);
@@ -100,9 +114,11 @@ const answer = (op, a, b) => {
     if (op === 'mkdir') {
       let there = false;
       try { there = fs.statSync(a).isDirectory(); } catch {}
-      if (!there) mkdirs(a);
+      if (!there) mkdirs(a, ownerOf(b));
       return { ok: { created: !there } };
     }
+    // A write's parents, made by root for the user (b: its 'uid:gid') before the user's helper writes.
+    if (op === 'parents') { mkdirs(path.dirname(a), ownerOf(b)); return { ok: {} }; }
     if (op === 'remove') { remove(a); return { ok: {} }; }
     if (op === 'rename') { fs.renameSync(a, b); return { ok: info(b) }; }
     return { errno: 'EINVAL' };
@@ -182,9 +198,12 @@ const readAnswerSchema = z.strictObject({ size: z.number().int().nonnegative() }
 /** Largest JSON request body of the files API. */
 const MAX_BODY_BYTES = 64 * 1024;
 
-/** Runs `FILES_HELPER` as the user with `args` (the operation, paths). */
-const helper = (user: SandboxUser, args: readonly string[]): ChildProcessWithoutNullStreams =>
-  spawnHelper(FILES_HELPER, user, args);
+/** Runs `FILES_HELPER` as `account` with `args` (the operation, paths). */
+const helper = (
+  user: SandboxUser,
+  account: SandboxAccount,
+  args: readonly string[],
+): ChildProcessWithoutNullStreams => spawnHelper(FILES_HELPER, user, args, account);
 
 function queryPath(url: URL, call: string): string {
   const path = url.searchParams.get('path') ?? '';
@@ -198,8 +217,13 @@ function queryPath(url: URL, call: string): string {
  * size the helper found on opening the file, and never more bytes than that (a file that grows, or a
  * helper the user's code tampers with, cannot make sandboxd send more than it announced).
  */
-async function sendFile(res: ServerResponse, user: SandboxUser, path: string): Promise<void> {
-  const child = helper(user, ['read', path]);
+async function sendFile(
+  res: ServerResponse,
+  user: SandboxUser,
+  account: SandboxAccount,
+  path: string,
+): Promise<void> {
+  const child = helper(user, account, ['read', path]);
   child.stdin.end();
   // From the start: a client that leaves while the helper opens the file ends it too.
   const gone = clientGone(res);
@@ -260,9 +284,10 @@ async function receiveFile(
   req: IncomingMessage,
   res: ServerResponse,
   user: SandboxUser,
+  account: SandboxAccount,
   path: string,
 ): Promise<unknown> {
-  const child = helper(user, ['write', path]);
+  const child = helper(user, account, ['write', path]);
   req.on('error', () => undefined);
   req.pipe(child.stdin);
   const gone = clientGone(res);
@@ -313,18 +338,45 @@ async function discardRest(req: IncomingMessage): Promise<void> {
 
 type FilesHandler = (call: { req: IncomingMessage; res: ServerResponse; url: URL }) => Promise<RouteReply>;
 
-/** The files API's endpoints, for sandboxd's router. */
+/**
+ * The files API's endpoints, for sandboxd's router. Each call acts as the account it names (`?user=`
+ * or the body's `user`; the user by default), checked before anything starts: root only inside a
+ * sandbox. There, the user's missing parents (a write's, a new directory's) are made by root's resident
+ * helper and handed to the user, as E2B's envd makes them; the file itself is written as the user.
+ */
 export function filesRoutes(user: SandboxUser): Record<string, FilesHandler> {
   const ok = (body: unknown): RouteReply => ({ status: 200, body });
-  const resident = new ResidentFilesHelper(FILES_HELPER, user);
+  const residents: Record<SandboxAccount, ResidentFilesHelper> = {
+    user: new ResidentFilesHelper(FILES_HELPER, user, 'user'),
+    root: new ResidentFilesHelper(FILES_HELPER, user, 'root'),
+  };
+  /** Who makes `account`'s missing folders, and for whom (`uid:gid`): root for the user, where it can. */
+  const folderMaker = (account: SandboxAccount): { by: SandboxAccount; owner: string[] } =>
+    account === 'user' && rootAvailable(user)
+      ? { by: 'root', owner: [`${String(user.uid)}:${String(user.gid)}`] }
+      : { by: account, owner: [] };
 
   return {
     [`GET ${FILES_PATH}/content`]: async ({ res, url }) => {
-      await sendFile(res, user, queryPath(url, 'files.read'));
+      const path = queryPath(url, 'files.read');
+      await sendFile(res, user, queryAccount(url, 'files.read', user), path);
       return 'streamed';
     },
-    [`PUT ${FILES_PATH}/content`]: async ({ req, res, url }) =>
-      ok(await receiveFile(req, res, user, queryPath(url, 'files.write'))),
+    [`PUT ${FILES_PATH}/content`]: async ({ req, res, url }) => {
+      const path = queryPath(url, 'files.write');
+      const account = queryAccount(url, 'files.write', user);
+      const maker = folderMaker(account);
+      if (maker.by !== account) {
+        // The parents first (a stat when they are there), so the user's helper finds them made.
+        await residents[maker.by]
+          .call('files.write', 'parents', [path, ...maker.owner], z.strictObject({}), clientGone(res))
+          .catch(async (error: unknown) => {
+            await discardRest(req);
+            throw error;
+          });
+      }
+      return ok(await receiveFile(req, res, user, account, path));
+    },
     [`GET ${FILES_PATH}/list`]: async ({ res, url }) => {
       const path = queryPath(url, 'files.list');
       const depth = Number(url.searchParams.get('depth') ?? '1');
@@ -334,33 +386,72 @@ export function filesRoutes(user: SandboxUser): Record<string, FilesHandler> {
           `files.list: depth must be 1 to ${String(MAX_LIST_DEPTH)}`,
         );
       }
+      const account = queryAccount(url, 'files.list', user);
       return ok(
-        await resident.call('files.list', 'list', [path, String(depth)], listAnswerSchema, clientGone(res)),
+        await residents[account].call(
+          'files.list',
+          'list',
+          [path, String(depth)],
+          listAnswerSchema,
+          clientGone(res),
+        ),
       );
     },
     [`GET ${FILES_PATH}/info`]: async ({ res, url }) => {
       const path = queryPath(url, 'files.getInfo');
-      return ok(await resident.call('files.getInfo', 'info', [path], entryInfoSchema, clientGone(res)));
+      const account = queryAccount(url, 'files.getInfo', user);
+      return ok(
+        await residents[account].call('files.getInfo', 'info', [path], entryInfoSchema, clientGone(res)),
+      );
     },
     [`POST ${FILES_PATH}/dir`]: async ({ req, res }) => {
-      const { path } = await readJson(req, pathBodySchema, MAX_BODY_BYTES, 'files.makeDir');
-      return ok(await resident.call('files.makeDir', 'mkdir', [path], makeDirAnswerSchema, clientGone(res)));
+      const body = await readJson(req, pathBodySchema, MAX_BODY_BYTES, 'files.makeDir');
+      const maker = folderMaker(checkedAccount('files.makeDir', body.user, user));
+      return ok(
+        await residents[maker.by].call(
+          'files.makeDir',
+          'mkdir',
+          [body.path, ...maker.owner],
+          makeDirAnswerSchema,
+          clientGone(res),
+        ),
+      );
     },
     [`POST ${FILES_PATH}/remove`]: async ({ req, res }) => {
-      const { path } = await readJson(req, pathBodySchema, MAX_BODY_BYTES, 'files.remove');
-      return ok(await resident.call('files.remove', 'remove', [path], z.strictObject({}), clientGone(res)));
+      const body = await readJson(req, pathBodySchema, MAX_BODY_BYTES, 'files.remove');
+      const account = checkedAccount('files.remove', body.user, user);
+      return ok(
+        await residents[account].call(
+          'files.remove',
+          'remove',
+          [body.path],
+          z.strictObject({}),
+          clientGone(res),
+        ),
+      );
     },
     [`GET ${FILES_PATH}/watch`]: async ({ res, url }) => {
       const recursive = url.searchParams.get('recursive') ?? 'false';
       if (recursive !== 'true' && recursive !== 'false') {
         throw new RequestError('invalid_argument', 'files.watchDir: recursive must be true or false');
       }
-      await streamWatch(res, user, queryPath(url, 'files.watchDir'), recursive === 'true');
+      const path = queryPath(url, 'files.watchDir');
+      const account = queryAccount(url, 'files.watchDir', user);
+      await streamWatch(res, user, path, recursive === 'true', account);
       return 'streamed';
     },
     [`POST ${FILES_PATH}/rename`]: async ({ req, res }) => {
-      const { from, to } = await readJson(req, renameBodySchema, MAX_BODY_BYTES, 'files.rename');
-      return ok(await resident.call('files.rename', 'rename', [from, to], entryInfoSchema, clientGone(res)));
+      const body = await readJson(req, renameBodySchema, MAX_BODY_BYTES, 'files.rename');
+      const account = checkedAccount('files.rename', body.user, user);
+      return ok(
+        await residents[account].call(
+          'files.rename',
+          'rename',
+          [body.from, body.to],
+          entryInfoSchema,
+          clientGone(res),
+        ),
+      );
     },
   };
 }

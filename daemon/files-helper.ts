@@ -1,14 +1,15 @@
 /**
  * The plumbing of the files API's helper programs (`files-api.ts`, `files-watch.ts`): each call runs one
  * small Node program (`node -e`, the daemon's own Node) started by `spawnAsUser` like every command, so it
- * has the sandbox user's uid and gid only. A program answers one JSON line first (`{ ok }` or
+ * has the calling account's ids only (the sandbox user's, or root's when the call asks for root). A
+ * program answers one JSON line first (`{ ok }` or
  * `{ errno }`); what follows that line (a read's bytes, a watch's events) is the caller's.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ERRNO_CODES } from '../protocol/files-wire.js';
-import { spawnAsUser, type SandboxUser } from './managed-process.js';
+import { spawnAsUser, type SandboxAccount, type SandboxUser } from './managed-process.js';
 import { killTree } from './process-tree.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';
@@ -113,14 +114,18 @@ export function errnoError(call: string, errno: string): RequestError {
   });
 }
 
-/** Starts `program` (CommonJS source) as the user with `args`; its stdin is left to the caller. */
+/**
+ * Starts `program` (CommonJS source) as `account` (the sandbox user by default, or root: the caller has
+ * checked that root is there) with `args`; its stdin is left to the caller.
+ */
 export function spawnHelper(
   program: string,
   user: SandboxUser,
   args: readonly string[],
+  account: SandboxAccount = 'user',
 ): ChildProcessWithoutNullStreams {
   const cmd = ['exec', quote(process.execPath), '-e', quote(program), '--', ...args.map(quote)];
-  const child = spawnAsUser({ cmd: cmd.join(' '), envs: {}, cwd: '/' }, user);
+  const child = spawnAsUser({ cmd: cmd.join(' '), account, envs: {}, cwd: '/' }, user);
   child.stderr.resume();
   child.stdin.on('error', () => undefined);
   return child;

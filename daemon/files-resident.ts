@@ -1,10 +1,11 @@
 /**
  * The files API's JSON calls (info, list, make a directory, remove, rename) go to one resident helper
  * rather than a program each: starting Node as the user costs ~20 ms, a request line on a running one
- * about a millisecond. It is the same program (`FILES_HELPER serve`), started the same way (the user's
- * uid and gid, the commands' cgroup), answering `{ id, ok } | { id, errno }` a line, one request at a
- * time. It is let go after `IDLE_MS` without a call (its memory is the sandbox code's), and started
- * again by the next call; one that ends under its calls (killed by the user's own code, out of memory)
+ * about a millisecond. It is the same program (`FILES_HELPER serve`), started the same way (the calling
+ * account's ids, the commands' cgroup), answering `{ id, ok } | { id, errno }` a line, one request at a
+ * time; each account has its own (root's, inside a sandbox, for calls as root and for making the user's
+ * missing parents). It is let go after `IDLE_MS` without a call (its memory is the sandbox code's), and
+ * started again by the next call; one that ends under its calls (killed by the user's own code, out of memory)
  * fails them with `sandbox_error`, and the next call starts a fresh one. The user's code can also stop
  * it (`kill -STOP`): a request unanswered after `ANSWER_DEADLINE_MS` kills it (SIGKILL, which a stopped
  * process cannot hold off) and fails every call waiting on it. A call whose client goes away stops
@@ -17,7 +18,7 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { z } from 'zod';
 import { MAX_LIST_ANSWER_BYTES } from '../protocol/files-wire.js';
-import type { SandboxUser } from './managed-process.js';
+import type { SandboxAccount, SandboxUser } from './managed-process.js';
 import {
   ANSWER_DEADLINE_MS,
   LineSplitter,
@@ -53,17 +54,20 @@ interface Session {
   readonly failAll: (message: string, Failure?: typeof RequestError) => void;
 }
 
-/** The resident helper of one sandbox user. */
+/** The resident helper of one sandbox account: the user's, or root's (one each, started as needed). */
 export class ResidentFilesHelper {
   readonly #program: string;
   readonly #user: SandboxUser;
+  readonly #account: SandboxAccount;
   #session: Session | undefined;
   #idle: NodeJS.Timeout | undefined;
   #nextId = 1;
 
-  constructor(program: string, user: SandboxUser) {
+  /** @param account - whom it runs as: the sandbox user (default) or root (inside a sandbox only) */
+  constructor(program: string, user: SandboxUser, account: SandboxAccount = 'user') {
     this.#program = program;
     this.#user = user;
+    this.#account = account;
   }
 
   /**
@@ -99,9 +103,11 @@ export class ResidentFilesHelper {
     // every call on it; SIGKILL by its pid, as a stopped process holds SIGTERM. Until the helper answers
     // this request, whether or not its caller still waits.
     const deadline = setTimeout(() => {
-      if (session.child.pid !== undefined) {
+      // Only while Node has not reaped it: after that its pid may be another process's.
+      const { child } = session;
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
-          process.kill(session.child.pid, 'SIGKILL');
+          process.kill(child.pid, 'SIGKILL');
         } catch {
           // already gone
         }
@@ -129,7 +135,7 @@ export class ResidentFilesHelper {
   }
 
   #start(): Session {
-    const child = spawnHelper(this.#program, this.#user, ['serve']);
+    const child = spawnHelper(this.#program, this.#user, ['serve'], this.#account);
     const waiting: Session['waiting'] = new Map();
     const failAll = (message: string, Failure = RequestError): void => {
       if (this.#session === session) this.#session = undefined;

@@ -1,7 +1,7 @@
 /**
- * `GET /v1/files/watch`: a directory's changes as NDJSON. A helper program runs as the user (so it
- * watches only what the user could read) with Node's `fs.watch`, one non-recursive watcher a directory
- * (Node 20's own recursive mode loses a directory once it is renamed). `fs.watch` says only `rename`
+ * `GET /v1/files/watch`: a directory's changes as NDJSON. A helper program runs as the calling account
+ * (so it watches only what that account could read) with Node's `fs.watch`, one non-recursive watcher
+ * a directory (Node 20's own recursive mode loses a directory once it is renamed). `fs.watch` says only `rename`
  * (something appeared or went) or `change`; the helper tells fsnotify's five kinds from a map of what
  * it last saw under each name (inode, size, times, mode): a name that went whose inode shows up under
  * another name in the same batch of events is `rename` (then `create` for the new name), else
@@ -14,7 +14,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { watchLineSchema } from '../protocol/files-wire.js';
-import type { SandboxUser } from './managed-process.js';
+import type { SandboxAccount, SandboxUser } from './managed-process.js';
 import { z } from 'zod';
 import {
   ANSWER_DEADLINE_MS,
@@ -135,7 +135,8 @@ const MAX_LINE_BYTES = 16 * 1024;
 
 /**
  * Streams the changes under `path` to `res` until the client goes away (the helper is ended) or the
- * helper ends (the directory went: the stream ends; the helper failed: the stream is cut). A helper not
+ * helper ends (the directory went: the stream ends; the helper failed: the stream is cut). The helper
+ * runs as `account` (the caller has checked that root is there). A helper not
  * set up within `ANSWER_DEADLINE_MS` is ended and the call fails with `sandbox_error`. Lines are
  * checked and passed on one by one, with backpressure: a client that does not read holds the helper.
  */
@@ -144,8 +145,9 @@ export async function streamWatch(
   user: SandboxUser,
   path: string,
   recursive: boolean,
+  account: SandboxAccount = 'user',
 ): Promise<void> {
-  const child = spawnHelper(WATCH_HELPER, user, [path, String(recursive)]);
+  const child = spawnHelper(WATCH_HELPER, user, [path, String(recursive)], account);
   // From the start: a client that leaves while the helper sets up (a large tree takes a while) ends it.
   const gone = clientGone(res);
   gone.addEventListener('abort', () => stopHelper(child));

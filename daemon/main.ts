@@ -41,6 +41,13 @@ const settingsSchema = z.strictObject({
   /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
   commandCgroup: z.string().optional(),
   /**
+   * The sandbox this daemon runs beside (`sandbox-spawn.ts`): its pid 1 in this daemon's pid namespace,
+   * `sdk-exec`'s path and the seccomp program of sandbox code (base64).
+   */
+  box: z
+    .strictObject({ pid: z.number().int().positive(), exec: z.string().startsWith('/'), seccomp: z.base64() })
+    .optional(),
+  /**
    * The control plane's credential: this daemon's event stream, the gateways' status, the agent's
    * executions and their abort (`CONTROL_ENDPOINTS` in daemon-server.ts).
    */
@@ -60,6 +67,9 @@ process.stdout.on('error', () => undefined); // the launcher stops reading after
 const processes = new ProcessTable({
   ...settings.user,
   ...(settings.commandCgroup === undefined ? {} : { cgroupProcs: settings.commandCgroup }),
+  ...(settings.box === undefined
+    ? {}
+    : { box: { ...settings.box, seccomp: Buffer.from(settings.box.seccomp, 'base64') } }),
 });
 // The actors this daemon hosts (gateway routes) report every transition here.
 const actors = new ActorSystem();

@@ -2,113 +2,32 @@
  * One command the daemon runs: `/bin/sh -c cmd` as the sandbox user, its output kept as process events
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { Writable } from 'node:stream';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessEvent } from '../protocol/process-events.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
 import { killTree } from './process-tree.js';
+import { spawnInSandbox, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
 
-/** The account commands run as, and where they run. */
-export interface SandboxUser {
-  readonly uid: number;
-  readonly gid: number;
-  readonly home: string;
-  /**
-   * The `cgroup.procs` file of the memory cgroup sandboxd moves every command into before it runs (inside
-   * a sandbox: the cgroup whose memory runs out before sandboxd's does). Without it commands run at once.
-   */
-  readonly cgroupProcs?: string;
-}
-
-/**
- * Open files of every process of sandbox code inside a sandbox (RLIMIT_NOFILE, soft and hard: the user
- * cannot raise it). sandboxd keeps the limit it was started with. Where the host's hard limit is lower,
- * that one stays.
- */
-export const COMMAND_OPEN_FILES = 4096;
-
-/**
- * Inside a sandbox a command starts as the sandbox's root with a fixed environment (nothing the caller
- * chose: an `LD_PRELOAD` there would run as root), joins the commands' cgroup and raises its OOM score
- * (cgroup v1 lets a process move only itself, or one of its own uid), sets its open-files limit
- * (`COMMAND_OPEN_FILES`), becomes the user with `setpriv` (real, effective and saved ids, no groups, no
- * capabilities), and only then takes the caller's environment, read as `export` lines from fd 3, and
- * runs the command.
- * `sh -c SCRIPT sh <procs file> <uid> <gid> <command>`.
- */
-const JOIN_THEN_BECOME_USER = `echo $$ > "$1" && echo 1000 > /proc/self/oom_score_adj && { ulimit -n ${String(COMMAND_OPEN_FILES)} 2>/dev/null || :; } && exec /usr/bin/setpriv --reuid="$2" --regid="$3" --clear-groups --inh-caps=-all -- /bin/sh -c 'eval "$(cat <&3)" && exec 3<&- && exec /bin/sh -c "$1"' sh "$4"`;
-
-/** `export 'NAME'='value'` lines for the user stage; names are checked by the wire schema. */
-function exportLines(envs: Readonly<Record<string, string>>): string {
-  const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
-  return Object.entries(envs)
-    .map(([name, value]) => {
-      if (value.includes('\0')) throw new Error('an environment value holds a NUL byte');
-      return `export ${name}=${quote(value)}\n`;
-    })
-    .join('');
-}
+export {
+  COMMAND_OPEN_FILES,
+  rootAvailable,
+  spawnAsUser,
+  type SandboxAccount,
+  type SandboxUser,
+} from './sandbox-spawn.js';
 
 /** What to run. */
 export interface CommandSpec {
   readonly cmd: string;
+  /**
+   * The sandbox account it runs as: `user` (uid 1000, the default) or `root` (the root of the sandbox's
+   * own user namespace, moby's default capabilities). Root exists only inside a sandbox.
+   */
+  readonly account?: SandboxAccount | undefined;
   readonly envs: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
   readonly timeoutMs: number | undefined;
   readonly killTree: boolean;
-}
-
-/**
- * Spawns `spec.cmd` the way every command of the sandbox starts: as the user, in the commands' cgroup
- * (`JOIN_THEN_BECOME_USER`) inside a sandbox, with a clean environment plus `spec.envs`, in a session and
- * process group of its own (so `killTree` reaches a child forked while it walks the tree). The caller owns
- * the child's stdin, stdout and stderr (a command's events, or a byte stream such as the home archive).
- */
-export function spawnAsUser(
-  spec: Pick<CommandSpec, 'cmd' | 'envs' | 'cwd'>,
-  user: SandboxUser,
-): ChildProcessWithoutNullStreams {
-  // A clean environment: nothing of the daemon's own passes to sandbox code.
-  const base = {
-    HOME: user.home,
-    USER: 'user',
-    LOGNAME: 'user',
-    SHELL: '/bin/sh',
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    LANG: 'C.UTF-8',
-  };
-  const procs = user.cgroupProcs;
-  const child =
-    procs === undefined
-      ? spawn('/bin/sh', ['-c', spec.cmd], {
-          uid: user.uid,
-          gid: user.gid,
-          cwd: spec.cwd ?? user.home,
-          env: { ...base, ...spec.envs },
-          stdio: ['pipe', 'pipe', 'pipe'],
-          detached: true,
-        })
-      : spawn(
-          '/bin/sh',
-          ['-c', JOIN_THEN_BECOME_USER, 'sh', procs, String(user.uid), String(user.gid), spec.cmd],
-          {
-            cwd: spec.cwd ?? user.home,
-            env: base,
-            stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-            detached: true,
-          },
-        );
-  const environment = child.stdio[3] as Writable | null | undefined;
-  if (environment) {
-    environment.on('error', () => undefined);
-    try {
-      environment.end(exportLines(spec.envs));
-    } catch {
-      environment.end();
-      child.kill('SIGKILL');
-    }
-  }
-  return child;
 }
 
 /** Output a command keeps for clients that attach later or re-attach (base64 characters); older goes. */
@@ -119,7 +38,10 @@ export const COMMAND_OUTPUT_BYTES = 8 * 1024 * 1024;
  * (`hold`): a client that reads slowly slows the command, as a pipe would, instead of growing sandboxd.
  */
 export class ManagedProcess {
-  readonly pid: number;
+  /** Its pid as sandbox code sees it; 0 until `started` settles (the table waits for that). */
+  pid = 0;
+  /** The root of its tree in sandboxd's view (`killTree`). */
+  #tree = 0;
   readonly cmd: string;
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #log = new OutputLog(COMMAND_OUTPUT_BYTES);
@@ -142,31 +64,42 @@ export class ManagedProcess {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
     this.#onOutput = onOutput;
-    this.#child = spawnAsUser(spec, user);
-    this.pid = this.#child.pid ?? 0;
-    this.started = new Promise((resolve, reject) => {
-      this.#child.once('spawn', resolve);
-      this.#child.once('error', (error: NodeJS.ErrnoException) =>
-        reject(new Error(`the command could not start: ${error.code ?? 'unknown error'}`)),
-      );
+    const spawned = spawnInSandbox(spec, user);
+    const child = spawned.child;
+    this.#child = child;
+    // Listened to from the spawn on: a child that ends before its start is known would otherwise have
+    // its unread output discarded by Node (it resumes unlistened pipes at exit). What arrives before the
+    // start is known waits, so the start is always the first event.
+    let waiting: (() => void)[] | undefined = [];
+    const inOrder = (event: () => void): void => {
+      if (waiting === undefined) event();
+      else waiting.push(event);
+    };
+    child.stdout.on('data', (chunk: Buffer) => inOrder(() => this.#data('stdout', chunk)));
+    child.stderr.on('data', (chunk: Buffer) => inOrder(() => this.#data('stderr', chunk)));
+    child.stdin.on('error', () => undefined); // writing after the command closed its stdin
+    child.on('close', (code, signal) => inOrder(() => this.#closed(code, signal)));
+    this.started = spawned.started.then(({ pid, tree }) => {
+      this.pid = pid;
+      this.#tree = tree;
+      this.#record({ type: 'start', pid });
+      const early = waiting ?? [];
+      waiting = undefined;
+      for (const event of early) event();
+      if (spec.timeoutMs !== undefined && spec.timeoutMs > 0 && this.running) {
+        const onTimeout = (): Promise<void> =>
+          this.kill(this.#killTree ? 'SIGTERM' : 'SIGKILL', this.#killTree);
+        this.#timer = setTimeout(() => void onTimeout(), spec.timeoutMs);
+      }
     });
     this.started.catch(() => undefined);
-    if (this.pid === 0) return;
-    this.#record({ type: 'start', pid: this.pid });
-    this.#child.stdout.on('data', (chunk: Buffer) => this.#data('stdout', chunk));
-    this.#child.stderr.on('data', (chunk: Buffer) => this.#data('stderr', chunk));
-    this.#child.stdin.on('error', () => undefined); // writing after the command closed its stdin
-    this.#child.on('close', (code, signal) => {
-      if (this.#timer !== undefined) clearTimeout(this.#timer);
-      this.#endedAt = Date.now();
-      this.#record({ type: 'end', exitCode: code, signal });
-      this.#listeners.clear();
-    });
-    if (spec.timeoutMs !== undefined && spec.timeoutMs > 0) {
-      const onTimeout = (): Promise<void> =>
-        this.kill(this.#killTree ? 'SIGTERM' : 'SIGKILL', this.#killTree);
-      this.#timer = setTimeout(() => void onTimeout(), spec.timeoutMs);
-    }
+  }
+
+  #closed(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#endedAt = Date.now();
+    this.#record({ type: 'end', exitCode: code, signal });
+    this.#listeners.clear();
   }
 
   /** True until the command has ended and its output is complete. */
@@ -256,7 +189,7 @@ export class ManagedProcess {
   /** Signals the command, or with `tree` ends its whole process tree. */
   async kill(signal: NodeJS.Signals, tree: boolean): Promise<void> {
     if (!this.running) return;
-    if (tree) await killTree(this.pid, signal === 'SIGKILL' ? 0 : 2_000);
+    if (tree) await killTree(this.#tree, signal === 'SIGKILL' ? 0 : 2_000);
     else this.#child.kill(signal);
   }
 

@@ -29,7 +29,10 @@ export class ProcessTable {
     this.#budget = budget;
   }
 
-  /** Starts a command as the sandbox user; rejects when it cannot start. */
+  /**
+   * Starts a command as the account `spec.account` names (the sandbox user by default; the caller has
+   * checked that root is there to run as); rejects when it cannot start.
+   */
   async start(spec: CommandSpec): Promise<ManagedProcess> {
     this.#forgetOld();
     const proc = new ManagedProcess(spec, this.user, (bytes) => this.#counted(bytes));

@@ -63,6 +63,9 @@ export function launchRuntime(plan: RuntimePlan, tree: ExecutionTree, user: Sand
     { cmd: plan.cmd, envs: plan.environment, cwd: plan.workdir, timeoutMs: undefined, killTree: false },
     { ...user, ...(tree.procsFile === undefined ? {} : { cgroupProcs: tree.procsFile }) },
   );
-  tree.root = proc.pid;
+  void proc.started.then(
+    () => (tree.root = proc.pid), // outside a sandbox the tree hangs from it
+    () => undefined,
+  );
   return proc;
 }

@@ -27,6 +27,9 @@ export const AGENT_RUNTIMES = ['runtime_a', 'runtime_b'] as const;
 /** Where configuration files may be written: a root-owned folder the agent can read, not change. */
 export const AGENT_CONFIG_DIR = '/run/agent';
 
+/** Where the runtime's `XDG_CONFIG_HOME` points: read-only, holding `opencode/.gitignore`. */
+export const AGENT_CONFIG_HOME = '/run/agent-config-home';
+
 const configFileSchema = z.strictObject({
   /** Absolute path under `AGENT_CONFIG_DIR`, one level, no `..`. */
   path: z

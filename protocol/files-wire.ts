@@ -1,7 +1,10 @@
 /**
- * sandboxd's files API (SPEC `sbx.files`): every call acts as the sandbox user, so it reads and writes
- * exactly what the user's own code could. Paths travel in the query (`?path=`) or a JSON body, and are
- * absolute, without NUL, at most `MAX_FILE_PATH` characters.
+ * sandboxd's files API (SPEC `sbx.files`): every call acts as one sandbox account (`sandbox-accounts.ts`),
+ * the user unless it asks for root, so it reads and writes exactly what that account's own code could.
+ * Paths travel in the query (`?path=`) or a JSON body, and are absolute, without NUL, at most
+ * `MAX_FILE_PATH` characters. The account travels beside them: `&user=root` in the query, `"user":
+ * "root"` in a body; absent is `user`; anything but `user` or `root` is `invalid_argument`, as is `root`
+ * asked of a sandboxd that runs on the host, outside any sandbox (tests).
  *
  *   GET  /v1/files/content?path=          the file's bytes, `application/octet-stream`, streamed, with
  *                                         `content-length` (its size when opened; never more bytes)
@@ -13,11 +16,17 @@
  *   POST /v1/files/dir      { path }      `{ created }`: false when a directory was there already
  *   POST /v1/files/remove   { path }      `{}`: a directory with everything in it
  *   POST /v1/files/rename   { from, to }  `EntryInfo` of `to`
+ *   (each GET and PUT also takes `&user=root`, each POST body `"user": "root"`: the call acts as root)
  *   GET  /v1/files/watch?path=&recursive=true|false
  *                                         NDJSON (`application/x-ndjson`): `{"type":"watching"}` once the
  *                                         watch is set up, then one `FilesystemEvent` a line; closing the
  *                                         request ends the watch, and the stream ends when the watched
  *                                         directory goes away
+ *
+ * Missing parents (a write's, a new directory's) are made as E2B's envd makes them: owned by the calling
+ * account. Inside a sandbox the user's are made by root where the user could not make them (`/path/to`
+ * of `/path/to/file`) and handed to the user (uid and gid 1000, mode as its own `mkdir` gives), then the
+ * file is written as the user; outside a sandbox (no root) they are made as the user, where it may.
  *
  * Failures: `file_not_found`, `not_a_directory`, `is_a_directory`, `permission_denied`, `no_space`,
  * `invalid_argument` for a refused path or for reading or writing something that is not a regular file
@@ -29,6 +38,7 @@
  * file's content.
  */
 import { z } from 'zod';
+import { DEFAULT_ACCOUNT, sandboxAccountSchema } from './sandbox-accounts.js';
 
 /** Longest path accepted (Linux's `PATH_MAX`). */
 export const MAX_FILE_PATH = 4096;
@@ -91,14 +101,17 @@ export type EntryInfo = z.output<typeof entryInfoSchema>;
 /** `GET /v1/files/list`'s answer. */
 export const listAnswerSchema = z.strictObject({ entries: z.array(entryInfoSchema) });
 
+/** The account of a call with a JSON body (absent: `user`). */
+const account = sandboxAccountSchema.default(DEFAULT_ACCOUNT);
+
 /** `POST /v1/files/dir` and `POST /v1/files/remove`. */
-export const pathBodySchema = z.strictObject({ path: filePathSchema });
+export const pathBodySchema = z.strictObject({ path: filePathSchema, user: account });
 
 /** `POST /v1/files/dir`'s answer. */
 export const makeDirAnswerSchema = z.strictObject({ created: z.boolean() });
 
 /** `POST /v1/files/rename`. */
-export const renameBodySchema = z.strictObject({ from: filePathSchema, to: filePathSchema });
+export const renameBodySchema = z.strictObject({ from: filePathSchema, to: filePathSchema, user: account });
 
 /** The error code each errno of a files call becomes. */
 export const ERRNO_CODES = {

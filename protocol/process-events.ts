@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
+import { DEFAULT_ACCOUNT, sandboxAccountSchema } from './sandbox-accounts.js';
 
 /** An event's number in its command's log (on the wire; sandboxd's own log numbers them apart). */
 const seq = z.number().int().positive().optional();
@@ -26,9 +27,13 @@ export const processEventSchema = z.discriminatedUnion('type', [
 /** One process event. */
 export type ProcessEvent = z.infer<typeof processEventSchema>;
 
-/** Schema of a request to start a command. */
+/**
+ * Schema of a request to start a command; `user` is the account it runs as (`sandbox-accounts.ts`:
+ * `user`, the default, or `root`).
+ */
 export const startCommandSchema = z.strictObject({
   cmd: z.string().min(1, 'must not be empty'),
+  user: sandboxAccountSchema.default(DEFAULT_ACCOUNT),
   envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).default({}),
   cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
   timeoutMs: z.number().int().min(0).optional(),

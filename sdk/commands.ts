@@ -1,10 +1,12 @@
 /**
- * `sbx.commands`: run commands in a sandbox as its user, in the foreground or the background, re-attach
- * to a background command from another process, write its stdin, and kill it or its whole tree.
+ * `sbx.commands`: run commands in a sandbox as its user (or its root), in the foreground or the
+ * background, re-attach to a background command from another process, write its stdin, and kill it or
+ * its whole tree.
  */
 import { firstValueFrom, lastValueFrom, type Observable, share, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { processInfoSchema, type ProcessEvent, type ProcessInfo } from '../protocol/process-events.js';
+import { DEFAULT_ACCOUNT, accountField, sandboxAccountSchema } from '../protocol/sandbox-accounts.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { DaemonClient } from './daemon-client.js';
@@ -13,15 +15,8 @@ const outputCallback = z.custom<(data: string) => void>((value) => typeof value 
   message: 'must be a function',
 });
 
-/**
- * Why `user` takes only the sandbox user: sandboxd runs as root and holds the gateways' keys, so a root
- * command could read them.
- */
-export const ONLY_SANDBOX_USER =
-  "only 'user' (the sandbox user, uid 1000) is offered; root is not, because sandboxd holds the gateways' keys";
-
 const runOptions = z.strictObject({
-  user: z.literal('user', { error: ONLY_SANDBOX_USER }).default('user'),
+  user: sandboxAccountSchema.default(DEFAULT_ACCOUNT),
   envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).optional(),
   cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
   timeoutMs: z.number().int('must be an integer').min(0, 'must be 0 (none) or more').optional(),
@@ -138,17 +133,20 @@ export class Commands {
   }
 
   /**
-   * Runs `cmd` through a shell as the sandbox user (uid 1000, home `/home/user`). With `background`,
-   * returns a handle once the command runs; `onStdout`/`onStderr` get its output as it comes, `cwd` is
-   * its working directory, `envs` adds to its environment and `timeoutMs` ends it (0: never). `user`
-   * may only be `'user'`, the default.
+   * Runs `cmd` through a shell as the sandbox user (uid 1000, home `/home/user`), or with `user: 'root'`
+   * as the sandbox's root (uid 0 of the sandbox's own user namespace, with Docker's default
+   * capabilities; home `/root`). With `background`, returns a handle once the command runs;
+   * `onStdout`/`onStderr` get its output as it comes, `cwd` is its working directory (default: the
+   * account's home), `envs` adds to its environment and `timeoutMs` ends it (0: never).
    *
    * @example
    * ```ts
    * const { stdout, exitCode } = await sbx.commands.run('echo hello');
    * const server = await sbx.commands.run('python3 -m http.server', { background: true });
+   * await sbx.commands.run('apt-get install -y jq', { user: 'root' });
    * ```
-   * @throws InvalidArgumentError for a malformed option (`user: 'root'` included), before any call
+   * @throws InvalidArgumentError for a malformed option (a `user` other than `'user'` or `'root'`
+   *   included), before any call
    */
   run(cmd: string, options: CommandRunOptions & { background: true }): Promise<CommandHandle>;
   run(cmd: string, options?: CommandRunOptions & { background?: false }): Promise<CommandResult>;
@@ -157,6 +155,7 @@ export class Commands {
     const parsed = parseOptions(runOptions, options, 'commands.run');
     const start = {
       cmd: command,
+      ...accountField(parsed.user),
       envs: parsed.envs ?? {},
       killTree: parsed.killTree,
       ...(parsed.cwd === undefined ? {} : { cwd: parsed.cwd }),

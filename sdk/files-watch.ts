@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { filesystemEventSchema, type FilesystemEvent } from '../protocol/files-wire.js';
+import { DEFAULT_ACCOUNT, sandboxAccountSchema, type SandboxAccount } from '../protocol/sandbox-accounts.js';
 import { SandboxError } from '../rules/errors.js';
 
 export type { FilesystemEvent };
@@ -17,6 +18,8 @@ const callback = z.custom<(...args: never[]) => unknown>((value) => typeof value
 
 /** Options of `files.watchDir`. */
 export const watchOptionsSchema = z.strictObject({
+  /** The account the watch acts as: the sandbox user (the default) or root. */
+  user: sandboxAccountSchema.default(DEFAULT_ACCOUNT),
   /** Also watch every directory below (those made later included). */
   recursive: z.boolean().default(false),
   /**
@@ -28,6 +31,8 @@ export const watchOptionsSchema = z.strictObject({
 
 /** Options of `files.watchDir`. */
 export interface WatchDirOptions {
+  /** The account the watch acts as: `'user'` (the sandbox user, the default) or `'root'`. */
+  readonly user?: SandboxAccount;
   readonly recursive?: boolean;
   readonly onExit?: (error?: Error) => void | Promise<void>;
 }

@@ -1,9 +1,10 @@
 /**
- * `sbx.files`: files of a sandbox, read and written as its user (sandboxd's files API,
- * `protocol/files-wire.ts`), streamed both ways so no whole file need be in memory. Failures are
- * `SandboxError`s with a stable `code`: `file_not_found`, `not_a_directory`, `is_a_directory`,
- * `permission_denied`, `no_space`; a malformed path is an `InvalidArgumentError` before any call, as is
- * reading or writing something that is not a regular file (a FIFO, a device, a socket) at the daemon.
+ * `sbx.files`: files of a sandbox, read and written as its user, or as its root with `user: 'root'`
+ * (sandboxd's files API, `protocol/files-wire.ts`), streamed both ways so no whole file need be in
+ * memory. Failures are `SandboxError`s with a stable `code`: `file_not_found`, `not_a_directory`,
+ * `is_a_directory`, `permission_denied`, `no_space`; a malformed path or `user` is an
+ * `InvalidArgumentError` before any call, as is reading or writing something that is not a regular
+ * file (a FIFO, a device, a socket) at the daemon.
  */
 import { PassThrough, Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -20,6 +21,13 @@ import {
   watchLineSchema,
   type EntryInfo,
 } from '../protocol/files-wire.js';
+import {
+  DEFAULT_ACCOUNT,
+  accountField,
+  accountQuery,
+  sandboxAccountSchema,
+  type SandboxAccount,
+} from '../protocol/sandbox-accounts.js';
 import { InvalidArgumentError, SandboxError, SdkError } from '../rules/errors.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { DaemonClient } from './daemon-client.js';
@@ -42,8 +50,12 @@ export interface WriteEntry {
   readonly data: FileData;
 }
 
-const readOptions = z.strictObject({ format: z.enum(['text', 'bytes', 'stream']).default('text') });
+/** The account a call acts as: the sandbox user (the default) or root. */
+const user = sandboxAccountSchema.default(DEFAULT_ACCOUNT);
+const requestOptions = z.strictObject({ user });
+const readOptions = z.strictObject({ format: z.enum(['text', 'bytes', 'stream']).default('text'), user });
 const listOptions = z.strictObject({
+  user,
   depth: z
     .number()
     .int('must be an integer')
@@ -52,6 +64,11 @@ const listOptions = z.strictObject({
     .default(1),
 });
 
+/**
+ * Options of every files call: `user` is the account it acts as, `'user'` (the sandbox user, uid 1000,
+ * the default) or `'root'` (the sandbox's root).
+ */
+export type FileRequestOptions = z.input<typeof requestOptions>;
 /** Options of `files.read`. */
 export type FileReadOptions = z.input<typeof readOptions>;
 /** Options of `files.list`. */
@@ -65,7 +82,9 @@ const writeEntrySchema = z.looseObject({ path: z.unknown(), data: z.unknown() })
 /** The codes that say nothing is at a path. */
 const ABSENT = new Set(['file_not_found', 'not_a_directory']);
 
-const query = (path: string): string => `?path=${encodeURIComponent(path)}`;
+/** A files call's query: its path, and its account when root. */
+const query = (path: string, account: SandboxAccount): string =>
+  `?path=${encodeURIComponent(path)}${accountQuery(account)}`;
 
 function streamOf(data: unknown, call: string, field: readonly PropertyKey[] = ['data']): Readable {
   if (typeof data === 'string') return Readable.from([Buffer.from(data, 'utf8')]);
@@ -116,18 +135,19 @@ export class Files {
    * ```ts
    * const notes = await sbx.files.read('/home/user/notes.txt');
    * const big = await sbx.files.read('/home/user/data.bin', { format: 'stream' });
+   * const shadow = await sbx.files.read('/etc/shadow', { user: 'root' });
    * ```
    * @throws SandboxError `file_not_found`, `is_a_directory`, `permission_denied`; `sandbox_error`
    *   when the file's bytes broke off midway (the stream errors with it)
    * @throws InvalidArgumentError text or bytes of a file over 1 GiB
    */
-  read(path: string, options?: { format?: 'text' }): Promise<string>;
-  read(path: string, options: { format: 'bytes' }): Promise<Uint8Array>;
-  read(path: string, options: { format: 'stream' }): Promise<Readable>;
+  read(path: string, options?: FileRequestOptions & { format?: 'text' }): Promise<string>;
+  read(path: string, options: FileRequestOptions & { format: 'bytes' }): Promise<Uint8Array>;
+  read(path: string, options: FileRequestOptions & { format: 'stream' }): Promise<Readable>;
   async read(path: string, options: FileReadOptions = {}): Promise<string | Uint8Array | Readable> {
     const checked = pathOf(path, 'files.read');
-    const { format } = parseOptions(readOptions, options, 'files.read');
-    const { body, length } = await this.#client.download(`${FILES_PATH}/content${query(checked)}`);
+    const { format, user: account } = parseOptions(readOptions, options, 'files.read');
+    const { body, length } = await this.#client.download(`${FILES_PATH}/content${query(checked, account)}`);
     if (format === 'stream') return unbroken(body);
     if (length === undefined || length > MAX_WHOLE_READ_BYTES) {
       // Refused before reading: a file's size costs the sandbox nothing (`truncate -s 1T`).
@@ -146,7 +166,10 @@ export class Files {
 
   /**
    * Writes a file, making its parent directories; `data` is streamed as it is read. Given a list of
-   * entries, writes each in turn (every path and data checked first, before any call).
+   * entries, writes each in turn (every path and data checked first, before any call). As the user
+   * (the default), missing parents are made as E2B's envd makes them, owned by the user, also where
+   * the user could not make them (`/path/to` of `/path/to/file`: root makes them and hands them over);
+   * the file itself is written as the user. With `user: 'root'` all is root's.
    *
    * @example
    * ```ts
@@ -155,6 +178,7 @@ export class Files {
    *   { path: '/home/user/a.txt', data: 'a' },
    *   { path: '/home/user/b.bin', data: new Uint8Array([1, 2]) },
    * ]);
+   * await sbx.files.write('/etc/motd', 'hello', { user: 'root' });
    * ```
    * @returns the written file's info (one per entry, in order)
    * @throws SandboxError `is_a_directory`, `permission_denied`, `no_space`, `not_a_directory`; a write
@@ -162,21 +186,29 @@ export class Files {
    *   beside it, renamed over it at the end) and removes one it created; where the user may not make
    *   files in the directory, the file is rewritten in place and emptied on failure
    */
-  write(path: string, data: FileData): Promise<EntryInfo>;
-  write(entries: readonly WriteEntry[]): Promise<EntryInfo[]>;
-  async write(target: string | readonly WriteEntry[], data?: FileData): Promise<EntryInfo | EntryInfo[]> {
+  write(path: string, data: FileData, options?: FileRequestOptions): Promise<EntryInfo>;
+  write(entries: readonly WriteEntry[], options?: FileRequestOptions): Promise<EntryInfo[]>;
+  async write(
+    target: string | readonly WriteEntry[],
+    data?: FileData | FileRequestOptions,
+    options?: FileRequestOptions,
+  ): Promise<EntryInfo | EntryInfo[]> {
     if (!Array.isArray(target)) {
-      return this.#upload(pathOf(target, 'files.write'), streamOf(data, 'files.write'));
+      const path = pathOf(target, 'files.write');
+      const body = streamOf(data, 'files.write');
+      const { user: account } = parseOptions(requestOptions, options ?? {}, 'files.write');
+      return this.#upload(path, body, account);
     }
     const entries = parseOptions(z.array(z.unknown()), target, 'files.write', ['entries']);
-    if (data !== undefined) {
+    if (options !== undefined) {
       parseOptions(
-        z.undefined({ message: 'must not be given with a list of entries' }),
-        data,
+        z.undefined({ message: 'must not be given with a list of entries (options come second)' }),
+        options,
         'files.write',
-        ['data'],
+        ['options'],
       );
     }
+    const { user: account } = parseOptions(requestOptions, data ?? {}, 'files.write');
     const checked = entries.map((entry, i) => {
       const given = parseOptions(writeEntrySchema, entry, 'files.write', ['entries', i]);
       return {
@@ -185,13 +217,13 @@ export class Files {
       };
     });
     const written: EntryInfo[] = [];
-    for (const { path, body } of checked) written.push(await this.#upload(path, body));
+    for (const { path, body } of checked) written.push(await this.#upload(path, body, account));
     return written;
   }
 
-  #upload(path: string, body: Readable): Promise<EntryInfo> {
+  #upload(path: string, body: Readable, account: SandboxAccount): Promise<EntryInfo> {
     return this.#client.upload(
-      `${FILES_PATH}/content${query(path)}`,
+      `${FILES_PATH}/content${query(path, account)}`,
       body,
       'application/octet-stream',
       entryInfoSchema,
@@ -201,10 +233,10 @@ export class Files {
   /** The entries of a directory, and of its subdirectories down to `depth` levels (1: the directory only). */
   async list(path: string, options: FileListOptions = {}): Promise<EntryInfo[]> {
     const checked = pathOf(path, 'files.list');
-    const { depth } = parseOptions(listOptions, options, 'files.list');
+    const { depth, user: account } = parseOptions(listOptions, options, 'files.list');
     const answer = await this.#client.call(
       'GET',
-      `${FILES_PATH}/list${query(checked)}&depth=${String(depth)}`,
+      `${FILES_PATH}/list${query(checked, account)}&depth=${String(depth)}`,
       listAnswerSchema,
     );
     return answer.entries;
@@ -215,9 +247,11 @@ export class Files {
    * there (`file_not_found`, or a parent that is a file: `not_a_directory`). As E2B's `exists` does,
    * any other failure throws: a parent the user may not search is `permission_denied`, not "absent".
    */
-  async exists(path: string): Promise<boolean> {
+  async exists(path: string, options: FileRequestOptions = {}): Promise<boolean> {
+    const checked = pathOf(path, 'files.exists');
+    const { user: account } = parseOptions(requestOptions, options, 'files.exists');
     try {
-      await this.getInfo(path);
+      await this.#info(checked, account);
       return true;
     } catch (error) {
       if (error instanceof SdkError && ABSENT.has(error.code)) return false;
@@ -226,27 +260,42 @@ export class Files {
   }
 
   /** What `path` names (a symlink as itself, with its target). */
-  async getInfo(path: string): Promise<EntryInfo> {
+  async getInfo(path: string, options: FileRequestOptions = {}): Promise<EntryInfo> {
     const checked = pathOf(path, 'files.getInfo');
-    return this.#client.call('GET', `${FILES_PATH}/info${query(checked)}`, entryInfoSchema);
+    const { user: account } = parseOptions(requestOptions, options, 'files.getInfo');
+    return this.#info(checked, account);
   }
 
-  /** Makes a directory and its parents; false when a directory was there already. */
-  async makeDir(path: string): Promise<boolean> {
+  #info(path: string, account: SandboxAccount): Promise<EntryInfo> {
+    return this.#client.call('GET', `${FILES_PATH}/info${query(path, account)}`, entryInfoSchema);
+  }
+
+  /**
+   * Makes a directory and its parents; false when a directory was there already. The folders it makes
+   * are the calling account's (as the user: also where the user could not make them, as `write`'s).
+   */
+  async makeDir(path: string, options: FileRequestOptions = {}): Promise<boolean> {
     const checked = pathOf(path, 'files.makeDir');
-    return (await this.#client.call('POST', `${FILES_PATH}/dir`, makeDirAnswerSchema, { path: checked }))
-      .created;
+    const { user: account } = parseOptions(requestOptions, options, 'files.makeDir');
+    const body = { path: checked, ...accountField(account) };
+    return (await this.#client.call('POST', `${FILES_PATH}/dir`, makeDirAnswerSchema, body)).created;
   }
 
   /** Removes a file, or a directory with everything in it. */
-  async remove(path: string): Promise<void> {
+  async remove(path: string, options: FileRequestOptions = {}): Promise<void> {
     const checked = pathOf(path, 'files.remove');
-    await this.#client.call('POST', `${FILES_PATH}/remove`, z.strictObject({}), { path: checked });
+    const { user: account } = parseOptions(requestOptions, options, 'files.remove');
+    const body = { path: checked, ...accountField(account) };
+    await this.#client.call('POST', `${FILES_PATH}/remove`, z.strictObject({}), body);
   }
 
   /** Renames (moves) `from` to `to`; returns the info of `to`. */
-  async rename(from: string, to: string): Promise<EntryInfo> {
-    const body = { from: pathOf(from, 'files.rename', ['from']), to: pathOf(to, 'files.rename', ['to']) };
+  async rename(from: string, to: string, options: FileRequestOptions = {}): Promise<EntryInfo> {
+    const body = {
+      from: pathOf(from, 'files.rename', ['from']),
+      to: pathOf(to, 'files.rename', ['to']),
+      ...accountField(parseOptions(requestOptions, options, 'files.rename').user),
+    };
     return this.#client.call('POST', `${FILES_PATH}/rename`, entryInfoSchema, body);
   }
 
@@ -271,11 +320,11 @@ export class Files {
   ): Promise<WatchHandle> {
     const checked = pathOf(path, 'files.watchDir');
     const callback = parseOptions(watchCallbackSchema, onEvent, 'files.watchDir', ['onEvent']);
-    const { recursive, onExit } = parseOptions(watchOptionsSchema, options, 'files.watchDir');
+    const { recursive, onExit, user: account } = parseOptions(watchOptionsSchema, options, 'files.watchDir');
     const abort = new AbortController();
     const lines = await this.#client.lines(
       'GET',
-      `${FILES_PATH}/watch${query(checked)}&recursive=${String(recursive)}`,
+      `${FILES_PATH}/watch${query(checked, account)}&recursive=${String(recursive)}`,
       { signal: abort.signal },
     );
     const events = lines[Symbol.asyncIterator]();

@@ -69,6 +69,7 @@ export {
   type FileData,
   type FileListOptions,
   type FileReadOptions,
+  type FileRequestOptions,
   type WriteEntry,
 } from './files.js';
 export type { WatchHandle, FilesystemEvent, WatchDirOptions, WatchEventCallback } from './files-watch.js';

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from pydantic import Field
 
+from ._accounts import Account, account_field, account_query, check_account
 from ._http import Call, Op, model_parser
 from ._sandbox_core import SandboxCore
 from ._wire import _Wire
@@ -273,8 +274,13 @@ def _read_chunks(read: Callable[[int], object], call: str) -> Iterator[bytes]:
 # --- the calls -----------------------------------------------------------------------------------
 
 
-def _query(path: str) -> str:
-    return f"?path={quote(path, safe='')}"
+def _query(path: str, account: Account) -> str:
+    return f"?path={quote(path, safe='')}{account_query(account)}"
+
+
+def check_user(user: object, call: str) -> Account:
+    """A files call's ``user``: ``"user"`` (the sandbox user, the default) or ``"root"``."""
+    return check_account(user, call)
 
 
 class FilesCore:
@@ -286,74 +292,85 @@ class FilesCore:
     def _call(self, method: str, path: str, parse: Callable[[Any], T], body: object = None) -> Call[T]:
         return Call(self.core._daemon, method, path, parse, self.core.access_token, body)
 
-    def read_call(self, path: str) -> Call[object]:
+    def read_call(self, path: str, account: Account = "user") -> Call[object]:
         """``GET /v1/files/content``: the file's bytes, streamed (the answer is read raw, never parsed)."""
-        return self._call("GET", f"{FILES_PATH}/content{_query(path)}", _unparsed)
+        return self._call("GET", f"{FILES_PATH}/content{_query(path, account)}", _unparsed)
 
-    def write_call(self, path: str, body: bytes | Iterable[bytes] | AsyncIterable[bytes]) -> Call[EntryInfo]:
-        """``PUT /v1/files/content``: ``body`` into the file (parents made); the written file's info."""
-        path = f"{FILES_PATH}/content{_query(path)}"
+    def write_call(
+        self, path: str, body: bytes | Iterable[bytes] | AsyncIterable[bytes], account: Account = "user"
+    ) -> Call[EntryInfo]:
+        """``PUT /v1/files/content``: ``body`` into the file (parents made, the calling account's); the
+        written file's info."""
+        path = f"{FILES_PATH}/content{_query(path, account)}"
         return Call(self.core._daemon, "PUT", path, parse_entry, self.core.access_token, content=body)
 
-    def watch_call(self, path: str, recursive: bool) -> Call[FilesystemEvent | None]:
+    def watch_call(self, path: str, recursive: bool, account: Account = "user") -> Call[FilesystemEvent | None]:
         """``GET /v1/files/watch``: ``watching``, then one line per event, until closed."""
         flag = "true" if recursive else "false"
         return Call(
-            self.core._daemon, "GET", f"{FILES_PATH}/watch{_query(path)}&recursive={flag}", parse_watch_line,
-            self.core.access_token, malformed="malformed line in the watch stream of the sandbox daemon",
+            self.core._daemon, "GET", f"{FILES_PATH}/watch{_query(path, account)}&recursive={flag}",
+            parse_watch_line, self.core.access_token,
+            malformed="malformed line in the watch stream of the sandbox daemon",
         )
 
-    def write_op(self, path: str, body: bytes | Iterable[bytes] | AsyncIterable[bytes]) -> Op[EntryInfo]:
+    def write_op(
+        self, path: str, body: bytes | Iterable[bytes] | AsyncIterable[bytes], account: Account = "user"
+    ) -> Op[EntryInfo]:
         """Writes ``body`` (checked, in the driver's form) into ``path`` after reporting activity."""
-        answer: EntryInfo = yield from self.core.daemon_op(self.write_call(path, body))
+        answer: EntryInfo = yield from self.core.daemon_op(self.write_call(path, body, account))
         return answer
 
     def activity_op(self) -> Op[object]:
         """Reports activity before a streamed call (resuming a suspended sandbox)."""
         return self.core.activity_op()
 
-    def get_info_op(self, path: str, call: str = "files.get_info") -> Op[EntryInfo]:
+    def get_info_op(self, path: str, user: object = "user", call: str = "files.get_info") -> Op[EntryInfo]:
         """What ``path`` names (a symlink as itself)."""
-        checked = check_path(path, call)
-        return self.core.daemon_op(self._call("GET", f"{FILES_PATH}/info{_query(checked)}", parse_entry))
+        checked, account = check_path(path, call), check_user(user, call)
+        return self.core.daemon_op(
+            self._call("GET", f"{FILES_PATH}/info{_query(checked, account)}", parse_entry)
+        )
 
-    def exists_op(self, path: str) -> Op[bool]:
+    def exists_op(self, path: str, user: object = "user") -> Op[bool]:
         """True when ``path`` names something (a dangling symlink counts); False when nothing is there
         (``file_not_found``, or a parent that is a file: ``not_a_directory``). As E2B's ``exists`` does,
         any other failure raises: a parent the user may not search is ``permission_denied``."""
         try:
-            yield from self.get_info_op(path, "files.exists")
+            yield from self.get_info_op(path, user, "files.exists")
         except SandboxException as error:
             if error.code in _ABSENT:
                 return False
             raise
         return True
 
-    def list_op(self, path: str, depth: object) -> Op[list[EntryInfo]]:
+    def list_op(self, path: str, depth: object, user: object = "user") -> Op[list[EntryInfo]]:
         """A directory's entries, down to ``depth`` levels."""
         checked, levels = check_path(path, "files.list"), check_depth(depth)
-        call = self._call("GET", f"{FILES_PATH}/list{_query(checked)}&depth={levels}", _LIST)
+        account = check_user(user, "files.list")
+        call = self._call("GET", f"{FILES_PATH}/list{_query(checked, account)}&depth={levels}", _LIST)
         answer: _ListWire = yield from self.core.daemon_op(call)
         return [entry.entry() for entry in answer.entries]
 
-    def make_dir_op(self, path: str) -> Op[bool]:
-        """Makes a directory and its parents; False when one was there already."""
-        checked = check_path(path, "files.make_dir")
+    def make_dir_op(self, path: str, user: object = "user") -> Op[bool]:
+        """Makes a directory and its parents (the calling account's); False when one was there already."""
+        checked, account = check_path(path, "files.make_dir"), check_user(user, "files.make_dir")
         answer: _MadeDirWire = yield from self.core.daemon_op(
-            self._call("POST", f"{FILES_PATH}/dir", _MADE_DIR, {"path": checked})
+            self._call("POST", f"{FILES_PATH}/dir", _MADE_DIR, {"path": checked, **account_field(account)})
         )
         return answer.created
 
-    def remove_op(self, path: str) -> Op[None]:
+    def remove_op(self, path: str, user: object = "user") -> Op[None]:
         """Removes a file, or a directory with everything in it."""
-        checked = check_path(path, "files.remove")
-        yield from self.core.daemon_op(self._call("POST", f"{FILES_PATH}/remove", _EMPTY, {"path": checked}))
+        checked, account = check_path(path, "files.remove"), check_user(user, "files.remove")
+        body = {"path": checked, **account_field(account)}
+        yield from self.core.daemon_op(self._call("POST", f"{FILES_PATH}/remove", _EMPTY, body))
 
-    def rename_op(self, old_path: str, new_path: str) -> Op[EntryInfo]:
+    def rename_op(self, old_path: str, new_path: str, user: object = "user") -> Op[EntryInfo]:
         """Renames (moves) ``old_path`` to ``new_path``; the info of ``new_path``."""
         body = {
             "from": check_path(old_path, "files.rename", "old_path"),
             "to": check_path(new_path, "files.rename", "new_path"),
+            **account_field(check_user(user, "files.rename")),
         }
         answer: EntryInfo = yield from self.core.daemon_op(
             self._call("POST", f"{FILES_PATH}/rename", parse_entry, body)

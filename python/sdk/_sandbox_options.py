@@ -16,6 +16,7 @@ from typing import Any, Callable, Final, Literal, Mapping
 
 import httpx
 
+from ._accounts import ACCOUNT_RULE, account_field, check_account, is_account
 from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
@@ -34,13 +35,6 @@ DEFAULT_SANDBOX_TIMEOUT: Final = 3600
 
 #: A callback of command output: each chunk as text.
 OutputCallback = Callable[[str], object]
-
-#: Why ``commands.run``'s ``user`` takes only the sandbox user (``sdk/commands.ts``' ``ONLY_SANDBOX_USER``):
-#: sandboxd runs as root and holds the gateways' keys, so a root command could read them.
-ONLY_SANDBOX_USER: Final = (
-    "only 'user' (the sandbox user, uid 1000) is offered; "
-    "root is not, because sandboxd holds the gateways' keys"
-)
 
 
 def _number(value: object) -> float | None:
@@ -281,8 +275,8 @@ def resolve_run_options(
         check.add(("cmd",), "must be a string")
     elif cmd == "":
         check.add(("cmd",), "must not be empty")
-    if user != "user":
-        check.add(("user",), ONLY_SANDBOX_USER)
+    if not is_account(user):
+        check.add(("user",), ACCOUNT_RULE)
     env: dict[str, str] = {}
     if envs is not None and not isinstance(envs, Mapping):
         check.add(("envs",), "must be a mapping of names to strings")
@@ -303,6 +297,7 @@ def resolve_run_options(
     stdout_callback, stderr_callback = check_output_callbacks(check, on_stdout, on_stderr)
     check.done()
     start: dict[str, Any] = {"cmd": cmd, "envs": env, "killTree": kill_tree}
+    start.update(account_field(check_account(user, "commands.run")))
     if cwd is not None:
         start["cwd"] = cwd
     if timeout_ms is not None:

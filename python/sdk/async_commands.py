@@ -7,6 +7,7 @@ import builtins
 import inspect
 from typing import Literal, Mapping, overload
 
+from ._accounts import Account
 from ._command_output import CommandResult, OutputCollector, afollow, resolve_connect
 from ._http import AsyncTransport, adrive
 from ._sandbox_core import SandboxCore
@@ -121,7 +122,7 @@ class AsyncCommands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = ...,
+        user: Account = ...,
         envs: Mapping[str, str] | None = ...,
         cwd: str | None = ...,
         timeout: float | None = ...,
@@ -136,7 +137,7 @@ class AsyncCommands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = ...,
+        user: Account = ...,
         envs: Mapping[str, str] | None = ...,
         cwd: str | None = ...,
         timeout: float | None = ...,
@@ -150,7 +151,7 @@ class AsyncCommands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = "user",
+        user: Account = "user",
         envs: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float | None = None,
@@ -159,7 +160,7 @@ class AsyncCommands:
         on_stderr: OutputCallback | None = None,
         background: bool = False,
     ) -> CommandResult | AsyncCommandHandle:
-        """Runs ``cmd`` through a shell as the sandbox user; the options of
+        """Runs ``cmd`` through a shell as the sandbox user (or root, ``user="root"``); the options of
         :meth:`sdk.commands.Commands.run`. Callbacks may be plain functions or coroutine functions.
 
         Example::

@@ -11,6 +11,7 @@ from typing import AsyncIterable, AsyncIterator, Iterable, Literal, overload
 
 import httpx
 
+from ._accounts import Account
 from ._files_core import (
     UPLOAD_CHUNK,
     EntryInfo,
@@ -25,6 +26,7 @@ from ._files_core import (
     check_flag,
     check_format,
     check_path,
+    check_user,
     too_large_to_read_whole,
 )
 from ._files_watch import AsyncWatchHandle, EventCallback, ExitCallback, start_async_watch
@@ -98,7 +100,8 @@ def async_chunks(data: FileData, call: str) -> bytes | AsyncIterator[bytes]:
 
 
 class AsyncFiles:
-    """Files of one sandbox, as its user; the operations of :class:`sdk.files.Files`, awaited."""
+    """Files of one sandbox, as its user (or root, ``user="root"``); the operations of
+    :class:`sdk.files.Files`, awaited."""
 
     def __init__(self, core: SandboxCore, transport: AsyncTransport) -> None:
         self._files = FilesCore(core)
@@ -107,16 +110,18 @@ class AsyncFiles:
         self._watches: set[asyncio.Task[None]] = set()
 
     @overload
-    async def read(self, path: str, format: Literal["text"] = ...) -> str: ...
+    async def read(self, path: str, format: Literal["text"] = ..., *, user: Account = ...) -> str: ...
 
     @overload
-    async def read(self, path: str, format: Literal["bytes"]) -> bytes: ...
+    async def read(self, path: str, format: Literal["bytes"], *, user: Account = ...) -> bytes: ...
 
     @overload
-    async def read(self, path: str, format: Literal["stream"]) -> AsyncFileStream: ...
+    async def read(
+        self, path: str, format: Literal["stream"], *, user: Account = ...
+    ) -> AsyncFileStream: ...
 
     async def read(
-        self, path: str, format: Literal["text", "bytes", "stream"] = "text"
+        self, path: str, format: Literal["text", "bytes", "stream"] = "text", *, user: Account = "user"
     ) -> str | bytes | AsyncFileStream:
         """Reads a file as text (UTF-8, the default), bytes, or an :class:`AsyncFileStream`.
 
@@ -137,8 +142,9 @@ class AsyncFiles:
             over 1 GiB (``format``)
         """
         checked, fmt = check_path(path, "files.read"), check_format(format)
+        account = check_user(user, "files.read")
         await adrive(self._files.activity_op(), self._transport)
-        call = self._files.read_call(checked)
+        call = self._files.read_call(checked, account)
         response = await self._transport.open_stream(call, self._transport.request_timeout)
         stream = AsyncFileStream(response)
         if fmt == "stream":
@@ -151,7 +157,7 @@ class AsyncFiles:
             content = b"".join([chunk async for chunk in stream])
         return content.decode("utf-8", errors="replace") if fmt == "text" else content
 
-    async def write(self, path: str, data: FileData) -> EntryInfo:
+    async def write(self, path: str, data: FileData, *, user: Account = "user") -> EntryInfo:
         """Writes a file, making its parent directories; ``data`` as :meth:`sdk.files.Files.write`
         takes it, or an async iterable of bytes.
 
@@ -161,43 +167,46 @@ class AsyncFiles:
         """
         checked = check_path(path, "files.write")
         check_data(data, "files.write", allow_async=True)
-        return await adrive(self._files.write_op(checked, async_chunks(data, "files.write")), self._transport)
+        account = check_user(user, "files.write")
+        op = self._files.write_op(checked, async_chunks(data, "files.write"), account)
+        return await adrive(op, self._transport)
 
     async def write_files(
-        self, entries: Iterable[WriteEntry | tuple[str, FileData]]
+        self, entries: Iterable[WriteEntry | tuple[str, FileData]], *, user: Account = "user"
     ) -> builtins.list[EntryInfo]:
         """Writes many files in turn (every path checked before the first is written); their info, in
         order."""
         checked = check_entries(entries, allow_async=True)
+        account = check_user(user, "files.write_files")
         written: builtins.list[EntryInfo] = []
         for path, data in checked:
-            op = self._files.write_op(path, async_chunks(data, "files.write_files"))
+            op = self._files.write_op(path, async_chunks(data, "files.write_files"), account)
             written.append(await adrive(op, self._transport))
         return written
 
-    async def list(self, path: str, depth: int = 1) -> builtins.list[EntryInfo]:
+    async def list(self, path: str, depth: int = 1, *, user: Account = "user") -> builtins.list[EntryInfo]:
         """The entries of a directory, down to ``depth`` levels (1 to 16)."""
-        return await adrive(self._files.list_op(path, depth), self._transport)
+        return await adrive(self._files.list_op(path, depth, user), self._transport)
 
-    async def exists(self, path: str) -> bool:
+    async def exists(self, path: str, *, user: Account = "user") -> bool:
         """True when ``path`` names something the user can see (a dangling symlink counts)."""
-        return await adrive(self._files.exists_op(path), self._transport)
+        return await adrive(self._files.exists_op(path, user), self._transport)
 
-    async def get_info(self, path: str) -> EntryInfo:
+    async def get_info(self, path: str, *, user: Account = "user") -> EntryInfo:
         """What ``path`` names (a symlink as itself, with its target)."""
-        return await adrive(self._files.get_info_op(path), self._transport)
+        return await adrive(self._files.get_info_op(path, user), self._transport)
 
-    async def make_dir(self, path: str) -> bool:
+    async def make_dir(self, path: str, *, user: Account = "user") -> bool:
         """Makes a directory and its parents; False when a directory was there already."""
-        return await adrive(self._files.make_dir_op(path), self._transport)
+        return await adrive(self._files.make_dir_op(path, user), self._transport)
 
-    async def remove(self, path: str) -> None:
+    async def remove(self, path: str, *, user: Account = "user") -> None:
         """Removes a file, or a directory with everything in it."""
-        await adrive(self._files.remove_op(path), self._transport)
+        await adrive(self._files.remove_op(path, user), self._transport)
 
-    async def rename(self, old_path: str, new_path: str) -> EntryInfo:
+    async def rename(self, old_path: str, new_path: str, *, user: Account = "user") -> EntryInfo:
         """Renames (moves) ``old_path`` to ``new_path``; the info of ``new_path``."""
-        return await adrive(self._files.rename_op(old_path, new_path), self._transport)
+        return await adrive(self._files.rename_op(old_path, new_path, user), self._transport)
 
     async def watch_dir(
         self,
@@ -206,6 +215,7 @@ class AsyncFiles:
         *,
         recursive: bool = False,
         on_exit: ExitCallback | None = None,
+        user: Account = "user",
     ) -> AsyncWatchHandle:
         """Watches a directory as :meth:`sdk.files.Files.watch_dir` does; ``on_event`` and ``on_exit``
         may be plain or coroutine functions, called on the handle's loop. Returns once the watch is set
@@ -221,8 +231,9 @@ class AsyncFiles:
         check_callback(on_event, "files.watch_dir", "on_event")
         check_flag(recursive, "files.watch_dir", "recursive")
         check_callback(on_exit, "files.watch_dir", "on_exit", optional=True)
+        account = check_user(user, "files.watch_dir")
         await adrive(self._files.activity_op(), self._transport)
-        call = self._files.watch_call(checked, recursive)
+        call = self._files.watch_call(checked, recursive, account)
         return await start_async_watch(self._transport, call, on_event, on_exit, self._watches)
 
     async def stop_watching(self) -> None:

@@ -1,5 +1,6 @@
-"""``sbx.commands`` of the sync ``Sandbox``: run commands as the sandbox user, in the foreground or the
-background, re-attach to one by pid, write its stdin, kill it or its whole tree (``sdk/commands.ts``)."""
+"""``sbx.commands`` of the sync ``Sandbox``: run commands as the sandbox user (or its root), in the
+foreground or the background, re-attach to one by pid, write its stdin, kill it or its whole tree
+(``sdk/commands.ts``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import builtins
 import threading
 from typing import Literal, Mapping, overload
 
+from ._accounts import Account
 from ._command_output import CommandResult, OutputCollector, follow, resolve_connect
 from ._http import Transport, drive
 from ._sandbox_core import SandboxCore
@@ -99,7 +101,7 @@ class Commands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = ...,
+        user: Account = ...,
         envs: Mapping[str, str] | None = ...,
         cwd: str | None = ...,
         timeout: float | None = ...,
@@ -114,7 +116,7 @@ class Commands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = ...,
+        user: Account = ...,
         envs: Mapping[str, str] | None = ...,
         cwd: str | None = ...,
         timeout: float | None = ...,
@@ -128,7 +130,7 @@ class Commands:
         self,
         cmd: str,
         *,
-        user: Literal["user"] = "user",
+        user: Account = "user",
         envs: Mapping[str, str] | None = None,
         cwd: str | None = None,
         timeout: float | None = None,
@@ -137,11 +139,12 @@ class Commands:
         on_stderr: OutputCallback | None = None,
         background: bool = False,
     ) -> CommandResult | CommandHandle:
-        """Runs ``cmd`` through a shell as the sandbox user (uid 1000, home ``/home/user``).
+        """Runs ``cmd`` through a shell as the sandbox user (uid 1000, home ``/home/user``), or with
+        ``user="root"`` as the sandbox's root (uid 0 of the sandbox's own user namespace, with Docker's
+        default capabilities; home ``/root``).
 
-        ``user`` may only be ``"user"`` (the default): root is not offered, because sandboxd holds the
-        gateways' keys. ``envs`` adds environment variables, ``cwd`` sets the working directory
-        (absolute), ``timeout`` ends the command after that many seconds (0: none), ``kill_tree``
+        ``envs`` adds environment variables, ``cwd`` sets the working directory (absolute; default: the
+        account's home), ``timeout`` ends the command after that many seconds (0: none), ``kill_tree``
         (default True) makes that and :meth:`CommandHandle.kill` end its whole process tree. With
         ``background=True`` it returns a :class:`CommandHandle` once the command runs; otherwise it
         waits and returns the :class:`CommandResult` (a non-zero exit is a result, not an exception).
@@ -150,8 +153,10 @@ class Commands:
 
             result = sbx.commands.run("echo hello")
             server = sbx.commands.run("python3 -m http.server", background=True)
+            sbx.commands.run("apt-get install -y jq", user="root")
 
-        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises InvalidArgumentException: for a malformed option (a ``user`` other than ``"user"`` or
+            ``"root"`` included), before any call
         """
         o = resolve_run_options(
             cmd,

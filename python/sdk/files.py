@@ -1,7 +1,8 @@
-"""``sbx.files`` of the sync ``Sandbox``: files of a sandbox read and written as its user, streamed both
-ways so no whole file need be in memory (``sdk/files.ts``). Failures are ``SandboxException`` with a
-stable ``code``: ``file_not_found``, ``not_a_directory``, ``is_a_directory``, ``permission_denied``,
-``no_space``; a malformed argument is ``InvalidArgumentException`` before any call."""
+"""``sbx.files`` of the sync ``Sandbox``: files of a sandbox read and written as its user (or, with
+``user="root"``, as its root), streamed both ways so no whole file need be in memory
+(``sdk/files.ts``). Failures are ``SandboxException`` with a stable ``code``: ``file_not_found``,
+``not_a_directory``, ``is_a_directory``, ``permission_denied``, ``no_space``; a malformed argument is
+``InvalidArgumentException`` before any call."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Iterable, Literal, overload
 
 import httpx
 
+from ._accounts import Account
 from ._files_core import (
     EntryInfo,
     FileData,
@@ -24,6 +26,7 @@ from ._files_core import (
     check_flag,
     check_format,
     check_path,
+    check_user,
     sync_chunks,
     too_large_to_read_whole,
 )
@@ -67,8 +70,8 @@ class FileStream:
 
 
 class Files:
-    """Files of one sandbox, as its user (each call first reports activity, resuming a suspended
-    sandbox). Paths are absolute."""
+    """Files of one sandbox, as its user, or as its root with ``user="root"`` on any call (each call
+    first reports activity, resuming a suspended sandbox). Paths are absolute."""
 
     def __init__(self, core: SandboxCore, transport: Transport) -> None:
         self._files = FilesCore(core)
@@ -77,15 +80,17 @@ class Files:
         self._watches_lock = threading.Lock()
 
     @overload
-    def read(self, path: str, format: Literal["text"] = ...) -> str: ...
+    def read(self, path: str, format: Literal["text"] = ..., *, user: Account = ...) -> str: ...
 
     @overload
-    def read(self, path: str, format: Literal["bytes"]) -> bytes: ...
+    def read(self, path: str, format: Literal["bytes"], *, user: Account = ...) -> bytes: ...
 
     @overload
-    def read(self, path: str, format: Literal["stream"]) -> FileStream: ...
+    def read(self, path: str, format: Literal["stream"], *, user: Account = ...) -> FileStream: ...
 
-    def read(self, path: str, format: Literal["text", "bytes", "stream"] = "text") -> str | bytes | FileStream:
+    def read(
+        self, path: str, format: Literal["text", "bytes", "stream"] = "text", *, user: Account = "user"
+    ) -> str | bytes | FileStream:
         """Reads a file as text (UTF-8, the default), bytes, or a :class:`FileStream` of chunks read as
         the caller iterates.
 
@@ -106,8 +111,9 @@ class Files:
             over 1 GiB (``format``)
         """
         checked, fmt = check_path(path, "files.read"), check_format(format)
+        account = check_user(user, "files.read")
         drive(self._files.activity_op(), self._transport)
-        call = self._files.read_call(checked)
+        call = self._files.read_call(checked, account)
         response = self._transport.open_stream(call, self._transport.request_timeout)
         stream = FileStream(response)
         if fmt == "stream":
@@ -120,7 +126,7 @@ class Files:
             content = b"".join(stream)
         return content.decode("utf-8", errors="replace") if fmt == "text" else content
 
-    def write(self, path: str, data: FileData) -> EntryInfo:
+    def write(self, path: str, data: FileData, *, user: Account = "user") -> EntryInfo:
         """Writes a file, making its parent directories. ``data`` is text (UTF-8), bytes, a binary file
         object (read from where it stands) or an iterable of bytes, sent as it is read.
 
@@ -133,6 +139,9 @@ class Files:
         A file that was there is replaced only once all is written (the bytes go to a temporary file
         beside it, renamed over it, with its mode), so a write that fails leaves it as it was; where
         the user may not make files in its directory, it is rewritten in place and emptied on failure.
+        Missing parents are made as E2B's envd makes them, owned by the calling account: as the user
+        also where the user could not make them (``/path/to`` of ``/path/to/file``: root makes them and
+        hands them over), the file itself written as the user; with ``user="root"`` all is root's.
 
         :returns: the written file's info
         :raises SandboxException: ``is_a_directory``, ``permission_denied``, ``no_space``,
@@ -140,9 +149,12 @@ class Files:
         """
         checked = check_path(path, "files.write")
         check_data(data, "files.write")
-        return drive(self._files.write_op(checked, sync_chunks(data, "files.write")), self._transport)
+        account = check_user(user, "files.write")
+        return drive(self._files.write_op(checked, sync_chunks(data, "files.write"), account), self._transport)
 
-    def write_files(self, entries: Iterable[WriteEntry | tuple[str, FileData]]) -> builtins.list[EntryInfo]:
+    def write_files(
+        self, entries: Iterable[WriteEntry | tuple[str, FileData]], *, user: Account = "user"
+    ) -> builtins.list[EntryInfo]:
         """Writes many files in turn (every path checked before the first is written); their info, in
         order.
 
@@ -151,41 +163,43 @@ class Files:
             sbx.files.write_files([WriteEntry("/home/user/a.txt", "a"), ("/home/user/b.bin", b"b")])
         """
         checked = check_entries(entries)
+        account = check_user(user, "files.write_files")
         return [
-            drive(self._files.write_op(path, sync_chunks(data, "files.write_files")), self._transport)
+            drive(self._files.write_op(path, sync_chunks(data, "files.write_files"), account), self._transport)
             for path, data in checked
         ]
 
-    def list(self, path: str, depth: int = 1) -> builtins.list[EntryInfo]:
+    def list(self, path: str, depth: int = 1, *, user: Account = "user") -> builtins.list[EntryInfo]:
         """The entries of a directory, and of its subdirectories down to ``depth`` levels (1 to 16; 1:
         the directory only).
 
         :raises SandboxException: ``file_not_found``, ``not_a_directory``, ``permission_denied``
         """
-        return drive(self._files.list_op(path, depth), self._transport)
+        return drive(self._files.list_op(path, depth, user), self._transport)
 
-    def exists(self, path: str) -> bool:
+    def exists(self, path: str, *, user: Account = "user") -> bool:
         """True when ``path`` names something the user can see (a dangling symlink counts)."""
-        return drive(self._files.exists_op(path), self._transport)
+        return drive(self._files.exists_op(path, user), self._transport)
 
-    def get_info(self, path: str) -> EntryInfo:
+    def get_info(self, path: str, *, user: Account = "user") -> EntryInfo:
         """What ``path`` names (a symlink as itself, with its target).
 
         :raises SandboxException: ``file_not_found``, ``permission_denied``
         """
-        return drive(self._files.get_info_op(path), self._transport)
+        return drive(self._files.get_info_op(path, user), self._transport)
 
-    def make_dir(self, path: str) -> bool:
-        """Makes a directory and its parents; False when a directory was there already."""
-        return drive(self._files.make_dir_op(path), self._transport)
+    def make_dir(self, path: str, *, user: Account = "user") -> bool:
+        """Makes a directory and its parents (the calling account's, as ``write`` makes them); False when
+        a directory was there already."""
+        return drive(self._files.make_dir_op(path, user), self._transport)
 
-    def remove(self, path: str) -> None:
+    def remove(self, path: str, *, user: Account = "user") -> None:
         """Removes a file, or a directory with everything in it."""
-        drive(self._files.remove_op(path), self._transport)
+        drive(self._files.remove_op(path, user), self._transport)
 
-    def rename(self, old_path: str, new_path: str) -> EntryInfo:
+    def rename(self, old_path: str, new_path: str, *, user: Account = "user") -> EntryInfo:
         """Renames (moves) ``old_path`` to ``new_path``; the info of ``new_path``."""
-        return drive(self._files.rename_op(old_path, new_path), self._transport)
+        return drive(self._files.rename_op(old_path, new_path, user), self._transport)
 
     def watch_dir(
         self,
@@ -194,6 +208,7 @@ class Files:
         *,
         recursive: bool = False,
         on_exit: ExitCallback | None = None,
+        user: Account = "user",
     ) -> WatchHandle:
         """Watches a directory (and its subdirectories with ``recursive=True``): ``on_event`` gets each
         :class:`~sdk.FilesystemEvent` (``create``, ``write``, ``remove``, ``rename``, ``chmod``; its
@@ -213,8 +228,9 @@ class Files:
         check_callback(on_event, "files.watch_dir", "on_event")
         check_flag(recursive, "files.watch_dir", "recursive")
         check_callback(on_exit, "files.watch_dir", "on_exit", optional=True)
+        account = check_user(user, "files.watch_dir")
         drive(self._files.activity_op(), self._transport)
-        call = self._files.watch_call(checked, recursive)
+        call = self._files.watch_call(checked, recursive, account)
         handle = WatchHandle(self._transport.request_timeout, call, on_event, on_exit, self._forget)
         with self._watches_lock:
             self._watches.add(handle)

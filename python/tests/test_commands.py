@@ -34,7 +34,7 @@ from sdk import (
 from sdk._daemon import daemon
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
-WHY = "root is not, because sandboxd holds the gateways' keys"
+RULE = "must be 'user' or 'root'"
 
 
 def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -162,16 +162,15 @@ def test_a_background_command_ends_at_its_timeout_and_by_kill(shared: Sandbox) -
     assert shared.commands.connect(tree.pid).wait() == killed
 
 
-@pytest.mark.parametrize("user", ["root", "nobody", "", None, 0])
-def test_any_user_but_the_sandbox_user_is_refused_before_any_call(
+@pytest.mark.parametrize("user", ["nobody", "", "ROOT", None, 0])
+def test_any_user_but_user_or_root_is_refused_before_any_call(
     shared: Sandbox, no_traffic: None, user: object
 ) -> None:
     options: dict[str, Any] = {"user": user}
     for background in (True, False):
         with pytest.raises(InvalidArgumentException) as raised:
             shared.commands.run("id -u", background=background, **options)
-        assert raised.value.field == "user" and WHY in raised.value.message
-        assert raised.value.message.startswith("commands.run: user: ")
+        assert raised.value.field == "user" and raised.value.message == f"commands.run: user: {RULE}"
 
 
 def test_connect_checks_its_arguments_before_any_call(shared: Sandbox, no_traffic: None) -> None:
@@ -304,18 +303,22 @@ async def test_async_background_command_with_callbacks_user_and_list(control_pla
         assert await timed.wait() == CommandResult("started\n", "", None, "SIGTERM")
 
 
-async def test_async_refuses_any_user_but_the_sandbox_user_before_any_call(
+async def test_async_runs_as_root_and_refuses_any_other_user_before_any_call(
     control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with await AsyncSandbox.create() as sbx:
         with monkeypatch.context() as patched:
             patched.setattr(httpx.AsyncClient, "send", refuse_traffic)
-            options: dict[str, Any] = {"user": "root"}
+            options: dict[str, Any] = {"user": "nobody"}
             for background in (True, False):
                 with pytest.raises(InvalidArgumentException) as raised:
                     await sbx.commands.run("id -u", background=background, **options)
-                assert raised.value.field == "user" and WHY in raised.value.message
+                assert raised.value.field == "user" and raised.value.message == f"commands.run: user: {RULE}"
         assert await sbx.commands.list() == []
+        root = await sbx.commands.run("id -u; echo $HOME; pwd", user="root")
+        assert (root.stdout, root.exit_code) == ("0\n/root\n/root\n", 0)
+        handle = await sbx.commands.run("id -u", user="root", background=True)
+        assert (await handle.wait()).stdout == "0\n"
 
 
 async def test_async_connect_after_pause_and_resume_gives_the_output_from_the_start(

@@ -61,8 +61,9 @@ async def test_commands_program(control_plane: ControlPlane) -> None:
 
         with pytest.raises(TimeoutException):
             await sbx.commands.run("sleep 10", timeout=1)
-        with pytest.raises(InvalidArgumentException, match="root is not"):
-            await sbx.commands.run("id", user="root")
+        assert (await sbx.commands.run("id -u", user="root")).stdout == "0\n"
+        with pytest.raises(InvalidArgumentException, match="must be 'user' or 'root'"):
+            await sbx.commands.run("id", user="nobody")
 
         # Coroutine callbacks, a background command, its output so far, wait.
         seen: list[str] = []

@@ -57,11 +57,15 @@ def test_a_command_past_its_timeout_raises_timeout_exception(sbx: Sandbox) -> No
             pass
 
 
-def test_user_root_is_refused_with_the_reason(sbx: Sandbox) -> None:
-    with pytest.raises(InvalidArgumentException, match="root is not, because sandboxd holds the gateways"):
-        sbx.commands.run("id", user="root")
-    with pytest.raises(InvalidArgumentException, match="root"):
-        sbx.files.read("/etc/hostname", user="root")
+def test_user_root_runs_as_the_sandboxs_root_as_in_e2b(sbx: Sandbox) -> None:
+    assert sbx.commands.run("id -u; pwd", user="root").stdout == "0\n/root\n"
+    sbx.files.write("/etc/sdk-test", "as root", user="root")
+    assert sbx.files.read("/etc/sdk-test", user="root") == "as root"
+    assert sbx.files.get_info("/etc/sdk-test").owner == "root"
+    sbx.files.write("notes.txt", "root's", user="root")  # relative: under /root
+    assert sbx.commands.run("cat /root/notes.txt", user="root").stdout == "root's"
+    with pytest.raises(InvalidArgumentException, match="user: must be 'user' or 'root'"):
+        sbx.commands.run("id", user="nobody")
     assert sbx.commands.run("id -u", user="user").stdout == "1000\n"
 
 

@@ -122,10 +122,10 @@ def test_an_ended_sandbox_refuses_files_calls_before_any_call(control_plane: Con
 
 
 def helper_pids(sbx: Sandbox, tail: str) -> str:
-    """Pids of the files helpers whose command line ends with ``tail``, found in /proc as the sandbox
-    user's code would."""
+    """Pids of the sandbox user's files helpers whose command line ends with ``tail``, found in /proc as
+    the sandbox user's code would (root's helper, which makes missing parent folders, is not one)."""
     script = (
-        "for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); "
+        "for d in /proc/[0-9]*; do [ -O $d ] || continue; c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); "
         f"case \"$c\" in *'sandboxd files helper'*'{tail} ') echo ${{d#/proc/}};; esac; done"
     )
     return run(sbx, script).strip()

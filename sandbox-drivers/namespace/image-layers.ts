@@ -196,21 +196,27 @@ export function collectUnusedLayers(now = Date.now()): void {
   }
 }
 
-/** The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages. */
+/**
+ * The Debian layer: `mmdebstrap --variant=minbase` of the recipe's suite with its packages, every setuid
+ * and setgid bit stripped but those of the recipe's `setuidPrograms`.
+ */
 export function debianLayer(recipe: ImageRecipe, context: BuildContext = {}): Promise<Layer> {
   const packages = [...recipe.debianPackages].sort();
+  const kept = [...(recipe.setuidPrograms ?? [])].sort();
   const inputs = {
     suite: recipe.suite,
     mirror: recipe.mirror,
     extraSources: recipe.extraSources,
     variant: 'minbase',
     packages,
-    setuid: 'stripped',
+    // As it was before programs could be kept, so a recipe that keeps none keeps its layer's hash.
+    setuid: kept.length === 0 ? 'stripped' : { kept },
   };
+  const step = `debian ${recipe.suite} (${String(packages.length)} packages)`;
   return cachedLayer(
     'debian',
     inputs,
-    `debian ${recipe.suite} (${String(packages.length)} packages)`,
+    step,
     async (root) => {
       await run(
         'mmdebstrap',
@@ -227,13 +233,19 @@ export function debianLayer(recipe: ImageRecipe, context: BuildContext = {}): Pr
         ],
         toolOptions(context),
       );
-      // No setuid or setgid program in an image: inside a sandbox they could do nothing (their owner is
-      // not mapped, no_new_privs), and on the host they would widen root's surface.
+      // No setuid or setgid program in an image but those the recipe keeps (sudo, for the sandbox user
+      // to become the sandbox's root): on the host each would widen root's surface.
+      const keep = kept.flatMap((path) => ['!', '-path', join(root, path)]);
       await run(
         'find',
-        [root, '-xdev', '-type', 'f', '-perm', '/6000', '-exec', 'chmod', 'ug-s', '{}', '+'],
+        [root, '-xdev', '-type', 'f', '-perm', '/6000', ...keep, '-exec', 'chmod', 'ug-s', '{}', '+'],
         toolOptions(context),
       );
+      for (const path of kept) {
+        const stat = lstatSync(join(root, path), { throwIfNoEntry: false });
+        if (stat?.isFile() !== true || stat.uid !== 0 || (stat.mode & 0o4000) === 0)
+          throw new ImageBuildError(step, `${path} is not a setuid-root program of the layer`);
+      }
     },
     context,
   );

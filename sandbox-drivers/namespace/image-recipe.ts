@@ -46,25 +46,56 @@ export interface ImageRecipe {
   readonly trees?: readonly TreePlacement[];
   /** Files written over the layers (absolute path in the image → content). */
   readonly files: Readonly<Record<string, string>>;
+  /** Modes of some of `files` (path → mode); the others are 0644. */
+  readonly modes?: Readonly<Record<string, number>>;
+  /**
+   * Programs of the Debian layer whose setuid and setgid bits stay (absolute paths in the image); every
+   * other program loses them.
+   */
+  readonly setuidPrograms?: readonly string[];
   /** The environment every command starts with (before its own). */
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** Users, host names and name service of every template: no host file is copied in. */
+/**
+ * Users, host names and name service of every template: no host file is copied in. Besides root, the
+ * sandbox user and nobody: `_apt`, as Debian's layer has it (apt fetches as that user when root runs
+ * it, and warns without it), and the groups that own files of the Debian layer (`shadow`, `utmp`,
+ * `mail`, `staff`), so they keep their names when root installs and lists. Every account has a shadow
+ * entry, locked and without ageing: PAM's account check (which `sudo` makes) fails an account that has
+ * none, and `useradd`/`groupadd` find the four files agreeing.
+ */
 const ETC_FILES: Readonly<Record<string, string>> = {
   '/etc/passwd':
-    'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
-  '/etc/group': 'root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n',
+    'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/bash\n_apt:x:42:65534::/nonexistent:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
+  '/etc/group':
+    'root:x:0:\nmail:x:8:\nshadow:x:42:\nutmp:x:43:\nstaff:x:50:\nuser:x:1000:\nnogroup:x:65534:\n',
+  '/etc/shadow': 'root:*:::::::\nuser:*:::::::\n_apt:*:::::::\nnobody:*:::::::\n',
+  '/etc/gshadow': 'root:*::\nmail:*::\nshadow:*::\nutmp:*::\nstaff:*::\nuser:*::\nnogroup:*::\n',
   '/etc/hosts': '127.0.0.1\tlocalhost sandbox\n::1\tlocalhost ip6-localhost ip6-loopback\n',
   '/etc/hostname': 'sandbox\n',
   '/etc/nsswitch.conf': 'passwd: files\ngroup: files\nhosts: files dns\n',
   '/etc/resolv.conf': '',
+  // E2B's convention: the sandbox user becomes root with `sudo`, no password asked (there is none).
+  '/etc/sudoers.d/user': 'user ALL=(ALL:ALL) NOPASSWD: ALL\n',
+};
+
+/**
+ * Files of `ETC_FILES` that are not 0644: the shadow files are root's (Debian's 0640), and sudo reads a
+ * sudoers file only when root owns it and no one may write it (0440, Debian's own).
+ */
+const ETC_MODES: Readonly<Record<string, number>> = {
+  '/etc/shadow': 0o640,
+  '/etc/gshadow': 0o640,
+  '/etc/sudoers.d/user': 0o440,
 };
 
 /**
  * The base of `sdk-base` and `sdk-base-caps`: a small Debian with what model-written code reaches for
- * (a shell and coreutils, Python, a C compiler, git, curl) and Node from npm for sandboxd and for sandbox
- * code, at /usr/local/bin/node.
+ * (a shell and coreutils, Python, a C compiler, git, curl), `sudo` for the sandbox user, and Node from npm
+ * for sandboxd and for sandbox code, at /usr/local/bin/node. apt is Debian's, its sources the recipe's
+ * mirror: root in a sandbox with open egress installs system packages with `apt-get update` first
+ * (the layer keeps no package lists).
  */
 export const BASE_RECIPE: ImageRecipe = {
   suite: 'bookworm',
@@ -85,6 +116,7 @@ export const BASE_RECIPE: ImageRecipe = {
     'procps',
     'psmisc',
     'python3',
+    'sudo',
     'unzip',
     'xz-utils',
   ],
@@ -98,6 +130,9 @@ export const BASE_RECIPE: ImageRecipe = {
     },
   ],
   files: ETC_FILES,
+  modes: ETC_MODES,
+  // sudo is how the sandbox user becomes root; no other program of the image keeps its setuid bit.
+  setuidPrograms: ['/usr/bin/sudo'],
   env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
 };
 

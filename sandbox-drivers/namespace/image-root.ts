@@ -47,6 +47,25 @@ export function layOver(from: string, to: string): void {
   }
 }
 
+/**
+ * Writes `recipe`'s files into the image at `root` with their modes (0644 unless the recipe says),
+ * whatever the builder's umask, and `/etc/environment` from its environment. A file that is a link into
+ * a layer is replaced, never written through.
+ */
+export function writeImageFiles(root: string, recipe: Pick<ImageRecipe, 'files' | 'modes' | 'env'>): void {
+  for (const [path, content] of Object.entries(recipe.files)) {
+    const target = join(root, path);
+    mkdirSync(dirname(target), { recursive: true });
+    rmSync(target, { force: true });
+    writeFileSync(target, content, { mode: 0o600 }); // no wider than its mode while it is written
+    chmodSync(target, recipe.modes?.[path] ?? 0o644);
+  }
+  const environment = Object.entries(recipe.env).map(([name, value]) => `${name}=${value}\n`);
+  rmSync(join(root, 'etc', 'environment'), { force: true });
+  writeFileSync(join(root, 'etc', 'environment'), environment.join(''), { mode: 0o644 });
+  chmodSync(join(root, 'etc', 'environment'), 0o644);
+}
+
 /** How layers are laid into an image; a change here makes every image again. */
 const IMAGE_FORMAT = 2;
 
@@ -74,6 +93,7 @@ export async function ensureRootImage(
   const hash = inputHash({
     layers: layers.map((layer) => layer.hash),
     files: recipe.files,
+    modes: recipe.modes,
     env: recipe.env,
     format: IMAGE_FORMAT,
   });
@@ -82,15 +102,7 @@ export async function ensureRootImage(
     hash,
     (building) => {
       for (const layer of layers) layOver(layer.root, building);
-      for (const [path, content] of Object.entries(recipe.files)) {
-        const target = join(building, path);
-        mkdirSync(dirname(target), { recursive: true });
-        rmSync(target, { force: true }); // a link into a layer: replaced, never written through
-        writeFileSync(target, content);
-      }
-      const environment = Object.entries(recipe.env).map(([name, value]) => `${name}=${value}\n`);
-      rmSync(join(building, 'etc', 'environment'), { force: true });
-      writeFileSync(join(building, 'etc', 'environment'), environment.join(''));
+      writeImageFiles(building, recipe);
     },
     { openUp: false },
   );

@@ -39,6 +39,7 @@ import {
   killSandboxProcesses,
   listSandboxCgroups,
   procsFiles,
+  sandboxProcsFiles,
   thaw,
   watchEmpty,
 } from './sandbox-cgroups.js';
@@ -51,13 +52,13 @@ import {
   sandboxAddressOf,
   type SandboxNetwork,
 } from './sandbox-network.js';
-import { sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
-import { bubblewrapArgs, COMMAND_CGROUP_DIR } from './bubblewrap-options.js';
-import { spawnSandboxd, type StartingSandboxd } from './sandboxd-process.js';
+import { sandboxdSeccompProgram, sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
+import { COMMAND_CGROUP_DIR, sandboxdLayout, sandboxLayout } from './sandbox-layout.js';
+import { SDK_EXEC, SDK_EXEC_IN_ROOT, spawnSandbox, type StartingSandbox } from './sandboxd-process.js';
 import { watchSandboxd } from './sandboxd-watch.js';
-import { listRootViews, mountRootView, removeRootView } from './root-view.js';
+import { listRootViews, mountRootView, removeRootView, type ViewPaths } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
-import { claimRange, claimsOf, releaseRange } from './uid-ranges.js';
+import { claimRange, claimsOf, releaseRange, sandboxdId } from './uid-ranges.js';
 
 /**
  * Waits for every one of `work`, then throws the first failure: no step is still running when a failed
@@ -199,71 +200,85 @@ export class NamespaceDriver implements SandboxDriver {
   async launch(request: LaunchRequest): Promise<LaunchedSandbox> {
     const manifest = readManifest(this.#options.stateDir, request.template);
     if (manifest === undefined) throw new Error(`no template named ${request.template}`);
-    const { id } = request;
-    let viewing: Promise<{ readonly root: string; readonly sdk: string }> | undefined;
+    const { id, memoryBytes } = request;
+    let viewing: Promise<ViewPaths> | undefined;
     try {
       const range = claimRange(this.instance, id);
-      const sandboxUser = { uid: range.hostBase + SANDBOX_USER.uid, gid: range.hostBase + SANDBOX_USER.gid };
-      // The template's images and the sandbox's view of them are made while the user namespace's holder
-      // starts and the network's namespace and the cgroups are made (none needs another).
-      viewing = this.#imagesOf(recipeOf(manifest)).then(async (images) => ({
-        sdk: images.sdk,
-        root: await mountRootView(
-          this.instance,
-          id,
-          images.root,
-          Math.floor(request.memoryBytes / 4),
-          sandboxUser,
-        ),
-      }));
+      const owners = {
+        root: range.hostBase,
+        user: range.hostBase + SANDBOX_USER.uid,
+        sandboxd: sandboxdId(range),
+      };
+      // The template's images, the user namespace's holder and then the sandbox's view are made while
+      // the network's namespace and the cgroups are made (none needs another).
+      const imaging = this.#imagesOf(recipeOf(manifest));
       const holding = holdUserNamespace(range);
+      viewing = Promise.all([imaging, holding]).then(([images, userns]) =>
+        mountRootView(this.instance, id, {
+          image: images.root,
+          userns: userns.path,
+          sdkExec: join(images.sdk, SDK_EXEC),
+          layerBytes: Math.floor(memoryBytes / 4),
+          homeBytes: Math.floor(memoryBytes / 2),
+          owners,
+        }),
+      );
       // Observed below; marked now so a failure while other steps run is not an unhandled rejection.
-      holding.catch(() => undefined);
-      viewing.catch(() => undefined);
+      for (const step of [imaging, holding, viewing]) step.catch(() => undefined);
       let networking: Promise<SandboxNetwork> | undefined;
-      let sandboxd: StartingSandboxd | undefined;
+      let sandbox: StartingSandbox | undefined;
       try {
-        // sandboxd's chain enters the network namespace and joins the cgroups: those first (a few ms).
-        // The network's devices, addresses and tables are made while sandboxd's Node starts (some 45 ms
-        // they overlap); sandboxd reads its settings, its listening address among them, only once the
-        // network is whole, so nothing in the sandbox listens or runs before.
+        // Both chains enter the network namespace and join the cgroups: those first (a few ms). The
+        // network's devices, addresses and tables are made while sandboxd's Node starts (some 45 ms they
+        // overlap); sandboxd reads its settings, its listening address among them, only once the network
+        // is whole, so nothing in the sandbox listens or runs before.
         await settleAll([
           addSandboxNamespace(this.instance, id),
           createSandboxCgroups(
             this.instance,
             id,
-            { memoryBytes: request.memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
-            range.hostBase,
+            { memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
+            owners.sandboxd,
           ),
         ]);
         networking = createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
-          hostUid: range.hostBase,
+          hostUid: owners.sandboxd,
           port: SANDBOXD_PORT,
         });
         networking.catch(() => undefined); // observed below
-        const [userns, view] = await Promise.all([holding, viewing]);
-        const agents = join(view.root, AGENTS_DIR);
-        sandboxd = spawnSandboxd({
-          cgroupProcs: procsFiles(this.instance, id),
+        const [userns, images, view] = await Promise.all([holding, imaging, viewing]);
+        const agents = join(images.root, AGENTS_DIR);
+        const seccomp = sandboxSeccompProgram();
+        sandbox = spawnSandbox({
+          sdkExec: join(images.sdk, SDK_EXEC),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
-          bwrapOptions: bubblewrapArgs(
-            { ...view, agents: existsSync(agents) ? agents : undefined },
-            cgroupPaths(this.instance, id).userMemory,
-            request.memoryBytes,
-          ),
-          seccomp: sandboxSeccompProgram(),
+          sandboxd: {
+            cgroupProcs: procsFiles(this.instance, id),
+            layout: sandboxdLayout(
+              view,
+              { ...images, agents: existsSync(agents) ? agents : undefined },
+              cgroupPaths(this.instance, id).userMemory,
+            ),
+            id: owners.sandboxd,
+            seccomp: sandboxdSeccompProgram(),
+          },
+          sandbox: {
+            cgroupProcs: sandboxProcsFiles(this.instance, id),
+            layout: sandboxLayout(view, images.sdk, memoryBytes),
+            seccomp,
+          },
         });
-        const network = await networking;
-        await sandboxd.ready(
+        const [network, boxPid] = await Promise.all([networking, sandbox.placed]);
+        await sandbox.ready(
           {
             token: request.accessToken,
             ...(request.controlToken === undefined ? {} : { controlToken: request.controlToken }),
             host: network.sandboxAddress,
             port: SANDBOXD_PORT,
             user: { ...SANDBOX_USER, home: '/home/user' },
-            prepareHome: true,
             commandCgroup: join(COMMAND_CGROUP_DIR, 'cgroup.procs'),
+            box: { pid: boxPid, exec: SDK_EXEC_IN_ROOT, seccomp: seccomp.toString('base64') },
             version: manifest.sandboxdVersion,
             prefetch: prefetchFiles(manifest),
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
@@ -271,14 +286,14 @@ export class NamespaceDriver implements SandboxDriver {
           },
           this.#options.startTimeoutMs ?? 10_000,
         );
-        this.#watch(id, sandboxd.exited);
+        this.#watch(id, Promise.race([sandbox.exited, sandbox.sandboxExited]));
         return { id, daemonUrl: `http://${network.sandboxAddress}:${String(SANDBOXD_PORT)}` };
       } catch (error) {
-        await sandboxd?.abort();
+        await sandbox?.abort();
         await networking?.catch(() => undefined); // a network still being made is removed with the rest
         throw error;
       } finally {
-        // The chain has joined the user namespace (or is gone): its holder may end.
+        // The chains have joined the user namespace (or are gone): its holder may end.
         void holding.then(
           (held) => held.release(),
           () => undefined,

@@ -1,60 +1,130 @@
 /**
- * A sandbox's copy-on-write view of its template (issue 14): an overlay mount with the template's image
- * as its lower layer and an upper layer of the sandbox's own, on a size-bounded tmpfs, at
- * `/run/sdk/views/<instance>-<id>/merged`. Sandbox code can install into its sandbox (`/usr/local` is the
- * sandbox user's in the view, as a root-run install would make it), and the image, which every sandbox
- * of the template shares, is never written: a write copies the file up into the sandbox's layer. The
- * tmpfs's pages are charged to the memory cgroup of the process that writes them, so the sandbox pays
- * for what it installs. Mounted by the driver on the host (bubblewrap 0.8 has no overlay option, and an
- * overlay made inside the sandbox's user namespace cannot copy up files whose owner it does not map),
- * removed at destroy; the name carries the driver's instance, so a driver lists and removes only its own.
+ * A sandbox's view of its template (issue 14, issue 25), in a folder of its own on the host,
+ * `/run/sdk/views/<instance>-<id>`, on a size-bounded tmpfs:
+ *   - `merged`: an overlay whose lower layer is the template's image through an idmapped mount (`lower`,
+ *     `sdk-exec idmap`): the image's files, which host root owns and every sandbox of the template
+ *     shares, appear as the sandbox root's, so its root may change any of them (`apt-get install`,
+ *     `/etc/hosts`) and a write copies the file up into the sandbox's own layer (`layer`); the image is
+ *     never written. `/usr/local` is the sandbox user's in the view, as before.
+ *   - `home`: a tmpfs of its own for `/home` (half the sandbox's memory), with `/home/user` the user's.
+ *   - `agent`, `agent-config-home`: sandboxd's, read-only in the sandbox (the agent's configuration).
+ *   - `box`, `daemon`: where the sandbox's root and sandboxd's are laid out (`sandbox-layout.ts`).
+ * The folder is host root's and the sandbox root's group's only (0710): the sandbox's root reaches its
+ * view to lay out its root, no other host account does. tmpfs pages are charged to the memory cgroup of
+ * the process that writes them. Removed at destroy; the name carries the driver's instance, so a driver
+ * lists and removes only its own.
  */
-import { chown, mkdir, readdir, rmdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run, runQuietly } from './host-commands.js';
 
 /** Where the views live. */
 const VIEWS_DIR = '/run/sdk/views';
 
-/**
- * The folder of a sandbox's view: its tmpfs, holding the sandbox's layer (`layer`), overlayfs's own
- * scratch folder (`scratch`) and the merged view (`merged`). The sandbox sees these paths in its mountinfo.
- */
-export function rootViewDir(instance: string, id: string): string {
-  return join(VIEWS_DIR, `${instance}-${id}`);
-}
-
 /** The folder the sandbox user owns in the view: where `make install` and `npm install -g` write. */
 export const USER_OWNED = '/usr/local';
 
-/**
- * Mounts the view of `image` for sandbox `id`; `bytes` bounds what the sandbox may write into it. The
- * folders under `/usr/local` become `user`'s (host ids) in the sandbox's layer only.
- *
- * @returns the merged root
- */
-export async function mountRootView(
-  instance: string,
-  id: string,
-  image: string,
-  bytes: number,
-  user: { readonly uid: number; readonly gid: number },
-): Promise<string> {
-  const dir = rootViewDir(instance, id);
-  await mkdir(dir, { recursive: true, mode: 0o755 });
-  await run('mount', ['-t', 'tmpfs', '-o', `size=${String(bytes)},mode=0755`, `sdk-root-${id}`, dir]);
-  for (const name of ['layer', 'scratch', 'merged']) await mkdir(join(dir, name), { mode: 0o755 });
-  const root = join(dir, 'merged');
+/** The folders of a sandbox's view on the host. */
+export interface ViewPaths {
+  readonly dir: string;
+  readonly merged: string;
+  readonly home: string;
+  readonly agent: string;
+  readonly agentConfigHome: string;
+  readonly boxRoot: string;
+  readonly daemonRoot: string;
+}
+
+/** The folders of sandbox `id`'s view. */
+export function viewPaths(instance: string, id: string): ViewPaths {
+  const dir = join(VIEWS_DIR, `${instance}-${id}`);
+  return {
+    dir,
+    merged: join(dir, 'merged'),
+    home: join(dir, 'home'),
+    agent: join(dir, 'agent'),
+    agentConfigHome: join(dir, 'agent-config-home'),
+    boxRoot: join(dir, 'box'),
+    daemonRoot: join(dir, 'daemon'),
+  };
+}
+
+/** Host ids of the sandbox's accounts and of sandboxd. */
+export interface ViewOwners {
+  readonly root: number;
+  readonly user: number;
+  readonly sandboxd: number;
+}
+
+/** What a view is made of. */
+export interface ViewSpec {
+  /** The template's image. */
+  readonly image: string;
+  /** `/proc/<pid>/ns/user` of the sandbox's user namespace: the idmapping of the image. */
+  readonly userns: string;
+  /** `sdk-exec` on the host. */
+  readonly sdkExec: string;
+  /** What the sandbox may write into its layer. */
+  readonly layerBytes: number;
+  /** Size of `/home`. */
+  readonly homeBytes: number;
+  readonly owners: ViewOwners;
+}
+
+/** Mounts the view of sandbox `id`; returns its folders. */
+export async function mountRootView(instance: string, id: string, spec: ViewSpec): Promise<ViewPaths> {
+  const paths = viewPaths(instance, id);
+  const { dir } = paths;
+  const { root, user, sandboxd } = spec.owners;
+  await mkdir(VIEWS_DIR, { recursive: true, mode: 0o755 });
+  await mkdir(dir, { mode: 0o710 });
+  await run('mount', [
+    '-t',
+    'tmpfs',
+    '-o',
+    `size=${String(spec.layerBytes)},mode=0710`,
+    `sdk-root-${id}`,
+    dir,
+  ]);
+  await chown(dir, 0, root);
+  for (const name of [
+    'layer',
+    'scratch',
+    'lower',
+    'merged',
+    'home',
+    'box',
+    'daemon',
+    'agent',
+    'agent-config-home',
+  ]) {
+    await mkdir(join(dir, name), { mode: 0o755 });
+  }
+  // The overlay's root takes the upper layer's owner: the sandbox's root may make `/data`.
+  await chown(join(dir, 'layer'), root, root);
+  await run(spec.sdkExec, ['idmap', '--userns', spec.userns, '--', spec.image, join(dir, 'lower')]);
   await run('mount', [
     '-t',
     'overlay',
     '-o',
-    `lowerdir=${image},upperdir=${join(dir, 'layer')},workdir=${join(dir, 'scratch')}`,
+    `lowerdir=${join(dir, 'lower')},upperdir=${join(dir, 'layer')},workdir=${join(dir, 'scratch')}`,
     `sdk-overlay-${id}`,
-    root,
+    paths.merged,
   ]);
-  await ownFolders(join(root, USER_OWNED), user);
-  return root;
+  await ownFolders(join(paths.merged, USER_OWNED), { uid: user, gid: user });
+  await run('mount', [
+    '-t',
+    'tmpfs',
+    '-o',
+    `size=${String(spec.homeBytes)},mode=0755,uid=${String(root)},gid=${String(root)}`,
+    `sdk-home-${id}`,
+    paths.home,
+  ]);
+  await mkdir(join(paths.home, 'user'), { mode: 0o750 });
+  await chmod(join(paths.home, 'user'), 0o750);
+  await chown(join(paths.home, 'user'), user, user);
+  for (const shared of [paths.agent, paths.agentConfigHome]) await chown(shared, sandboxd, sandboxd);
+  return paths;
 }
 
 /** `dir` and every folder below it become `user`'s (a metadata copy-up each; files stay as they are). */
@@ -67,10 +137,9 @@ async function ownFolders(dir: string, user: { readonly uid: number; readonly gi
 
 /** Unmounts and removes a sandbox's view; nothing there is a no-op. */
 export async function removeRootView(instance: string, id: string): Promise<void> {
-  const dir = rootViewDir(instance, id);
-  // Lazily: a process that still has the mount open (a sandbox being torn down) does not keep it.
-  await runQuietly('umount', ['-l', join(dir, 'merged')]);
-  await runQuietly('umount', ['-l', dir]);
+  const { dir } = viewPaths(instance, id);
+  // Lazily: a process that still has a mount open (a sandbox being torn down) does not keep it.
+  await runQuietly('umount', ['--recursive', '--lazy', dir]);
   // Not recursive: with the tmpfs gone the folder is empty, and one still mounted is left as it is.
   await rmdir(dir).catch(() => undefined);
 }

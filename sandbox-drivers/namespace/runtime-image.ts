@@ -26,7 +26,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { HOST_TOOLS_ENV } from './sandboxd-process.js';
+import { HOST_TOOLS_ENV, SDK_EXEC } from './sandboxd-process.js';
 
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';
@@ -124,7 +124,7 @@ export function keepImage(dir: string): boolean {
 
 /**
  * sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk: the `.cjs` files of
- * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), and the bundle's V8 code cache,
+ * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter) and `sdk-exec`, and the bundle's V8 code cache,
  * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes (`node`:
  * the template image's, run here on the host). The image is named by the files and that Node's
  * identity: V8 refuses a cache another build of it wrote.
@@ -133,7 +133,7 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   const bundleDir = join(packageRoot, 'dist', 'sandboxd');
   checkBundle(packageRoot, bundleDir);
   const files = readdirSync(bundleDir)
-    .filter((name) => name.endsWith('.cjs'))
+    .filter((name) => name.endsWith('.cjs') || name === SDK_EXEC)
     .sort();
   const hash = createHash('sha256');
   for (const name of files) hash.update(`${name}\0`).update(readFileSync(join(bundleDir, name)));
@@ -143,6 +143,7 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   return materialize('sdk', hash.digest('hex'), (dir) => {
     mkdirSync(dir);
     for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
+    chmodSync(join(dir, SDK_EXEC), 0o755);
     writeCodeCache(dir, node);
   });
 }

@@ -119,17 +119,17 @@ function favorMigrations(): Promise<void> {
 }
 
 /**
- * Creates the cgroups with their limits. `hostRoot` is the host uid/gid of the sandbox's root: it may
- * move its own processes into `user` (sandboxd starts every command there) and create child cgroups
- * under `user` (one per agent execution, whose `cgroup.procs` then lists the execution's whole tree),
- * and nothing else: `user`'s own limit files stay host root's. A child cannot exceed `user`'s limits
+ * Creates the cgroups with their limits. `owner` is sandboxd's host uid/gid: it may move its own
+ * processes into `user` (every process of sandbox code starts there) and create child cgroups under
+ * `user` (one per agent execution, whose `cgroup.procs` then lists the execution's whole tree), and
+ * nothing else: `user`'s own limit files stay host root's. Sandbox code has no cgroup filesystem. A child cannot exceed `user`'s limits
  * (v1 memory limits are hierarchical), and `killAndRemoveCgroups` removes every child.
  */
 export async function createSandboxCgroups(
   instance: string,
   id: string,
   limits: SandboxLimits,
-  hostRoot: number,
+  owner: number,
 ): Promise<void> {
   const paths = cgroupPaths(instance, id);
   await favorMigrations();
@@ -146,17 +146,23 @@ export async function createSandboxCgroups(
   );
   await writeFile(join(paths.userMemory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
   await writeFile(join(paths.userMemory, 'memory.kmem.tcp.limit_in_bytes'), String(tcp));
-  await chown(join(paths.userMemory, 'cgroup.procs'), hostRoot, hostRoot);
-  await chown(paths.userMemory, hostRoot, hostRoot);
+  await chown(join(paths.userMemory, 'cgroup.procs'), owner, owner);
+  await chown(paths.userMemory, owner, owner);
   await writeFile(join(paths.pids, 'pids.max'), String(limits.maxPids));
   await writeFile(join(paths.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
   await writeFile(join(paths.cpu, 'cpu.cfs_quota_us'), String(Math.round(limits.cpus * CPU_PERIOD_US)));
 }
 
-/** The `cgroup.procs` files the sandbox's first process joins, in order. */
+/** The `cgroup.procs` files sandboxd joins, in order. */
 export function procsFiles(instance: string, id: string): string[] {
   const { memory, pids, cpu, unified } = cgroupPaths(instance, id);
   return [memory, pids, cpu, unified].map((path) => join(path, 'cgroup.procs'));
+}
+
+/** The `cgroup.procs` files the sandbox's pid 1 joins: the commands' memory cgroup, the others whole. */
+export function sandboxProcsFiles(instance: string, id: string): string[] {
+  const { userMemory, pids, cpu, unified } = cgroupPaths(instance, id);
+  return [userMemory, pids, cpu, unified].map((path) => join(path, 'cgroup.procs'));
 }
 
 async function waitForEvent(

@@ -155,7 +155,9 @@ function hostTable(table: string, veth: string, address: string): string {
  * The sandbox namespace's own table. sandboxd's API belongs to the host (sandbox code never holds the
  * token), so sandbox code may not even connect to it: no flood of idle connections can starve the
  * control plane of the daemon. With closed egress, sandbox code reaches only loopback and replies;
- * sandboxd (its host uid: the sandbox's root) reaches the upstreams.
+ * sandboxd (its host uid, which no id inside the sandbox maps to, root's included) reaches the upstreams.
+ * Sandbox code, root included, cannot change this table: the network namespace belongs to the host's
+ * user namespace, where it holds no capability.
  */
 function sandboxTable(
   address: string,

@@ -1,19 +1,26 @@
 /**
- * Starts a sandbox's first process, sandboxd, through the chain that makes it a sandbox: join the
- * sandbox's cgroups (`sh`), enter its network and user namespaces as its root (`nsenter`), then
- * bubblewrap with its options and seccomp program on descriptors. sandboxd's Node starts at once but
- * reads its settings (stdin) only when `ready` sends them, so the driver finishes the sandbox's network
- * meanwhile: nothing listens or runs in the sandbox before. `ready` resolves when sandboxd prints its
- * ready line; the process outlives the launcher (detached, unreferenced).
+ * Starts a sandbox: sandboxd in its place beside the sandbox, then the sandbox itself, both through
+ * `sdk-exec` (`sdk-exec/README.md`), run as host root:
+ *   1. `sdk-exec daemon`: joins the sandbox's cgroups and network namespace, makes a mount, pid, ipc and
+ *      uts namespace of its own (pid namespace P), lays out sandboxd's root and runs sandboxd's Node as
+ *      sandboxd's host uid, with no capability on the host. It reports P's pid 1.
+ *   2. `sdk-exec box`: joins the commands' memory cgroup, the network namespace, P (so the sandbox's pid
+ *      namespace is a child of sandboxd's, the only one sandboxd may enter) and the sandbox's user
+ *      namespace as its root; makes the sandbox's mount, pid, ipc, uts and cgroup namespaces, lays out
+ *      its root and runs `sdk-exec init` as its pid 1 under moby's capabilities and the seccomp filter.
+ *      It reports that pid 1's pid in P: sandboxd starts every process of sandbox code in that process's
+ *      namespaces (`sdk-exec enter`).
+ * sandboxd's Node starts at once but reads its settings (stdin) only when `ready` sends them, so the
+ * driver finishes the sandbox's network meanwhile: nothing listens or runs in the sandbox before.
+ * `ready` resolves when sandboxd prints its ready line; both chains outlive the launcher (detached,
+ * unreferenced).
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { SANDBOXD_NODE_FLAGS } from '../../protocol/sandboxd-node.js';
-
-// Joins the cgroups, then becomes the sandbox: `sh -c SCRIPT sh <procs files...> -- <command...>`.
-const JOIN_CGROUPS_THEN_EXEC = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"';
+import { SDK_DIR } from './sandbox-layout.js';
 
 /** The Node that runs sandboxd: the template image's (`image-recipe.ts`), never the host's. */
 export const SANDBOXD_NODE = '/usr/local/bin/node';
@@ -22,71 +29,111 @@ export const SANDBOXD_NODE = '/usr/local/bin/node';
  * sandboxd's entry in its runtime image, bound at /opt/sdk: `start.cjs` runs the bundle `sandboxd.cjs`
  * from the code cache the image's build wrote (daemon/build.mjs, `runtime-image.ts`).
  */
-export const SANDBOXD_ENTRY = '/opt/sdk/start.cjs';
+export const SANDBOXD_ENTRY = `${SDK_DIR}/start.cjs`;
 
-/** The whole environment of the launch chain: where the host tools are, nothing else. */
+/** `sdk-exec` in the runtime image, and where both roots see it. */
+export const SDK_EXEC = 'sdk-exec';
+export const SDK_EXEC_IN_ROOT = `${SDK_DIR}/${SDK_EXEC}`;
+
+/** The whole environment of the launch chains: where the host tools are, nothing else. */
 export const HOST_TOOLS_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 
-/** The file descriptor numbers of the child: bwrap's options and the seccomp program. */
-export const FD = { args: 3, seccomp: 4 } as const;
+/** The file descriptor numbers of a chain: its status lines and the seccomp program. */
+const FD = { status: 3, seccomp: 4 } as const;
 
-/** What the chain needs. */
-export interface SandboxdLaunch {
-  /** `cgroup.procs` files to join, in order. */
-  readonly cgroupProcs: readonly string[];
+/** What the two chains need. */
+export interface SandboxLaunch {
+  /** `sdk-exec` on the host (the runtime image's). */
+  readonly sdkExec: string;
   /** `/run/netns/<name>` of the sandbox's network namespace. */
   readonly netns: string;
   /** `/proc/<holder>/ns/user` of its mapped user namespace. */
   readonly userns: string;
-  /** bubblewrap's options (read from a descriptor, so no host path is on any command line). */
-  readonly bwrapOptions: readonly string[];
-  /** The compiled seccomp program. */
-  readonly seccomp: Buffer;
+  readonly sandboxd: {
+    /** `cgroup.procs` files to join: the sandbox's own. */
+    readonly cgroupProcs: readonly string[];
+    /** `sdk-exec` layout options of its root (`sandbox-layout.ts`). */
+    readonly layout: readonly string[];
+    /** Its host uid and gid. */
+    readonly id: number;
+    /** Its compiled seccomp program. */
+    readonly seccomp: Buffer;
+  };
+  readonly sandbox: {
+    /** `cgroup.procs` files to join: the commands' memory cgroup and the sandbox's others. */
+    readonly cgroupProcs: readonly string[];
+    readonly layout: readonly string[];
+    /** The compiled seccomp program. */
+    readonly seccomp: Buffer;
+  };
 }
 
-/** A sandboxd whose chain runs and whose Node starts, waiting for its settings. */
-export interface StartingSandboxd {
+/** A sandbox whose chains run, sandboxd's Node waiting for its settings. */
+export interface StartingSandbox {
+  /** The sandbox's pid 1 as sandboxd sees it, once both chains have placed their processes. */
+  readonly placed: Promise<number>;
   /**
    * Sends sandboxd's settings (the access token included: on its stdin only) and waits for its ready
    * line.
    */
   ready(settings: unknown, timeoutMs: number): Promise<void>;
   /**
-   * Ends the chain's process when the launch fails before `ready` (one that has not joined the cgroups
-   * yet would escape the cgroup kill of `destroy`) and waits for its exit.
+   * Ends both chains' first processes when the launch fails before `ready` (one that has not joined the
+   * cgroups yet would escape the cgroup kill of `destroy`) and waits for their exit.
    */
   abort(): Promise<void>;
   /**
-   * Settles when the chain's process ends. Once sandboxd runs, that process is bubblewrap's monitor,
-   * which ends as soon as sandboxd does, whatever else still runs in the sandbox (bwrap's pid 1 reports
-   * its pid 2's exit over an eventfd and the monitor exits with it; bubblewrap.c, `do_init`,
-   * `monitor_child`). Heard by this process only, the chain's parent (`sandboxd-watch.ts`).
+   * Settles when sandboxd's chain ends: its first process waits for P's pid 1, which ends with sandboxd
+   * (and takes every process of P, the sandbox's included, with it). Heard by this process only, the
+   * chain's parent (`sandboxd-watch.ts`).
    */
   readonly exited: Promise<void>;
+  /** Settles when the sandbox's chain ends: its pid 1 is gone, and with it all sandbox code. */
+  readonly sandboxExited: Promise<void>;
 }
 
-/** Starts sandboxd's chain; its Node waits for the settings `ready` sends. */
-export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
-  const child = spawn(
-    'sh',
+/** The first status line of a chain: `<word> <number>`, or why it failed. */
+async function statusLine(child: ChildProcess, stream: Readable, word: string): Promise<number> {
+  const lines = createInterface({ input: stream });
+  const exited = once(child, 'exit').then(() => undefined);
+  try {
+    const line = await Promise.race([once(lines, 'line').then(([text]) => text as string), exited]);
+    const [found, value, errno] = (line ?? '').split(' ');
+    if (found === word && /^\d+$/.test(value ?? '')) return Number(value);
+    if (found === 'error')
+      throw new Error(`sandbox launch failed at ${String(value)} (errno ${String(errno)})`);
+    throw new Error(`sandbox launch ended before its ${word} line`);
+  } finally {
+    lines.close();
+  }
+}
+
+const exitOf = (child: ChildProcess): Promise<void> =>
+  once(child, 'exit').then(
+    () => undefined,
+    () => undefined,
+  );
+
+/** Starts sandboxd's chain, then the sandbox's once sandboxd's pid namespace exists. */
+export function spawnSandbox(launch: SandboxLaunch): StartingSandbox {
+  const { sandboxd, sandbox } = launch;
+  const daemon = spawn(
+    launch.sdkExec,
     [
-      '-c',
-      JOIN_CGROUPS_THEN_EXEC,
-      'sh',
-      ...launch.cgroupProcs,
+      'daemon',
+      ...sandboxd.cgroupProcs.flatMap((file) => ['--procs', file]),
+      '--netns',
+      launch.netns,
+      '--status-fd',
+      String(FD.status),
+      '--seccomp-fd',
+      String(FD.seccomp),
+      ...sandboxd.layout,
+      '--uid',
+      String(sandboxd.id),
+      '--gid',
+      String(sandboxd.id),
       '--',
-      'nsenter',
-      `--net=${launch.netns}`,
-      `--user=${launch.userns}`,
-      '--setuid',
-      '0',
-      '--setgid',
-      '0',
-      '--',
-      'bwrap',
-      '--args',
-      String(FD.args),
-      // The command stays on the command line (bwrap reads only options from --args): no host path.
       SANDBOXD_NODE,
       ...SANDBOXD_NODE_FLAGS,
       SANDBOXD_ENTRY,
@@ -94,34 +141,68 @@ export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
     // Nothing of the launcher's environment (an operator key, cloud credentials) goes into the sandbox.
     { stdio: ['pipe', 'pipe', 'ignore', 'pipe', 'pipe'], detached: true, env: HOST_TOOLS_ENV },
   );
-  // stdin: sandboxd's settings; stdout: its ready line; 3: bwrap's options; 4: the seccomp program.
-  const [stdin, stdout, , optionsPipe, seccompPipe] = child.stdio as [
+  // stdin: sandboxd's settings; stdout: its ready line; 3: the chain's status; 4: sandboxd's filter.
+  const [stdin, stdout, , daemonStatus, daemonSeccomp] = daemon.stdio as unknown as [
     Writable,
     Readable,
     null,
-    Writable,
+    Readable,
     Writable,
   ];
-  for (const pipe of [stdin, optionsPipe, seccompPipe]) pipe.on('error', () => undefined);
-  optionsPipe.end(Buffer.from(launch.bwrapOptions.map((option) => `${option}\0`).join('')));
-  seccompPipe.end(launch.seccomp);
-  // Listened to from the start: an exit before `ready` is an exit during launch too.
-  const exit = once(child, 'exit');
-  exit.catch(() => undefined); // a spawn error: observed in `ready`
+  for (const pipe of [stdin, daemonSeccomp]) pipe.on('error', () => undefined);
+  daemonSeccomp.end(sandboxd.seccomp);
+  const exited = exitOf(daemon);
   const readyLine = once(createInterface({ input: stdout }), 'line');
   readyLine.catch(() => undefined); // observed in `ready`
+  let box: ChildProcess | undefined;
+  const placed = statusLine(daemon, daemonStatus, 'init').then((init) => {
+    box = spawn(
+      launch.sdkExec,
+      [
+        'box',
+        ...sandbox.cgroupProcs.flatMap((file) => ['--procs', file]),
+        '--netns',
+        launch.netns,
+        '--pidns',
+        `/proc/${String(init)}/ns/pid`,
+        '--userns',
+        launch.userns,
+        '--status-fd',
+        String(FD.status),
+        '--seccomp-fd',
+        String(FD.seccomp),
+        '--hostname',
+        'sandbox',
+        ...sandbox.layout,
+        '--',
+        SDK_EXEC_IN_ROOT,
+        'init',
+      ],
+      { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'], detached: true, env: HOST_TOOLS_ENV },
+    );
+    const [, , , boxStatus, seccompPipe] = box.stdio as [null, null, null, Readable, Writable];
+    seccompPipe.on('error', () => undefined);
+    seccompPipe.end(sandbox.seccomp);
+    box.unref();
+    return statusLine(box, boxStatus, 'box');
+  });
+  placed.catch(() => undefined); // observed by the driver
+  const sandboxExited = placed.then(
+    () => (box === undefined ? undefined : exitOf(box)),
+    () => undefined,
+  );
   const finish = (): void => {
     stdout.destroy();
-    child.unref();
+    daemonStatus.destroy();
+    daemon.unref();
   };
   return {
-    exited: exit.then(
-      () => undefined,
-      () => undefined,
-    ),
+    placed,
+    exited,
+    sandboxExited,
     async ready(settings, timeoutMs) {
       stdin.end(JSON.stringify(settings));
-      const exited = exit.then(() => {
+      const ended = exited.then(() => {
         throw new Error('sandboxd exited during launch');
       });
       let timer: NodeJS.Timeout | undefined;
@@ -129,16 +210,18 @@ export function spawnSandboxd(launch: SandboxdLaunch): StartingSandboxd {
         timer = setTimeout(() => reject(new Error('sandboxd did not start in time')), timeoutMs);
       });
       try {
-        await Promise.race([readyLine, exited, timeout]);
+        await Promise.race([readyLine, ended, timeout]);
       } finally {
         clearTimeout(timer);
         finish();
       }
     },
     async abort() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGKILL');
-        await exit.catch(() => undefined);
+      for (const child of [daemon, box]) {
+        if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await exitOf(child);
+        }
       }
       finish();
     },

@@ -1,15 +1,14 @@
 /**
- * Hears of sandboxd's death whatever else of the sandbox still runs. bubblewrap's pid 1 reaps the
- * sandbox's orphans and lives while any process does, so the sandbox's cgroup empties only when sandbox
- * code has ended too: a `sleep 600` left running kept a dead sandboxd's sandbox `running`.
+ * Hears of sandboxd's death whatever else of the sandbox still runs (the sandbox's cgroup empties only
+ * when sandbox code has ended too: a `sleep 600` left running would keep a dead sandboxd's sandbox
+ * `running`).
  *
- * - The driver that launched the sandbox hears it at once: the launch chain's process (its child,
- *   `sandboxd-process.ts`) is by then bubblewrap's monitor, which exits as soon as sandboxd (pid 2 of
- *   the sandbox's pid namespace) does, whatever else runs: bwrap's pid 1 reports pid 2's exit over an
- *   eventfd (bubblewrap.c, `do_init` and `monitor_child`).
+ * - The driver that launched the sandbox hears it at once: the launch chain's first process (its child,
+ *   `sandboxd-process.ts`) waits for the pid 1 of sandboxd's pid namespace, which ends as soon as
+ *   sandboxd (its pid 2) does.
  * - A driver that adopted the sandbox after a restart is no longer that process's parent: it finds
- *   sandboxd's host pid (pid 2 of the sandbox's pid namespace, in the sandbox's own cgroup, started with
- *   its pid 1) and looks at it every `SANDBOXD_POLL_MS`, by pid and start time (a pid may be reused).
+ *   sandboxd's host pid (pid 2 of sandboxd's pid namespace, in the sandbox's own cgroup) and looks at it
+ *   every `SANDBOXD_POLL_MS`, by pid and start time (a pid may be reused).
  *   The launching driver looks too: a sandboxd killed while its sandbox is frozen is seen only so.
  *
  * Nothing here signals a process; the driver kills through the sandbox's cgroup.
@@ -20,9 +19,6 @@ import { cgroupPaths } from './sandbox-cgroups.js';
 
 /** How often a watched sandboxd is looked at (the launching driver hears its death sooner). */
 export const SANDBOXD_POLL_MS = 500;
-
-/** Clock ticks (USER_HZ, 100 on Linux) sandboxd may start after its pid 1: it is forked right after. */
-const STARTED_WITH_INIT_TICKS = 100;
 
 /** A process: its host pid and start time (clock ticks since boot). */
 interface ProcessIdentity {
@@ -49,29 +45,23 @@ async function namespacePids(pid: string): Promise<string[] | undefined> {
 }
 
 /**
- * sandboxd of a running sandbox: pid 2 of the pid namespace bubblewrap made, one level below the host's
- * (the launch chain joins no other pid namespace, and seccomp refuses sandbox code a new one), among the
- * processes of the sandbox's own cgroup (commands live in its `user` child), started with that
- * namespace's pid 1. Undefined when sandboxd is gone.
+ * sandboxd of a running sandbox: pid 2 of its own pid namespace, one level below the host's, among the
+ * processes of the sandbox's own cgroup (sandbox code lives in its `user` child). That namespace lives
+ * exactly as long as sandboxd: its pid 1 (`sdk-exec daemon`) ends when sandboxd does, and the kernel then
+ * ends every process of the namespace, so its pid 2 is never a later process's. Undefined when sandboxd
+ * is gone.
  */
 export async function findSandboxd(instance: string, id: string): Promise<ProcessIdentity | undefined> {
   const procs = await readFile(join(cgroupPaths(instance, id).memory, 'cgroup.procs'), 'utf8').catch(
     () => '',
   );
-  let daemon: ProcessIdentity | undefined;
-  let init: ProcessIdentity | undefined;
   for (const pid of procs.split('\n').filter((line) => line !== '')) {
     const ids = await namespacePids(pid);
-    if (ids?.length !== 2 || (ids[1] !== '1' && ids[1] !== '2')) continue;
+    if (ids?.length !== 2 || ids[1] !== '2') continue;
     const start = await startOf(pid);
-    if (start === undefined) continue;
-    if (ids[1] === '1') init = { pid, start };
-    else daemon = { pid, start };
+    if (start !== undefined) return { pid, start };
   }
-  // A pid 2 that started later is a reuse of the number after sandboxd died (the namespace's pids wrap).
-  return daemon !== undefined && init !== undefined && daemon.start - init.start <= STARTED_WITH_INIT_TICKS
-    ? daemon
-    : undefined;
+  return undefined;
 }
 
 /**

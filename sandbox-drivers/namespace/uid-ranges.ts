@@ -1,6 +1,6 @@
 /**
  * Host uid/gid ranges for sandbox user namespaces (DESIGN.md §4 "Identity"). Each sandbox maps its ids
- * 0..65535 (`root`, `user` = 1000, `nobody`) to a range of its own that no host account and no other
+ * 0..65534 (`root`, `user` = 1000, `nobody`) to a range of its own, whose last id is its sandboxd's, that no host account and no other
  * sandbox uses, so per-uid kernel resources (keyrings, inotify, RLIMIT_NPROC, /proc access, signals)
  * are separate per sandbox and host-owned files are never its own.
  *
@@ -11,8 +11,20 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-/** Ids a sandbox maps: 0..65535 inside. */
+/** Host ids a sandbox's slot holds. */
 export const RANGE_SIZE = 65_536;
+
+/**
+ * Ids the sandbox's user namespace maps: 0..65534 inside. The slot's last host id is sandboxd's
+ * (`sandboxdId`): no id inside the sandbox is it, so nothing there, root included, owns sandboxd's
+ * processes or files.
+ */
+export const MAPPED_IDS = RANGE_SIZE - 1;
+
+/** sandboxd's host uid and gid for the sandbox of `range`: the owner of its user namespace. */
+export function sandboxdId(range: UidRange): number {
+  return range.hostBase + MAPPED_IDS;
+}
 
 /** First host id of slot 0 (0x70000000: above the Debian subordinate-id defaults, below 2^31). */
 export const FIRST_HOST_ID = 0x7000_0000;

@@ -1,5 +1,5 @@
 /**
- * Compiles a `SeccompPolicy` to the classic BPF program bubblewrap loads with `--seccomp FD`: raw
+ * Compiles a `SeccompPolicy` to the classic BPF program `sdk-exec` loads from a descriptor: raw
  * `struct sock_filter` entries (u16 code, u8 jt, u8 jf, u32 k, little-endian).
  *
  * Shape: check the architecture, then the x32 bit, then a balanced binary search over intervals of
@@ -11,6 +11,7 @@ import { X86_64_SYSCALLS, type X86_64SyscallName } from './x86-64-syscalls.js';
 import {
   AUDIT_ARCH_X86_64,
   SANDBOX_SECCOMP_POLICY,
+  SANDBOXD_SECCOMP_POLICY,
   X32_SYSCALL_BIT,
   type ArgumentRule,
   type SeccompAction,
@@ -240,4 +241,9 @@ export function compileSeccompFilter(policy: SeccompPolicy): Buffer {
 /** The compiled program of `SANDBOX_SECCOMP_POLICY`. */
 export function sandboxSeccompProgram(): Buffer {
   return compileSeccompFilter(SANDBOX_SECCOMP_POLICY);
+}
+
+/** The compiled program of `SANDBOXD_SECCOMP_POLICY`. */
+export function sandboxdSeccompProgram(): Buffer {
+  return compileSeccompFilter(SANDBOXD_SECCOMP_POLICY);
 }

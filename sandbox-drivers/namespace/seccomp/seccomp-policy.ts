@@ -382,3 +382,17 @@ export const SANDBOX_SECCOMP_POLICY: SeccompPolicy = {
   x32: REFUSE,
   foreignArch: KILL_PROCESS,
 };
+
+/**
+ * sandboxd's policy (issue 25: it runs beside the sandbox): the sandbox's, but `setns`, with which
+ * `sdk-exec enter` takes each process of sandbox code into the sandbox. Making namespaces stays refused,
+ * and so does everything else the sandbox may not do.
+ */
+export const SANDBOXD_SECCOMP_POLICY: SeccompPolicy = {
+  ...SANDBOX_SECCOMP_POLICY,
+  allowed: [...SANDBOX_SECCOMP_POLICY.allowed, 'setns'],
+  refused: REFUSED_FAMILIES.map((family) => ({
+    ...family,
+    syscalls: family.syscalls.filter((name) => name !== 'setns'),
+  })),
+};

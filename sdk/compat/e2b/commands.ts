@@ -5,6 +5,7 @@
  * The handle itself is in `command-handle.ts`.
  */
 import { posix } from 'node:path';
+import { ACCOUNT_HOMES } from '../../../protocol/sandbox-accounts.js';
 import type { CommandHandle as NativeCommandHandle, Commands as NativeCommands } from '../../commands.js';
 import { bashCommand, processInfoOf, type ProcessInfo } from './command-line.js';
 import { CommandHandle, CommandOutput } from './command-handle.js';
@@ -20,15 +21,29 @@ import {
 } from './errors.js';
 
 /** The sandbox user's home: where E2B resolves a relative path, and a command's default `cwd`. */
-export const HOME = '/home/user';
+export const HOME = ACCOUNT_HOMES.user;
 
-/** A relative path as E2B reads it: under the sandbox user's home. */
-export function underHome(path: string): string {
-  return path.startsWith('/') ? path : posix.join(HOME, path);
+/** E2B's `user`: the sandbox user (the default) or the sandbox's root, as E2B's SDK takes it. */
+export type Username = 'user' | 'root';
+
+/**
+ * A relative path as E2B's envd reads it: under the home of the account the call acts as
+ * (`/home/user`, or `/root` for `root`).
+ */
+export function underHome(path: string, user: Username = 'user'): string {
+  return path.startsWith('/') ? path : posix.join(ACCOUNT_HOMES[user], path);
 }
 
-/** E2B's `user`: the shim (like the native SDK) offers only `'user'`, checked by the native call. */
-export type Username = 'user' | 'root';
+/**
+ * E2B's `user` option checked before any call: `'user'` (the default, also when absent) or `'root'`.
+ *
+ * @throws InvalidArgumentError for anything else
+ */
+export function usernameOf(call: string, user: unknown): Username {
+  if (user === undefined) return 'user';
+  if (user === 'user' || user === 'root') return user;
+  throw invalidArgument(`${call}: user must be 'user' or 'root'`, 'user');
+}
 
 /** Options of one request (E2B's `CommandRequestOpts`). */
 export interface CommandRequestOpts {
@@ -39,9 +54,12 @@ export interface CommandRequestOpts {
 /** Options of `commands.run` (E2B's `CommandStartOpts`). */
 export interface CommandStartOpts extends CommandRequestOpts {
   background?: boolean;
-  /** Working directory; relative to `/home/user` when relative. Default: `/home/user`. */
+  /** Working directory; relative to the account's home when relative. Default: that home. */
   cwd?: string;
-  /** Only `'user'` (the default): a root command could read the gateways' keys sandboxd holds. */
+  /**
+   * The account it runs as: `'user'` (the default; it has `sudo` without a password, as in E2B) or
+   * `'root'` (the sandbox's root, home `/root`).
+   */
   user?: Username;
   envs?: Record<string, string>;
   onStdout?: (data: string) => void | Promise<void>;
@@ -111,19 +129,21 @@ export class Commands {
   }
 
   /**
-   * Runs `cmd` with `/bin/bash -l -c` (as E2B does) as the sandbox user and waits for it, or with
-   * `background: true` returns its handle once it runs. The sandbox's `envs` (of `Sandbox.create`, with
-   * E2B's `E2B_SANDBOX=true`, `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` under them) are in its environment,
-   * under its own `envs`.
+   * Runs `cmd` with `/bin/bash -l -c` (as E2B does) as the sandbox user (or with `user: 'root'` as the
+   * sandbox's root, in `/root`) and waits for it, or with `background: true` returns its handle once
+   * it runs. The sandbox's `envs` (of `Sandbox.create`, with E2B's `E2B_SANDBOX=true`,
+   * `E2B_SANDBOX_ID` and `E2B_TEMPLATE_ID` under them) are in its environment, under its own `envs`.
    *
    * @example
    * ```ts
    * const { stdout } = await sbx.commands.run('echo "Hello, World!"');
    * const server = await sbx.commands.run('python3 -m http.server 8000', { background: true, timeoutMs: 0 });
+   * await sbx.commands.run('apt-get install -y jq', { user: 'root' });
    * ```
    * @throws CommandExitError when the command exits with a non-zero code (foreground)
    * @throws TimeoutError when it runs past `timeoutMs` (60 s by default)
-   * @throws InvalidArgumentError for a malformed option, `user: 'root'` included, before any call
+   * @throws InvalidArgumentError for a malformed option (a `user` other than `'user'` or `'root'`
+   *   included), before any call
    */
   run(cmd: string, opts?: CommandStartOpts & { background?: false }): Promise<CommandResult>;
   run(cmd: string, opts: CommandStartOpts & { background: true }): Promise<CommandHandle>;
@@ -140,6 +160,7 @@ export class Commands {
     if (opts.cwd !== undefined && typeof opts.cwd !== 'string') {
       throw invalidArgument('commands.run: cwd must be a path', 'cwd');
     }
+    const user = usernameOf('commands.run', opts.user);
     const output = new CommandOutput(opts.onStdout, opts.onStderr);
     // Taken before the call: sandboxd's timer starts after, so an end by signal at or past it is the deadline.
     const deadline = { startedAt: Date.now(), timeoutMs };
@@ -148,10 +169,9 @@ export class Commands {
       this.#native.run(bashCommand(cmd, opts.stdin === true), {
         background: true,
         envs: opts.envs ?? {},
-        cwd: underHome(opts.cwd ?? HOME),
+        cwd: underHome(opts.cwd ?? ACCOUNT_HOMES[user], user),
         timeoutMs,
-        // 'root' is passed on for the native check to refuse, with its reason.
-        ...(opts.user === undefined ? {} : { user: opts.user }),
+        user,
         ...output.callbacks,
       } as Parameters<NativeCommands['run']>[1] & { background: true }),
     );

@@ -1,13 +1,14 @@
 /**
  * A files call's arguments as E2B takes them, checked before any call: E2B's option objects
- * (`FilesystemRequestOpts`, `FilesystemListOpts`, `WatchOpts`, the read and write options), paths
- * (relative: under `/home/user`) and the data forms of a write.
+ * (`FilesystemRequestOpts`, `FilesystemListOpts`, `WatchOpts`, the read and write options), the account
+ * (`user`), paths (relative: under the account's home, `/home/user` or `/root`, as E2B's envd resolves
+ * them) and the data forms of a write.
  */
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { FileData } from '../../files.js';
 import { filePathSchema } from '../../../protocol/files-wire.js';
 import { givenKeys, unknownOption } from './connection.js';
-import { underHome, type Username } from './commands.js';
+import { underHome, usernameOf, type Username } from './commands.js';
 import { NotSupportedError, invalidArgument } from './errors.js';
 
 /** One file of a many-file `write` (E2B's `WriteEntry`). */
@@ -18,7 +19,7 @@ export interface WriteEntry {
 
 /** Options of a files call (E2B's `FilesystemRequestOpts`). */
 export interface FilesystemRequestOpts {
-  /** Only `'user'` (the default): files are read and written as the sandbox user. */
+  /** The account the call acts as: `'user'` (the sandbox user, the default) or `'root'`. */
   user?: Username;
   /** Accepted; the native SDK's own call deadline applies. */
   requestTimeoutMs?: number;
@@ -72,8 +73,12 @@ export type WriteData = WriteEntry['data'];
 
 const REQUEST_KEYS = ['user', 'requestTimeoutMs'];
 
-/** Checks a files call's options and refuses any `user` but `'user'` (sandboxd works as the sandbox user). */
-export function checkOpts(call: string, opts: object, keys: readonly string[]): void {
+/**
+ * Checks a files call's options; the account they name (`'user'` when none).
+ *
+ * @throws InvalidArgumentError for an unknown or malformed option, a `user` but `'user'` or `'root'`
+ */
+export function checkOpts(call: string, opts: object, keys: readonly string[]): Username {
   if (typeof opts !== 'object' || (opts as unknown) === null) {
     throw invalidArgument(`${call}: options must be an object`, 'opts');
   }
@@ -86,29 +91,34 @@ export function checkOpts(call: string, opts: object, keys: readonly string[]): 
     }
     if (!keys.includes(key) && !REQUEST_KEYS.includes(key)) throw unknownOption(call, key);
   }
-  const { user } = opts as FilesystemRequestOpts;
-  if (user !== undefined && user !== 'user') {
-    throw invalidArgument(
-      `${call}: user: only 'user' (the sandbox user, uid 1000) is offered; root is not, because sandboxd holds the gateways' keys`,
-      'user',
-    );
-  }
+  return usernameOf(call, (opts as FilesystemRequestOpts).user);
 }
 
-/** A path as E2B reads it (relative: under `/home/user`), checked as the native SDK checks it. */
-export function pathOf(call: string, path: unknown, field = 'path'): string {
+/**
+ * A path as E2B reads it (relative: under the home of `user`, `/home/user` by default), checked as the
+ * native SDK checks it.
+ */
+export function pathOf(call: string, path: unknown, field = 'path', user: Username = 'user'): string {
   if (typeof path !== 'string' || path === '')
     throw invalidArgument(`${call}: ${field} must be a path`, field);
-  const resolved = underHome(path);
+  const resolved = underHome(path, user);
   const problem = filePathSchema.safeParse(resolved).error?.issues[0]?.message;
   if (problem !== undefined) throw invalidArgument(`${call}: ${field}: ${problem}`, field);
   return resolved;
 }
 
-/** A files call's options checked, then its path as E2B reads it (`checkOpts`, `pathOf`). */
-export function fileCall(call: string, path: unknown, opts: object, keys: readonly string[] = []): string {
-  checkOpts(call, opts, keys);
-  return pathOf(call, path);
+/**
+ * A files call's options checked, then its path as E2B reads it (`checkOpts`, `pathOf`), with the
+ * account it acts as.
+ */
+export function fileCall(
+  call: string,
+  path: unknown,
+  opts: object,
+  keys: readonly string[] = [],
+): { path: string; user: Username } {
+  const user = checkOpts(call, opts, keys);
+  return { path: pathOf(call, path, 'path', user), user };
 }
 
 /** E2B's data forms as the native SDK's (a `Blob` is streamed, not read whole). */

@@ -1,5 +1,6 @@
 /**
- * E2B's `sbx.files` over the native `sbx.files`: relative paths under `/home/user` as in E2B, E2B's
+ * E2B's `sbx.files` over the native `sbx.files`, as the sandbox user or (`user: 'root'`) its root:
+ * relative paths under the account's home (`/home/user`, `/root`) as in E2B, E2B's
  * result shapes (`WriteInfo`, `EntryInfo` with `permissions`, `owner`, `group` and a `Date`), its
  * read formats (`text`, `bytes`, `blob`, `stream` as a web stream) and `watchDir` with its 60 s default
  * deadline. The entry shapes are in `file-entries.ts`, the watch in `watch-handle.ts`, the options and
@@ -33,6 +34,7 @@ import {
   type WriteEntry,
   type WriteOpts,
 } from './file-opts.js';
+import type { Username } from './commands.js';
 import { WatchState, type FilesystemEvent, type WatchHandle } from './watch-handle.js';
 
 /** Files of one sandbox (E2B's `Filesystem`). */
@@ -58,6 +60,7 @@ export class Filesystem {
    * ```ts
    * const text = await sbx.files.read('notes.txt'); // /home/user/notes.txt
    * const bytes = await sbx.files.read('/tmp/data.bin', { format: 'bytes' });
+   * const hosts = await sbx.files.read('/etc/hosts', { user: 'root' });
    * ```
    * @throws FileNotFoundError when there is no such file
    */
@@ -69,19 +72,23 @@ export class Filesystem {
     path: string,
     opts: ReadOpts = {},
   ): Promise<string | Uint8Array | Blob | ReadableStream<Uint8Array>> {
-    const checked = fileCall('files.read', path, opts, ['format', 'gzip', 'streamIdleTimeoutMs']);
+    const { path: checked, user } = fileCall('files.read', path, opts, [
+      'format',
+      'gzip',
+      'streamIdleTimeoutMs',
+    ]);
     const format = opts.format ?? 'text';
     switch (format) {
       case 'text':
-        return this.#call(() => this.#native.read(checked));
+        return this.#call(() => this.#native.read(checked, { user }));
       case 'bytes':
-        return this.#call(() => this.#native.read(checked, { format: 'bytes' }));
+        return this.#call(() => this.#native.read(checked, { format: 'bytes', user }));
       case 'blob': {
-        const bytes = await this.#call(() => this.#native.read(checked, { format: 'bytes' }));
+        const bytes = await this.#call(() => this.#native.read(checked, { format: 'bytes', user }));
         return new Blob([bytes]);
       }
       case 'stream': {
-        const body = await this.#call(() => this.#native.read(checked, { format: 'stream' }));
+        const body = await this.#call(() => this.#native.read(checked, { format: 'stream', user }));
         return Readable.toWeb(body) as ReadableStream<Uint8Array>;
       }
       default:
@@ -90,8 +97,8 @@ export class Filesystem {
   }
 
   /**
-   * Writes one file (its parent directories made), or many: `write([{ path, data }, …])`. Every path is
-   * checked before the first is written.
+   * Writes one file (its parent directories made, owned by the calling account, as E2B's envd makes
+   * them), or many: `write([{ path, data }, …])`. Every path is checked before the first is written.
    *
    * @example
    * ```ts
@@ -111,18 +118,22 @@ export class Filesystem {
       throw invalidArgument('files.write: Path or files are required', 'path');
     }
     if (Array.isArray(pathOrFiles)) {
-      checkOpts('files.write', (dataOrOpts ?? {}) as WriteOpts, WRITE_KEYS);
+      const user = checkOpts('files.write', (dataOrOpts ?? {}) as WriteOpts, WRITE_KEYS);
       const entries = pathOrFiles.map((entry, i) => ({
         path: pathOf(
           'files.write',
           (entry as Partial<WriteEntry> | undefined)?.path,
           `files[${String(i)}].path`,
+          user,
         ),
         data: entry.data,
       }));
       // Every path checked above, before the native call writes the first file.
       const written = await this.#call(() =>
-        this.#native.write(entries.map((entry) => ({ path: entry.path, data: nativeData(entry.data) }))),
+        this.#native.write(
+          entries.map((entry) => ({ path: entry.path, data: nativeData(entry.data) })),
+          { user },
+        ),
       );
       return written.map(writeInfo);
     }
@@ -132,10 +143,10 @@ export class Filesystem {
         'data',
       );
     }
-    const checked = fileCall('files.write', pathOrFiles, opts ?? {}, WRITE_KEYS);
+    const { path: checked, user } = fileCall('files.write', pathOrFiles, opts ?? {}, WRITE_KEYS);
     if (dataOrOpts === undefined) throw invalidArgument('files.write: data is required', 'data');
     const data = nativeData(dataOrOpts as WriteData);
-    return writeInfo(await this.#call(() => this.#native.write(checked, data)));
+    return writeInfo(await this.#call(() => this.#native.write(checked, data, { user })));
   }
 
   /** Writes many files (E2B's `writeFiles`): `write(files)`. */
@@ -143,10 +154,10 @@ export class Filesystem {
     return this.write(files, opts);
   }
 
-  /** E2B's entry of a native one, a symlink followed to its target (`followed`). */
-  #entryOf(entry: NativeEntryInfo): Promise<EntryInfo> {
+  /** E2B's entry of a native one, a symlink followed to its target (`followed`) as `user` sees it. */
+  #entryOf(entry: NativeEntryInfo, user: Username): Promise<EntryInfo> {
     return followed(entry, (path) =>
-      this.#native.getInfo(path).catch((error: unknown) => {
+      this.#native.getInfo(path, { user }).catch((error: unknown) => {
         if (error instanceof SdkError) return undefined; // nothing there (or not visible): the link dangles
         throw error;
       }),
@@ -155,37 +166,40 @@ export class Filesystem {
 
   /** The entries of a directory, down to `depth` levels (1: its own entries). */
   async list(path: string, opts: FilesystemListOpts = {}): Promise<EntryInfo[]> {
-    const checked = fileCall('files.list', path, opts, ['depth']);
+    const { path: checked, user } = fileCall('files.list', path, opts, ['depth']);
     if (typeof opts.depth === 'number' && opts.depth < 1) {
       throw invalidArgument('files.list: depth should be at least one', 'depth');
     }
-    const entries = await this.#call(() => this.#native.list(checked, { depth: opts.depth ?? 1 }));
-    return Promise.all(entries.map((entry) => this.#entryOf(entry)));
+    const entries = await this.#call(() => this.#native.list(checked, { depth: opts.depth ?? 1, user }));
+    return Promise.all(entries.map((entry) => this.#entryOf(entry, user)));
   }
 
   /** True when `path` names a file, directory or link. */
   async exists(path: string, opts: FilesystemRequestOpts = {}): Promise<boolean> {
-    const checked = fileCall('files.exists', path, opts);
-    return this.#call(() => this.#native.exists(checked));
+    const { path: checked, user } = fileCall('files.exists', path, opts);
+    return this.#call(() => this.#native.exists(checked, { user }));
   }
 
   /** What `path` names. */
   async getInfo(path: string, opts: FilesystemRequestOpts = {}): Promise<EntryInfo> {
-    const checked = fileCall('files.getInfo', path, opts);
-    return this.#entryOf(await this.#call(() => this.#native.getInfo(checked)));
+    const { path: checked, user } = fileCall('files.getInfo', path, opts);
+    return this.#entryOf(await this.#call(() => this.#native.getInfo(checked, { user })), user);
   }
 
-  /** Makes a directory and its parents; false when it was there already. */
+  /**
+   * Makes a directory and its parents (owned by the calling account, as E2B's envd makes them); false
+   * when it was there already.
+   */
   async makeDir(path: string, opts: FilesystemRequestOpts = {}): Promise<boolean> {
-    const checked = fileCall('files.makeDir', path, opts);
-    return this.#call(() => this.#native.makeDir(checked));
+    const { path: checked, user } = fileCall('files.makeDir', path, opts);
+    return this.#call(() => this.#native.makeDir(checked, { user }));
   }
 
   /** Removes a file, or a directory with everything in it; nothing there is not an error, as in E2B. */
   async remove(path: string, opts: FilesystemRequestOpts = {}): Promise<void> {
-    const checked = fileCall('files.remove', path, opts);
+    const { path: checked, user } = fileCall('files.remove', path, opts);
     try {
-      await this.#call(() => this.#native.remove(checked));
+      await this.#call(() => this.#native.remove(checked, { user }));
     } catch (error) {
       if (!(error instanceof FileNotFoundError)) throw error;
     }
@@ -193,10 +207,10 @@ export class Filesystem {
 
   /** Renames (moves) `oldPath` to `newPath`; returns the info of the new path. */
   async rename(oldPath: string, newPath: string, opts: FilesystemRequestOpts = {}): Promise<EntryInfo> {
-    checkOpts('files.rename', opts, []);
-    const from = pathOf('files.rename', oldPath, 'oldPath');
-    const to = pathOf('files.rename', newPath, 'newPath');
-    return this.#entryOf(await this.#call(() => this.#native.rename(from, to)));
+    const user = checkOpts('files.rename', opts, []);
+    const from = pathOf('files.rename', oldPath, 'oldPath', user);
+    const to = pathOf('files.rename', newPath, 'newPath', user);
+    return this.#entryOf(await this.#call(() => this.#native.rename(from, to, { user })), user);
   }
 
   /**
@@ -215,7 +229,7 @@ export class Filesystem {
     onEvent: (event: FilesystemEvent) => void | Promise<void>,
     opts: WatchOpts = {},
   ): Promise<WatchHandle> {
-    const checked = fileCall('files.watchDir', path, opts, [
+    const { path: checked, user } = fileCall('files.watchDir', path, opts, [
       'timeoutMs',
       'onExit',
       'recursive',
@@ -235,7 +249,7 @@ export class Filesystem {
     const entryOf =
       opts.includeEntry === true
         ? (name: string): Promise<EntryInfo | undefined> =>
-            this.getInfo(posix.join(checked, name)).catch((error: unknown) => {
+            this.getInfo(posix.join(checked, name), { user }).catch((error: unknown) => {
               if (error instanceof SandboxError) return undefined; // gone again since: E2B gives none
               throw error;
             })
@@ -245,6 +259,7 @@ export class Filesystem {
     );
     const native = await this.#call(() =>
       this.#native.watchDir(checked, (event) => watch.deliver(event), {
+        user,
         recursive: opts.recursive ?? false,
         onExit: (error?: Error) => watch.exit(error),
       }),

@@ -127,13 +127,14 @@ describe('an E2B program: sandbox and commands', () => {
     expect(await sbx.commands.run('echo quick', { timeoutMs: 4000 })).toMatchObject({ exitCode: 0 });
   });
 
-  it('refuses user root before any call, saying why', async () => {
-    const error = await sbx.commands.run('id', { user: 'root' }).catch((e: unknown) => e);
+  it("runs user: 'root' as the sandbox's root, in /root, as E2B does; refuses any other user", async () => {
+    expect((await sbx.commands.run('id -u; pwd', { user: 'root' })).stdout).toBe('0\n/root\n');
+    await sbx.files.write('/etc/sdk-test', 'as root', { user: 'root' });
+    expect(await sbx.files.read('/etc/sdk-test', { user: 'root' })).toBe('as root');
+    expect((await sbx.files.getInfo('/etc/sdk-test')).owner).toBe('root');
+    const error = await sbx.commands.run('id', { user: 'nobody' as 'user' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidArgumentError);
-    expect((error as Error).message).toMatch(/root is not.*gateways' keys/);
-    await expect(sbx.files.read('/etc/hostname', { user: 'root' })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
-    );
+    expect((error as Error).message).toBe("commands.run: user must be 'user' or 'root'");
     expect((await sbx.commands.run('id -u', { user: 'user' })).stdout).toBe('1000\n');
   });
 });

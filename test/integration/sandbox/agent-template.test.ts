@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sandboxdPid } from '../support/namespace-sandbox.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
-import { claimsOf } from '../../../sandbox-drivers/namespace/uid-ranges.js';
+import { claimsOf, sandboxdId } from '../../../sandbox-drivers/namespace/uid-ranges.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 
@@ -52,20 +52,27 @@ const userMemoryMb = (sbx: Sandbox): number =>
 
 const sandboxdPidOf = (sbx: Sandbox): string => sandboxdPid(cp.driver.instance, sbx.sandboxId);
 
+/** sandboxd's host uid and gid. */
+const sandboxdIdOf = (sbx: Sandbox): number => {
+  const range = claimsOf(cp.driver.instance).get(sbx.sandboxId);
+  if (range === undefined) throw new Error('no uid range');
+  return sandboxdId(range);
+};
+
 /**
- * Runs `script` as the sandbox's root, inside its user and mount namespaces (with every capability of
- * that namespace, more than sandboxd keeps): stdout, or `exit <code>: <stderr>` when it fails.
+ * Runs `script` as sandboxd does, in its mount namespace and root and as its host uid: stdout, or
+ * `exit <code>: <stderr>` when it fails.
  */
-async function asSandboxRoot(sbx: Sandbox, script: string): Promise<string> {
+async function asSandboxd(sbx: Sandbox, script: string): Promise<string> {
   try {
+    const id = String(sandboxdIdOf(sbx));
     const { stdout } = await execFileAsync('nsenter', [
       `--target=${sandboxdPidOf(sbx)}`,
-      '--user',
       '--mount',
-      '--root', // sandboxd's root folder: the sandbox's, not its mount namespace's
+      '--root', // sandboxd's root folder, not its mount namespace's
       '--wd',
-      '--setuid=0',
-      '--setgid=0',
+      `--setuid=${id}`,
+      `--setgid=${id}`,
       '/bin/sh',
       '-c',
       script,
@@ -90,7 +97,7 @@ describe('the sdk-agent template', () => {
     expect(search.stdout).toBe('/home/user/w/a.txt\n');
   });
 
-  it('keeps /opt/agents read-only for the sandbox user, reachable, and with no host path', async () => {
+  it("keeps /opt/agents the sandbox root's, read-only for the sandbox user, and with no host path", async () => {
     const { stdout } = await agent.commands.run(
       'stat -c "%a %U %n" /opt /opt/agents /opt/agents/bin /opt/agents/bin/opencode /opt/agents/bin/rg; ' +
         'for p in /opt/agents /opt/agents/bin /opt/agents/bin/opencode /opt/agents/bin/rg; do ' +
@@ -101,10 +108,10 @@ describe('the sdk-agent template', () => {
     expect(stdout).toBe(
       [
         '755 root /opt',
-        '755 nobody /opt/agents',
-        '755 nobody /opt/agents/bin',
-        '755 nobody /opt/agents/bin/opencode',
-        '755 nobody /opt/agents/bin/rg',
+        '755 root /opt/agents',
+        '755 root /opt/agents/bin',
+        '755 root /opt/agents/bin/opencode',
+        '755 root /opt/agents/bin/rg',
         'end',
         '',
       ].join('\n'),
@@ -140,26 +147,24 @@ describe('the sdk-agent template', () => {
 });
 
 describe("the commands' memory cgroup", () => {
-  it("lets the sandbox's root make child cgroups but not change the limits, and destroy removes every child", async () => {
+  it('lets sandboxd make child cgroups but not change the limits, hides it from sandbox code, and destroy removes every child', async () => {
     const sbx = await cp.createSandbox({ template: 'sdk-agent' });
     const paths = cgroupPaths(cp.driver.instance, sbx.sandboxId);
-    const hostRoot = claimsOf(cp.driver.instance).get(sbx.sandboxId)?.hostBase;
-    expect(hostRoot).toBeDefined();
-    expect(statSync(paths.userMemory).uid).toBe(hostRoot);
+    expect(statSync(paths.userMemory).uid).toBe(sandboxdIdOf(sbx));
     for (const file of ['memory.limit_in_bytes', 'memory.kmem.tcp.limit_in_bytes', 'memory.oom_control']) {
       expect(statSync(join(paths.userMemory, file)).uid).toBe(0);
     }
 
-    // The sandbox's root, inside the sandbox: a child per execution, and one below it.
+    // sandboxd, in its own root: a child per execution, and one below it.
     expect(
-      await asSandboxRoot(
+      await asSandboxd(
         sbx,
         'mkdir /run/sdk/memory/exec-1 /run/sdk/memory/exec-1/inner /run/sdk/memory/exec-2 && echo made',
       ),
     ).toBe('made\n');
     expect(existsSync(join(paths.userMemory, 'exec-1', 'inner', 'cgroup.procs'))).toBe(true);
     // ... but not the limits of `user`, nor anything of the sandbox's own cgroup.
-    const limits = await asSandboxRoot(
+    const limits = await asSandboxd(
       sbx,
       'for f in memory.limit_in_bytes memory.kmem.tcp.limit_in_bytes memory.oom_control memory.soft_limit_in_bytes; do ' +
         '(echo 1 > /run/sdk/memory/$f) 2>/dev/null && echo "wrote $f"; done; ' +
@@ -169,10 +174,14 @@ describe("the commands' memory cgroup", () => {
     expect(Number(readFileSync(join(paths.userMemory, 'memory.limit_in_bytes'), 'utf8'))).toBe(
       1024 * 2 ** 20,
     );
-    // The sandbox user cannot make one.
-    expect((await sbx.commands.run('mkdir /run/sdk/memory/mine 2>/dev/null || echo refused')).stdout).toBe(
-      'refused\n',
-    );
+    // Sandbox code, its root included, has no cgroup filesystem at all (nor may it mount one).
+    for (const user of ['user', 'root'] as const) {
+      const seen = await sbx.commands.run(
+        'grep -c cgroup /proc/self/mountinfo; ls /run/sdk/memory 2>/dev/null || echo none; mount -t cgroup -o memory cg /mnt 2>/dev/null || echo refused',
+        { user },
+      );
+      expect({ user, out: seen.stdout }).toEqual({ user, out: '0\nnone\nrefused\n' });
+    }
 
     // A sandbox process in the deepest child: destroy kills it, then removes children before `user`.
     await sbx.commands.run('sleep 300 >/dev/null 2>&1 &');

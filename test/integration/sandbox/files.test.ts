@@ -112,14 +112,13 @@ describe('sbx.files in a sandbox', () => {
     await withSandbox({}, async (sbx) => {
       expect(await codeOf(sbx.files.read('/etc/shadow'))).toBe('permission_denied');
       expect(await codeOf(sbx.files.read(`${HOME}/../../etc/shadow`))).toBe('permission_denied');
-      // pid 1 is bubblewrap, pid 2 sandboxd: their environments and descriptors are root's.
+      // pid 1 is the sandbox's init, the sandbox root's: its environment and descriptors are not the
+      // user's. sandboxd has no pid in the sandbox at all.
       await sbx.commands.run(
-        `ln -s /proc/1/environ ${HOME}/init-env && ln -s /proc/2/environ ${HOME}/daemon-env && ` +
-          `ln -s /proc/2/fd ${HOME}/daemon-fds && ln -s /opt/sdk/sandboxd.cjs ${HOME}/daemon-code`,
+        `ln -s /proc/1/environ ${HOME}/init-env && ln -s /proc/1/fd ${HOME}/daemon-fds && ` +
+          `ln -s /opt/sdk/sandboxd.cjs ${HOME}/daemon-code`,
       );
-      for (const link of ['init-env', 'daemon-env']) {
-        expect(await codeOf(sbx.files.read(`${HOME}/${link}`))).toBe('permission_denied');
-      }
+      expect(await codeOf(sbx.files.read(`${HOME}/init-env`))).toBe('permission_denied');
       expect(await codeOf(sbx.files.list(`${HOME}/daemon-fds`))).toBe('permission_denied');
       expect(await codeOf(sbx.files.read(`${HOME}/daemon-fds/0`))).toBe('permission_denied');
       expect(await codeOf(sbx.files.watchDir(`${HOME}/daemon-fds`, () => undefined))).toBe(
@@ -129,9 +128,9 @@ describe('sbx.files in a sandbox', () => {
       expect(await codeOf(sbx.files.write('/etc/planted', 'x'))).toBe('permission_denied');
       expect(await codeOf(sbx.files.remove('/opt/sdk/start.cjs'))).toBe('permission_denied');
       // The symlink itself is the user's: it is told as a link, its target named, nothing read.
-      expect(await sbx.files.getInfo(`${HOME}/daemon-env`)).toMatchObject({
+      expect(await sbx.files.getInfo(`${HOME}/init-env`)).toMatchObject({
         type: 'symlink',
-        symlinkTarget: '/proc/2/environ',
+        symlinkTarget: '/proc/1/environ',
       });
       // Malformed paths never leave the SDK.
       await expect(sbx.files.read('etc/shadow')).rejects.toBeInstanceOf(InvalidArgumentError);

@@ -15,7 +15,7 @@ import { templateBuild } from '../../../cli/template-build.js';
 import { AGENTS_STEP, DEFAULT_AGENT_SPEC } from '../../../sandbox-drivers/namespace/agent-template.js';
 import { ImageBuildError } from '../../../sandbox-drivers/namespace/image-layers.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
-import { rootViewDir } from '../../../sandbox-drivers/namespace/root-view.js';
+import { viewPaths } from '../../../sandbox-drivers/namespace/root-view.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
@@ -148,7 +148,7 @@ describe("a sandbox's copy-on-write view of its template", () => {
 
   it('is bounded in size, and gone with its sandbox', async () => {
     const sbx = await cp.createSandbox({ memoryMb: 256 });
-    const dir = rootViewDir(cp.driver.instance, sbx.sandboxId);
+    const { dir } = viewPaths(cp.driver.instance, sbx.sandboxId);
     expect(statSync(dir).isDirectory()).toBe(true);
     const fill = await sbx.commands.run(
       'dd if=/dev/zero of=/usr/local/big bs=1M count=200 2>&1; echo "exit $?"',

@@ -1,7 +1,8 @@
 /**
  * Issue 14: how a template image is put together: a recipe's hash does not depend on key order, and
  * layers laid over each other keep folder modes and symlinks, let a later layer win, and are never
- * written through when the image's own files replace theirs.
+ * written through when the image's own files replace theirs, which keep their modes (issue 25: the sudoers
+ * file is 0440).
  */
 import {
   chmodSync,
@@ -19,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BASE_RECIPE, inputHash } from '../../../sandbox-drivers/namespace/image-recipe.js';
-import { layOver } from '../../../sandbox-drivers/namespace/image-root.js';
+import { layOver, writeImageFiles } from '../../../sandbox-drivers/namespace/image-root.js';
 
 let dir: string;
 beforeEach(() => {
@@ -85,5 +86,52 @@ describe('layers laid over each other', () => {
     expect(readFileSync(join(lower, 'etc', 'passwd'), 'utf8')).toBe('layer');
     expect(readFileSync(join(image, 'etc', 'passwd'), 'utf8')).toBe('image');
     linkSync(join(image, 'etc', 'passwd'), join(dir, 'probe')); // the image's file is a file of its own
+  });
+});
+
+describe('the base recipe', () => {
+  it("gives the sandbox user sudo without a password (E2B's convention), in a root-only sudoers file", () => {
+    expect(BASE_RECIPE.debianPackages).toContain('sudo');
+    expect(BASE_RECIPE.setuidPrograms).toEqual(['/usr/bin/sudo']);
+    expect(BASE_RECIPE.files['/etc/sudoers.d/user']).toBe('user ALL=(ALL:ALL) NOPASSWD: ALL\n');
+    expect(BASE_RECIPE.modes?.['/etc/sudoers.d/user']).toBe(0o440);
+  });
+
+  it('gives every account a shadow entry and every group a gshadow entry (PAM fails an account without)', () => {
+    const names = (file: string): string[] =>
+      (BASE_RECIPE.files[file] ?? '')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(':')[0] ?? '');
+    expect(names('/etc/shadow')).toEqual(names('/etc/passwd'));
+    expect(names('/etc/gshadow')).toEqual(names('/etc/group'));
+    expect(BASE_RECIPE.files['/etc/passwd']).toContain('_apt:x:42:'); // apt fetches as _apt
+  });
+});
+
+describe("an image's own files", () => {
+  it('are written with their modes whatever the umask, replacing links into layers', () => {
+    const lower = join(dir, 'layer', 'etc', 'passwd');
+    mkdirSync(join(dir, 'layer', 'etc'), { recursive: true });
+    writeFileSync(lower, 'layer');
+    mkdirSync(join(dir, 'image', 'etc'), { recursive: true });
+    linkSync(lower, join(dir, 'image', 'etc', 'passwd'));
+    const umask = process.umask(0o077);
+    try {
+      writeImageFiles(join(dir, 'image'), {
+        files: { '/etc/passwd': 'image', '/etc/sudoers.d/user': 'rule\n' },
+        modes: { '/etc/sudoers.d/user': 0o440 },
+        env: { PATH: '/usr/bin' },
+      });
+    } finally {
+      process.umask(umask);
+    }
+    const mode = (path: string): number => lstatSync(join(dir, 'image', path)).mode & 0o7777;
+    expect(readFileSync(lower, 'utf8')).toBe('layer');
+    expect(readFileSync(join(dir, 'image', 'etc', 'passwd'), 'utf8')).toBe('image');
+    expect(mode('etc/passwd')).toBe(0o644);
+    expect(mode('etc/sudoers.d/user')).toBe(0o440);
+    expect(mode('etc/environment')).toBe(0o644);
+    expect(readFileSync(join(dir, 'image', 'etc', 'environment'), 'utf8')).toBe('PATH=/usr/bin\n');
   });
 });

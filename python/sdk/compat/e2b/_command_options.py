@@ -35,7 +35,7 @@ def plan_run(
     """
     if not isinstance(cmd, str) or cmd == "":
         raise InvalidArgumentException("commands.run: cmd: must be a non-empty string")
-    check_user(user, "commands.run")
+    account = check_user(user, "commands.run")
     if stdin is not None and not isinstance(stdin, bool):
         raise InvalidArgumentException("commands.run: stdin: must be a bool")
     seconds = command_timeout(timeout, "commands.run")
@@ -43,9 +43,11 @@ def plan_run(
         "cmd": bash_command(cmd, bool(stdin)),
         "envs": check_envs(envs, "commands.run: envs"),
         "timeout": seconds,
+        "user": account,
     }
+    # Without one, sandboxd starts it in its account's home, as E2B's envd does.
     if cwd is not None:
-        native["cwd"] = sandbox_path(cwd, "commands.run: cwd")
+        native["cwd"] = sandbox_path(cwd, "commands.run: cwd", account)
     return RunPlan(native, seconds)
 
 

@@ -1,11 +1,13 @@
 """What the sync and the async ``sbx.files`` of the shim share: E2B's file options checked before any
-call (paths resolved against ``/home/user``), and the entries of ``write_files``."""
+call (the account, ``user``; paths resolved against its home, ``/home/user`` or ``/root``), and the
+entries of ``write_files``."""
 
 from __future__ import annotations
 
 import posixpath
 from typing import Any, Final, Mapping
 
+from ..._accounts import Account
 from ._options import check_user, sandbox_path
 from .exceptions import InvalidArgumentException, NotSupportedException
 
@@ -15,10 +17,10 @@ SETTLE_QUIET: Final = 0.15
 SETTLE_MOST: Final = 1.0
 
 
-def file_call(path: object, user: object, call: str) -> str:
-    """A file call's path, resolved; ``user`` must be the sandbox user."""
-    check_user(user, call)
-    return sandbox_path(path)
+def file_call(path: object, user: object, call: str) -> tuple[str, Account]:
+    """A file call's path, resolved against the home of the account ``user`` names, and that account."""
+    account = check_user(user, call)
+    return sandbox_path(path, user=account), account
 
 
 def no_metadata(metadata: object) -> None:
@@ -36,9 +38,10 @@ def list_depth(depth: object) -> Any:
     return depth
 
 
-def write_entries(files: object, user: object) -> list[tuple[str, object]]:
-    """``write_files``' entries (E2B's ``WriteEntry`` dicts) as ``(path, data)`` pairs, paths resolved."""
-    check_user(user, "files.write_files")
+def write_entries(files: object, user: object) -> tuple[list[tuple[str, object]], Account]:
+    """``write_files``' entries (E2B's ``WriteEntry`` dicts) as ``(path, data)`` pairs, paths resolved
+    against the home of the account ``user`` names; and that account."""
+    account = check_user(user, "files.write_files")
     if not isinstance(files, (list, tuple)):
         raise InvalidArgumentException("files.write_files: files: must be a list of WriteEntry")
     pairs: list[tuple[str, object]] = []
@@ -47,8 +50,8 @@ def write_entries(files: object, user: object) -> list[tuple[str, object]]:
             raise InvalidArgumentException(
                 f"files.write_files: files[{index}]: must be a WriteEntry (path and data)"
             )
-        pairs.append((sandbox_path(entry["path"], f"files[{index}].path"), entry["data"]))
-    return pairs
+        pairs.append((sandbox_path(entry["path"], f"files[{index}].path", account), entry["data"]))
+    return pairs, account
 
 
 def event_path(watched: str, name: str) -> str:

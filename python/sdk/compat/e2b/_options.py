@@ -13,7 +13,7 @@ from typing import Final, Mapping
 
 from ..._control_plane import control_plane_url
 from ..._rules import ENV_NAME, ENV_NAME_RULE
-from ..._sandbox_options import ONLY_SANDBOX_USER
+from ..._accounts import ACCOUNT_HOMES, ACCOUNT_RULE, Account
 from .exceptions import (
     AuthenticationException,
     InvalidArgumentException,
@@ -21,8 +21,9 @@ from .exceptions import (
     SandboxNotFoundException,
 )
 
-#: The sandbox user's home: relative paths and working directories resolve against it, as in E2B.
-HOME: Final = "/home/user"
+#: The sandbox user's home: relative paths and working directories resolve against it, as in E2B (root's
+#: against ``/root``).
+HOME: Final = ACCOUNT_HOMES["user"]
 #: E2B's default template, and the template it becomes here.
 E2B_DEFAULT_TEMPLATE: Final = "base"
 DEFAULT_TEMPLATE: Final = "sdk-base"
@@ -153,19 +154,25 @@ def check_envs(envs: object, what: str = "envs") -> dict[str, str]:
     return checked
 
 
-def check_user(user: object, call: str) -> None:
-    """``user``: only the sandbox user (``None`` or ``"user"``); root is refused with the reason."""
-    if user is not None and user != "user":
-        raise InvalidArgumentException(f"{call}: user: {ONLY_SANDBOX_USER}")
+def check_user(user: object, call: str) -> Account:
+    """E2B's ``user``: ``None`` or ``"user"`` (the sandbox user), or ``"root"`` (the sandbox's root), as
+    E2B's SDK takes it; anything else is refused before any call."""
+    if user is None or (user == "user" and isinstance(user, str)):
+        return "user"
+    if user == "root" and isinstance(user, str):
+        return "root"
+    raise InvalidArgumentException(f"{call}: user: {ACCOUNT_RULE}")
 
 
-def sandbox_path(path: object, what: str = "path") -> str:
-    """A path in the sandbox: a relative one resolves against ``/home/user``, as in E2B."""
+def sandbox_path(path: object, what: str = "path", user: Account = "user") -> str:
+    """A path in the sandbox: a relative one resolves against the home of ``user`` (``/home/user``, or
+    ``/root`` for root), as E2B's envd resolves it."""
     if not isinstance(path, str):
         raise InvalidArgumentException(f"{what}: must be a string")
     if path.startswith("/"):
         return path
-    return HOME if path in ("", ".") else posixpath.join(HOME, path)
+    home = ACCOUNT_HOMES[user]
+    return home if path in ("", ".") else posixpath.join(home, path)
 
 
 def connect_timeout(timeout: object) -> int | None:

@@ -115,7 +115,8 @@ class AsyncCommandHandle:
 
 
 class AsyncCommands:
-    """E2B's async ``sbx.commands``: each command runs as the sandbox user through ``/bin/bash -l -c``."""
+    """E2B's async ``sbx.commands``: each command runs as the sandbox user (or, with ``user="root"``, its
+    root) through ``/bin/bash -l -c``."""
 
     def __init__(self, native: NativeAsyncSandbox) -> None:
         self._native = native
@@ -206,7 +207,8 @@ class AsyncCommands:
 
         :raises CommandExitException: for a non-zero exit (foreground)
         :raises TimeoutException: when the command outlives ``timeout``
-        :raises InvalidArgumentException: for a malformed argument or ``user`` other than ``user``
+        :raises InvalidArgumentException: for a malformed argument (``user`` other than ``"user"`` or
+            ``"root"`` included)
         """
         plan = plan_run(cmd, envs=envs, user=user, cwd=cwd, stdin=stdin, timeout=timeout)
         outlived = plan.timer()

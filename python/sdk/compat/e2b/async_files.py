@@ -16,6 +16,7 @@ from ...async_files import AsyncFiles as NativeAsyncFiles
 from ..._files_watch import AsyncWatchHandle as NativeAsyncWatchHandle
 from ...errors import SandboxException as NativeSandboxException
 from ...errors import SdkException as NativeSdkException
+from ..._accounts import Account
 from ._files_options import event_path, file_call, list_depth, no_metadata, write_entries
 from ._command_ops import broken_by_end, sandbox_gone
 from ._command_options import command_timeout
@@ -105,20 +106,20 @@ class AsyncWatchHandle:
 
 
 class AsyncFilesystem:
-    """E2B's async ``sbx.files``, as the sandbox user (``user`` other than ``"user"`` is refused)."""
+    """E2B's async ``sbx.files``, as the sandbox user, or as its root with ``user="root"``."""
 
     def __init__(self, native: NativeAsyncFiles, gone: SandboxGone | None = None) -> None:
         self._native = native
         self._gone = gone
 
-    async def _entry_of(self, native: NativeEntryInfo) -> EntryInfo:
-        """E2B's entry, a symlink followed to its target (``file_types.followed``)."""
+    async def _entry_of(self, native: NativeEntryInfo, account: Account) -> EntryInfo:
+        """E2B's entry, a symlink followed to its target (``file_types.followed``) as ``account`` sees it."""
         steps = followed(native)
         try:
             path = next(steps)
             while True:
                 try:
-                    found: NativeEntryInfo | None = await self._native.get_info(path)
+                    found: NativeEntryInfo | None = await self._native.get_info(path, user=account)
                 except NativeSdkException:  # nothing there (or not visible): the link dangles
                     found = None
                 path = steps.send(found)
@@ -156,13 +157,13 @@ class AsyncFilesystem:
 
         :raises FileNotFoundException: when it does not exist
         """
-        resolved = file_call(path, user, "files.read")
+        resolved, account = file_call(path, user, "files.read")
         with translated(in_sandbox=True):
             if format == "bytes":
-                return bytearray(await self._native.read(resolved, format="bytes"))
+                return bytearray(await self._native.read(resolved, format="bytes", user=account))
             if format == "stream":
-                return await self._native.read(resolved, format="stream")
-            return await self._native.read(resolved, format=format)
+                return await self._native.read(resolved, format="stream", user=account)
+            return await self._native.read(resolved, format=format, user=account)
 
     async def write(
         self,
@@ -175,10 +176,10 @@ class AsyncFilesystem:
         metadata: dict[str, str] | None = None,
     ) -> WriteInfo:
         """Writes a file (parents made), streaming a file object rather than holding it whole."""
-        resolved = file_call(path, user, "files.write")
+        resolved, account = file_call(path, user, "files.write")
         no_metadata(metadata)
         with translated(in_sandbox=True):
-            return to_write_info(await self._native.write(resolved, native_data(data)))
+            return to_write_info(await self._native.write(resolved, native_data(data), user=account))
 
     async def write_files(
         self,
@@ -190,26 +191,28 @@ class AsyncFilesystem:
         metadata: dict[str, str] | None = None,
     ) -> builtins.list[WriteInfo]:
         """Writes many files in turn; their info, in order."""
-        pairs = write_entries(files, user)
+        pairs, account = write_entries(files, user)
         no_metadata(metadata)
         with translated(in_sandbox=True):
-            written = await self._native.write_files([(path, native_data(data)) for path, data in pairs])
+            written = await self._native.write_files(
+                [(path, native_data(data)) for path, data in pairs], user=account
+            )
         return [to_write_info(info) for info in written]
 
     async def list(
         self, path: str, depth: int | None = 1, user: str | None = None, request_timeout: float | None = None
     ) -> builtins.list[EntryInfo]:
         """A directory's entries, down to ``depth`` levels."""
-        resolved = file_call(path, user, "files.list")
+        resolved, account = file_call(path, user, "files.list")
         with translated(in_sandbox=True):
-            listed = await self._native.list(resolved, list_depth(depth))
-        return [await self._entry_of(entry) for entry in listed]
+            listed = await self._native.list(resolved, list_depth(depth), user=account)
+        return [await self._entry_of(entry, account) for entry in listed]
 
     async def exists(self, path: str, user: str | None = None, request_timeout: float | None = None) -> bool:
         """True when the file or directory exists."""
-        resolved = file_call(path, user, "files.exists")
+        resolved, account = file_call(path, user, "files.exists")
         with translated(in_sandbox=True):
-            return await self._native.exists(resolved)
+            return await self._native.exists(resolved, user=account)
 
     async def get_info(
         self, path: str, user: str | None = None, request_timeout: float | None = None
@@ -218,16 +221,16 @@ class AsyncFilesystem:
 
         :raises FileNotFoundException: when it does not exist
         """
-        resolved = file_call(path, user, "files.get_info")
+        resolved, account = file_call(path, user, "files.get_info")
         with translated(in_sandbox=True):
-            native = await self._native.get_info(resolved)
-        return await self._entry_of(native)
+            native = await self._native.get_info(resolved, user=account)
+        return await self._entry_of(native, account)
 
     async def remove(self, path: str, user: str | None = None, request_timeout: float | None = None) -> None:
         """Removes a file or a directory with its contents (nothing there is not an error, as in E2B)."""
-        resolved = file_call(path, user, "files.remove")
+        resolved, account = file_call(path, user, "files.remove")
         try:
-            await self._native.remove(resolved)
+            await self._native.remove(resolved, user=account)
         except NativeSandboxException as error:
             if error.code != "file_not_found":
                 raise from_native(error, in_sandbox=True) from error
@@ -236,16 +239,17 @@ class AsyncFilesystem:
         self, old_path: str, new_path: str, user: str | None = None, request_timeout: float | None = None
     ) -> EntryInfo:
         """Renames (moves) an entry; its details at the new path."""
-        old, new = file_call(old_path, user, "files.rename"), file_call(new_path, None, "files.rename")
+        old, account = file_call(old_path, user, "files.rename")
+        new, _ = file_call(new_path, account, "files.rename")
         with translated(in_sandbox=True):
-            native = await self._native.rename(old, new)
-        return await self._entry_of(native)
+            native = await self._native.rename(old, new, user=account)
+        return await self._entry_of(native, account)
 
     async def make_dir(self, path: str, user: str | None = None, request_timeout: float | None = None) -> bool:
         """Makes a directory and its parents; False when it was there already."""
-        resolved = file_call(path, user, "files.make_dir")
+        resolved, account = file_call(path, user, "files.make_dir")
         with translated(in_sandbox=True):
-            return await self._native.make_dir(resolved)
+            return await self._native.make_dir(resolved, user=account)
 
     async def watch_dir(
         self,
@@ -265,7 +269,7 @@ class AsyncFilesystem:
         :raises FileNotFoundException: when the directory does not exist
         :raises InvalidArgumentException: when ``path`` is not a directory
         """
-        resolved = file_call(path, user, "files.watch_dir")
+        resolved, account = file_call(path, user, "files.watch_dir")
         if not callable(on_event) or (on_exit is not None and not callable(on_exit)):
             raise InvalidArgumentException("files.watch_dir: on_event and on_exit must be callable")
         seconds = command_timeout(timeout, "files.watch_dir")
@@ -275,14 +279,14 @@ class AsyncFilesystem:
             entry = None
             if include_entry and event.type not in ("remove", "rename"):
                 try:
-                    entry = await self.get_info(event_path(resolved, event.name))
+                    entry = await self.get_info(event_path(resolved, event.name), user=account)
                 except SandboxException:
                     entry = None  # gone again since: E2B gives no entry then
             await _call(on_event, to_event(event, entry))
 
         with translated(in_sandbox=True):
             handle._native = await self._native.watch_dir(
-                resolved, arrived, recursive=recursive, on_exit=handle._ended_by_itself
+                resolved, arrived, recursive=recursive, on_exit=handle._ended_by_itself, user=account
             )
         if seconds > 0:
             handle._limit(seconds)

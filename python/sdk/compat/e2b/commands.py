@@ -146,7 +146,8 @@ class CommandHandle:
 
 
 class Commands:
-    """E2B's ``sbx.commands``: each command runs as the sandbox user through ``/bin/bash -l -c``."""
+    """E2B's ``sbx.commands``: each command runs as the sandbox user (or, with ``user="root"``, its
+    root) through ``/bin/bash -l -c``."""
 
     def __init__(self, native: NativeSandbox) -> None:
         self._native = native
@@ -233,13 +234,14 @@ class Commands:
         timeout: float | None = 60,
         request_timeout: float | None = None,
     ) -> CommandResult | CommandHandle:
-        """Runs ``cmd`` (E2B's defaults: user ``user``, cwd ``/home/user``, ``timeout`` 60 s, 0 for none).
+        """Runs ``cmd`` (E2B's defaults: user ``user``, cwd its home, ``/home/user`` or ``/root`` for root,
+        ``timeout`` 60 s, 0 for none).
         In the foreground it returns the result; with ``background=True`` a :class:`CommandHandle`.
 
         :raises CommandExitException: for a non-zero exit (foreground)
         :raises TimeoutException: when the command outlives ``timeout`` (it is then ended)
-        :raises InvalidArgumentException: for a malformed argument or ``user`` other than ``user``,
-            before any call
+        :raises InvalidArgumentException: for a malformed argument (``user`` other than ``"user"`` or
+            ``"root"`` included), before any call
         """
         plan = plan_run(cmd, envs=envs, user=user, cwd=cwd, stdin=stdin, timeout=timeout)
         outlived = plan.timer()

@@ -1,7 +1,7 @@
 """``sbx.files`` of the sync E2B shim: E2B's ``read``, ``write``, ``write_files``, ``list``, ``exists``,
 ``get_info``, ``remove``, ``rename``, ``make_dir`` and ``watch_dir`` (a :class:`WatchHandle` polled with
-``get_new_events()``), on the native files of :mod:`sdk.files`. Relative paths resolve against
-``/home/user``."""
+``get_new_events()``), on the native files of :mod:`sdk.files`, as the sandbox user or (``user="root"``)
+its root. Relative paths resolve against the account's home (``/home/user``, ``/root``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ...errors import SdkException as NativeSdkException
 from ...files import FileStream
 from ...files import Files as NativeFiles
 from ..._files_watch import WatchHandle as NativeWatchHandle
+from ..._accounts import Account
 from ._files_options import (
     SETTLE_MOST,
     SETTLE_QUIET,
@@ -44,9 +45,10 @@ class WatchHandle:
     """A directory watch (E2B's): ``get_new_events()`` gives the events since the last call; ``stop()``
     ends it."""
 
-    def __init__(self, files: Filesystem, path: str, include_entry: bool) -> None:
+    def __init__(self, files: Filesystem, path: str, include_entry: bool, account: Account = "user") -> None:
         self._files = files
         self._path = path
+        self._account = account
         self._include_entry = include_entry
         self._changed = threading.Condition()
         self._pending: list[NativeFilesystemEvent] = []
@@ -55,7 +57,9 @@ class WatchHandle:
         self._native: NativeWatchHandle | None = None
 
     def _open(self, native: NativeFiles, recursive: bool) -> WatchHandle:
-        self._native = native.watch_dir(self._path, self._arrived, recursive=recursive, on_exit=self._exited)
+        self._native = native.watch_dir(
+            self._path, self._arrived, recursive=recursive, on_exit=self._exited, user=self._account
+        )
         return self
 
     def _exited(self, error: BaseException | None) -> None:
@@ -96,7 +100,7 @@ class WatchHandle:
         if not self._include_entry or event.type in ("remove", "rename"):
             return None
         try:
-            return self._files.get_info(event_path(self._path, event.name))
+            return self._files.get_info(event_path(self._path, event.name), user=self._account)
         except SandboxException:
             return None  # gone again since: E2B gives no entry then
 
@@ -108,7 +112,7 @@ class WatchHandle:
 
 
 class Filesystem:
-    """E2B's ``sbx.files``, as the sandbox user (``user`` other than ``"user"`` is refused)."""
+    """E2B's ``sbx.files``, as the sandbox user, or as its root with ``user="root"``."""
 
     def __init__(self, native: NativeFiles, gone: Callable[[], bool] | None = None) -> None:
         self._native = native
@@ -130,14 +134,14 @@ class Filesystem:
         except Exception:  # the question failed too: keep the first error
             return False
 
-    def _entry_of(self, native: NativeEntryInfo) -> EntryInfo:
-        """E2B's entry, a symlink followed to its target (``file_types.followed``)."""
+    def _entry_of(self, native: NativeEntryInfo, account: Account) -> EntryInfo:
+        """E2B's entry, a symlink followed to its target (``file_types.followed``) as ``account`` sees it."""
         steps = followed(native)
         try:
             path = next(steps)
             while True:
                 try:
-                    found: NativeEntryInfo | None = self._native.get_info(path)
+                    found: NativeEntryInfo | None = self._native.get_info(path, user=account)
                 except NativeSdkException:  # nothing there (or not visible): the link dangles
                     found = None
                 path = steps.send(found)
@@ -176,13 +180,13 @@ class Filesystem:
 
         :raises FileNotFoundException: when it does not exist
         """
-        resolved = file_call(path, user, "files.read")
+        resolved, account = file_call(path, user, "files.read")
         with translated(in_sandbox=True):
             if format == "bytes":
-                return bytearray(self._native.read(resolved, format="bytes"))
+                return bytearray(self._native.read(resolved, format="bytes", user=account))
             if format == "stream":
-                return self._native.read(resolved, format="stream")
-            return self._native.read(resolved, format=format)
+                return self._native.read(resolved, format="stream", user=account)
+            return self._native.read(resolved, format=format, user=account)
 
     def write(
         self,
@@ -195,10 +199,10 @@ class Filesystem:
         metadata: dict[str, str] | None = None,
     ) -> WriteInfo:
         """Writes a file (parents made), streaming a file object rather than holding it whole."""
-        resolved = file_call(path, user, "files.write")
+        resolved, account = file_call(path, user, "files.write")
         no_metadata(metadata)
         with translated(in_sandbox=True):
-            return to_write_info(self._native.write(resolved, native_data(data)))
+            return to_write_info(self._native.write(resolved, native_data(data), user=account))
 
     def write_files(
         self,
@@ -210,42 +214,44 @@ class Filesystem:
         metadata: dict[str, str] | None = None,
     ) -> builtins.list[WriteInfo]:
         """Writes many files in turn; their info, in order."""
-        pairs = write_entries(files, user)
+        pairs, account = write_entries(files, user)
         no_metadata(metadata)
         with translated(in_sandbox=True):
-            written = self._native.write_files([(path, native_data(data)) for path, data in pairs])
+            written = self._native.write_files(
+                [(path, native_data(data)) for path, data in pairs], user=account
+            )
         return [to_write_info(info) for info in written]
 
     def list(
         self, path: str, depth: int | None = 1, user: str | None = None, request_timeout: float | None = None
     ) -> builtins.list[EntryInfo]:
         """A directory's entries, down to ``depth`` levels."""
-        resolved = file_call(path, user, "files.list")
+        resolved, account = file_call(path, user, "files.list")
         with translated(in_sandbox=True):
-            listed = self._native.list(resolved, list_depth(depth))
-        return [self._entry_of(entry) for entry in listed]
+            listed = self._native.list(resolved, list_depth(depth), user=account)
+        return [self._entry_of(entry, account) for entry in listed]
 
     def exists(self, path: str, user: str | None = None, request_timeout: float | None = None) -> bool:
         """True when the file or directory exists."""
-        resolved = file_call(path, user, "files.exists")
+        resolved, account = file_call(path, user, "files.exists")
         with translated(in_sandbox=True):
-            return self._native.exists(resolved)
+            return self._native.exists(resolved, user=account)
 
     def get_info(self, path: str, user: str | None = None, request_timeout: float | None = None) -> EntryInfo:
         """A file's or directory's details.
 
         :raises FileNotFoundException: when it does not exist
         """
-        resolved = file_call(path, user, "files.get_info")
+        resolved, account = file_call(path, user, "files.get_info")
         with translated(in_sandbox=True):
-            native = self._native.get_info(resolved)
-        return self._entry_of(native)
+            native = self._native.get_info(resolved, user=account)
+        return self._entry_of(native, account)
 
     def remove(self, path: str, user: str | None = None, request_timeout: float | None = None) -> None:
         """Removes a file or a directory with its contents (nothing there is not an error, as in E2B)."""
-        resolved = file_call(path, user, "files.remove")
+        resolved, account = file_call(path, user, "files.remove")
         try:
-            self._native.remove(resolved)
+            self._native.remove(resolved, user=account)
         except NativeSandboxException as error:
             if error.code != "file_not_found":
                 raise from_native(error, in_sandbox=True) from error
@@ -254,16 +260,17 @@ class Filesystem:
         self, old_path: str, new_path: str, user: str | None = None, request_timeout: float | None = None
     ) -> EntryInfo:
         """Renames (moves) an entry; its details at the new path."""
-        old, new = file_call(old_path, user, "files.rename"), file_call(new_path, None, "files.rename")
+        old, account = file_call(old_path, user, "files.rename")
+        new, _ = file_call(new_path, account, "files.rename")
         with translated(in_sandbox=True):
-            native = self._native.rename(old, new)
-        return self._entry_of(native)
+            native = self._native.rename(old, new, user=account)
+        return self._entry_of(native, account)
 
     def make_dir(self, path: str, user: str | None = None, request_timeout: float | None = None) -> bool:
         """Makes a directory and its parents; False when it was there already."""
-        resolved = file_call(path, user, "files.make_dir")
+        resolved, account = file_call(path, user, "files.make_dir")
         with translated(in_sandbox=True):
-            return self._native.make_dir(resolved)
+            return self._native.make_dir(resolved, user=account)
 
     def watch_dir(
         self,
@@ -279,8 +286,8 @@ class Filesystem:
         :raises FileNotFoundException: when the directory does not exist
         :raises InvalidArgumentException: when ``path`` is not a directory
         """
-        resolved = file_call(path, user, "files.watch_dir")
+        resolved, account = file_call(path, user, "files.watch_dir")
         with translated(in_sandbox=True):
-            return WatchHandle(self, resolved, bool(include_entry))._open(self._native, recursive)
+            return WatchHandle(self, resolved, bool(include_entry), account)._open(self._native, recursive)
 
 
