@@ -27,8 +27,8 @@ import {
   renameBodySchema,
 } from '../protocol/files-wire.js';
 import type { RouteReply } from '../protocol/router.js';
-import type { SandboxAccount, SandboxUser } from './managed-process.js';
-import { checkedAccount, queryAccount, rootAvailable } from './sandbox-account.js';
+import { rootAvailable, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
+import { checkedAccount, queryAccount } from './sandbox-account.js';
 import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
 import { ResidentFilesHelper } from './files-resident.js';
 import { streamWatch } from './files-watch.js';

@@ -9,7 +9,7 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ERRNO_CODES } from '../protocol/files-wire.js';
-import { spawnAsUser, type SandboxAccount, type SandboxUser } from './managed-process.js';
+import { spawnAsUser, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
 import { killTree } from './process-tree.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';

@@ -21,7 +21,7 @@ import {
   archiveExitValue,
 } from '../protocol/home-archive.js';
 import type { RouteReply } from '../protocol/router.js';
-import { spawnAsUser, type SandboxUser } from './managed-process.js';
+import { spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { killTree } from './process-tree.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';

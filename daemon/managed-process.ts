@@ -1,31 +1,15 @@
 /**
- * One command the daemon runs: `/bin/sh -c cmd` as the sandbox user, its output kept as process events
+ * One command the daemon runs: `/bin/sh -c cmd` as the sandbox user or root, its output kept as process events
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessEvent } from '../protocol/process-events.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
 import { killTree } from './process-tree.js';
-import { spawnInSandbox, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
+import { spawnInSandbox, type SandboxUser, type SpawnSpec } from './sandbox-spawn.js';
 
-export {
-  COMMAND_OPEN_FILES,
-  rootAvailable,
-  spawnAsUser,
-  type SandboxAccount,
-  type SandboxUser,
-} from './sandbox-spawn.js';
-
-/** What to run. */
-export interface CommandSpec {
-  readonly cmd: string;
-  /**
-   * The sandbox account it runs as: `user` (uid 1000, the default) or `root` (the root of the sandbox's
-   * own user namespace, moby's default capabilities). Root exists only inside a sandbox.
-   */
-  readonly account?: SandboxAccount | undefined;
-  readonly envs: Readonly<Record<string, string>>;
-  readonly cwd: string | undefined;
+/** What to run: a process of sandbox code, and how it ends. */
+export interface CommandSpec extends SpawnSpec {
   readonly timeoutMs: number | undefined;
   readonly killTree: boolean;
 }

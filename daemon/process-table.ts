@@ -4,7 +4,8 @@
  * `SANDBOX_OUTPUT_BUDGET` (the oldest output of ended commands goes first, then of running ones), and an
  * ended command is forgotten `FORGET_ENDED_AFTER_MS` after it ended or once `MAX_ENDED` newer ones ended.
  */
-import { ManagedProcess, type CommandSpec, type SandboxUser } from './managed-process.js';
+import { ManagedProcess, type CommandSpec } from './managed-process.js';
+import type { SandboxUser } from './sandbox-spawn.js';
 
 /** Kept output of all the sandbox's commands together (base64 characters, as kept). */
 export const SANDBOX_OUTPUT_BUDGET = 16 * 1024 * 1024;

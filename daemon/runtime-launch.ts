@@ -9,7 +9,8 @@ import { parseLine } from '../runtime-drivers/runtime-a/events.js';
 import { parseRunnerLine } from '../runtime-drivers/runtime-b/events.js';
 import type { StoredConfig } from './agent-configs.js';
 import type { ExecutionTree } from './execution-tree.js';
-import { ManagedProcess, type SandboxUser } from './managed-process.js';
+import { ManagedProcess } from './managed-process.js';
+import type { SandboxUser } from './sandbox-spawn.js';
 import { runtimeABinary, runtimeACommand, runtimeAEnvironment } from './runtime-a-launch.js';
 import { runtimeBCommand, runtimeBEnvironment, runtimeBFiles } from './runtime-b-launch.js';
 

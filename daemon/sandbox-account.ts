@@ -5,11 +5,8 @@
  * side effect, rather than failing at the spawn.
  */
 import { ACCOUNT_PARAM, accountOfQuery } from '../protocol/sandbox-accounts.js';
-import { rootAvailable, type SandboxAccount, type SandboxUser } from './managed-process.js';
+import { rootAvailable, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
-
-/** True when this sandboxd can act as root: it runs beside a sandbox (`sandbox-spawn.ts`). */
-export { rootAvailable };
 
 /** `user: 'root'` asked of a sandboxd with no sandbox around it: there is no root to run as. */
 export class RootUnavailableError extends RequestError {

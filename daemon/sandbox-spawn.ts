@@ -60,7 +60,10 @@ export interface SpawnSpec {
   readonly envs: Readonly<Record<string, string>>;
   /** Its working directory; the account's home when undefined. */
   readonly cwd: string | undefined;
-  /** `user` unless given. */
+  /**
+   * The sandbox account it runs as: `user` (uid 1000, the default) or `root` (the root of the sandbox's
+   * own user namespace, moby's default capabilities). Root exists only inside a sandbox.
+   */
   readonly account?: SandboxAccount | undefined;
 }
 

@@ -1,6 +1,6 @@
 /**
  * `sdk doctor`'s checks of this host and its templates, each PASS, WARN or FAIL with a one-line fix:
- * root, user namespaces, the cgroup controllers the driver uses, nftables, bubblewrap and the other
+ * root, user namespaces, the cgroup controllers the driver uses, nftables and the other
  * host commands, free memory, and `compatibility` (SPEC "Versioning": FAIL when the sandboxd a template
  * was built with is older than this SDK's series).
  */

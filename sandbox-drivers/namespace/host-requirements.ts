@@ -1,20 +1,20 @@
 /**
- * What the namespace driver needs from the host: root, and the Debian packages that provide `bwrap`,
- * `nft`, `ip` (and `openssl` for the tests' CAs). Run as root on a fresh Debian machine, the missing
+ * What the namespace driver needs from the host: root, and the Debian packages that provide `nft`, `ip`,
+ * util-linux's tools and `mmdebstrap` (and `openssl` for the tests' CAs); its own privileged steps are
+ * `sdk-exec`'s, built with the package (`sdk-exec/README.md`). Run as root on a fresh Debian machine, the missing
  * packages are installed with apt-get; otherwise the error says exactly what is missing.
  */
 import { execFileSync } from 'node:child_process';
 
 /** Command → Debian package that provides it. */
 export const HOST_PACKAGES: Readonly<Record<string, string>> = {
-  bwrap: 'bubblewrap',
   nft: 'nftables',
   ip: 'iproute2',
   openssl: 'openssl',
-  // User namespaces: the holder (unshare), joining it (nsenter), dropping to an id (setpriv).
+  // User namespaces: the holder (unshare, as sandboxd's id through setpriv); views: mount, umount.
   unshare: 'util-linux',
-  nsenter: 'util-linux',
   setpriv: 'util-linux',
+  mount: 'mount',
   // Template images: Debian's packages into a root folder (`image-layers.ts`).
   mmdebstrap: 'mmdebstrap',
 };

@@ -5,19 +5,17 @@
  * with open egress reaches other networks, never the host's own addresses). No test then needs
  * deb.debian.org, and this process sees every request apt makes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestNetwork } from '../integration/support/test-network.js';
+import { createTestNetwork, forwardFromNamespace } from '../integration/support/test-network.js';
 import { writeAptRepository, type TestPackage } from './apt-repository.js';
 
 /** The agent example's forwarder (`scripted-model.mjs forward …`). */
-const FORWARDER = fileURLToPath(new URL('../../examples/scripted-model.mjs', import.meta.url));
 
 /** The mirror's port in its namespace. */
 const MIRROR_PORT = 8080;
@@ -84,27 +82,7 @@ export async function startAptMirror(slot: number, packages: readonly TestPackag
     server.listen(0, network.hostAddress);
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const child = spawn(
-      'ip',
-      [
-        'netns',
-        'exec',
-        network.ns,
-        process.execPath,
-        FORWARDER,
-        'forward',
-        network.nsAddress,
-        String(MIRROR_PORT),
-        network.hostAddress,
-        String(port),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    forwarder = child;
-    await new Promise<void>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`forwarder exited with ${String(code)}`)));
-      child.stdout.once('data', () => resolve()); // "ready"
-    });
+    forwarder = await forwardFromNamespace(network, MIRROR_PORT, port);
     const origin = `http://${network.nsAddress}:${String(MIRROR_PORT)}`;
     return { origin, sourceLine: `deb [trusted=yes] ${origin}/ ./`, requests: () => [...seen], stop };
   } catch (error) {

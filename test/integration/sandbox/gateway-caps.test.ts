@@ -9,7 +9,7 @@
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONNECTION_LIMITS } from '../../../gateway/connection-limits.js';
-import { COMMAND_OPEN_FILES } from '../../../daemon/managed-process.js';
+import { COMMAND_OPEN_FILES } from '../../../daemon/sandbox-spawn.js';
 import { gatewayStateSchema } from '../../../protocol/gateway-wire.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 import { sandboxdPid, TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';

@@ -7,10 +7,11 @@
  * folder that was there keeps its owner, and a root-owned one still refuses the user's own files.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError, SandboxError } from '../../../rules/errors.js';
+import { InvalidArgumentError } from '../../../rules/errors.js';
 import type { FilesystemEvent } from '../../../sdk/files-watch.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { useControlPlane } from '../support/control-plane-hooks.js';
+import { codeOf } from '../support/files-daemon.js';
 
 const cp = useControlPlane();
 let sbx: Sandbox;
@@ -22,16 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sbx.kill();
 });
-
-/** The SandboxError code `promise` rejects with. */
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(SandboxError);
-  return (error as SandboxError).code;
-}
 
 /** `[uid, gid]` of what `path` names, as the user sees it. */
 async function ownerOf(path: string): Promise<[number, number]> {

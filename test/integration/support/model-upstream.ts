@@ -4,7 +4,6 @@
  * `https://<namespace address>:8443` through a TCP forwarder inside the namespace (the agent example's:
  * sandboxes may not reach the host's own addresses; the namespace they may).
  */
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,7 +18,7 @@ import {
   type ModelServerOptions,
 } from '../../support/model-server/index.js';
 import { makeTestPki } from './test-ca.js';
-import { createTestNetwork } from './test-network.js';
+import { createTestNetwork, forwardFromNamespace } from './test-network.js';
 
 /** The package root: the nearest folder above this module with a `package.json` (sources or a build). */
 export const PACKAGE_ROOT = ((): string => {
@@ -27,9 +26,6 @@ export const PACKAGE_ROOT = ((): string => {
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
   return dir;
 })();
-
-/** The agent example's TCP forwarder (`scripted-model.mjs forward …`), from the sources. */
-const FORWARDER = join(PACKAGE_ROOT, 'examples', 'scripted-model.mjs');
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -76,26 +72,7 @@ export async function startModelUpstream(
     server.listen(0, network.hostAddress);
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const forwarder = spawn(
-      'ip',
-      [
-        'netns',
-        'exec',
-        network.ns,
-        process.execPath,
-        FORWARDER,
-        'forward',
-        network.nsAddress,
-        '8443',
-        network.hostAddress,
-        String(port),
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    await new Promise<void>((resolve, reject) => {
-      forwarder.once('exit', (code) => reject(new Error(`forwarder exited with ${String(code)}`)));
-      forwarder.stdout.once('data', () => resolve());
-    });
+    const forwarder = await forwardFromNamespace(network, 8443, port);
     return {
       origin: `https://${network.nsAddress}:8443`,
       caPem: pki.caPem,

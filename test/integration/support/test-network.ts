@@ -3,7 +3,9 @@
  * benchmarking range 198.18.0.0/15 (RFC 2544), and removed with everything in it afterwards. Names and
  * addresses derive from the process id, so parallel test files never collide.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { pickFreeSubnet } from '../../../sandbox-drivers/namespace/free-subnet.js';
 
 /** One test namespace. */
@@ -60,4 +62,40 @@ export function createTestNetwork(slot: number): TestNetwork {
     nftInNamespace: (rules) => void sh('ip', ['netns', 'exec', ns, 'nft', '-f', '-'], rules),
     destroy: () => void sh('ip', ['netns', 'del', ns]),
   };
+}
+
+/** The agent example's TCP forwarder (`scripted-model.mjs forward …`), from the sources. */
+const FORWARDER = fileURLToPath(new URL('../../../examples/scripted-model.mjs', import.meta.url));
+
+/**
+ * Starts the forwarder inside `network`'s namespace: a connection to `network.nsAddress:port` there
+ * reaches `network.hostAddress:target` on the host (a server of the test's, reached by a sandbox as if
+ * it were another machine). Resolves once it listens; the caller ends it.
+ */
+export async function forwardFromNamespace(
+  network: TestNetwork,
+  port: number,
+  target: number,
+): Promise<ChildProcessByStdio<null, Readable, null>> {
+  const forwarder = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      network.ns,
+      process.execPath,
+      FORWARDER,
+      'forward',
+      network.nsAddress,
+      String(port),
+      network.hostAddress,
+      String(target),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    forwarder.once('exit', (code) => reject(new Error(`forwarder exited with ${String(code)}`)));
+    forwarder.stdout.once('data', () => resolve()); // "ready"
+  });
+  return forwarder;
 }

@@ -65,14 +65,17 @@ describe('sdk doctor', () => {
       '/state',
       host({
         uid: 1000,
-        commandExists: (command) => command !== 'bwrap',
+        commandExists: (command) => command !== 'mmdebstrap',
         exists: (path) => !path.endsWith('/pids'),
         readFile: (path) => (path === '/proc/sys/user/max_user_namespaces' ? '0' : undefined),
       }),
     );
     expect(byName(results, 'root')?.status).toBe('FAIL');
     expect(byName(results, 'root')?.fix).toContain('root');
-    expect(byName(results, 'bwrap')).toMatchObject({ status: 'FAIL', fix: 'apt-get install bubblewrap' });
+    expect(byName(results, 'mmdebstrap')).toMatchObject({
+      status: 'FAIL',
+      fix: 'apt-get install mmdebstrap',
+    });
     expect(byName(results, 'cgroups')).toMatchObject({ status: 'FAIL', detail: 'missing: pids' });
     expect(byName(results, 'namespaces')?.status).toBe('FAIL');
     expect(byName(results, 'memory')?.status).toBe('WARN'); // unknown
@@ -85,11 +88,11 @@ describe('sdk doctor', () => {
 
   it('prints one line per check with the fix under a problem', () => {
     const text = formatChecks([
-      { name: 'bwrap', status: 'FAIL', detail: 'bwrap missing', fix: 'apt-get install bubblewrap' },
+      { name: 'mmdebstrap', status: 'FAIL', detail: 'mmdebstrap missing', fix: 'apt-get install mmdebstrap' },
       { name: 'root', status: 'PASS', detail: 'running as root' },
     ]);
     expect(text).toBe(
-      'FAIL bwrap: bwrap missing\n     fix: apt-get install bubblewrap\nPASS root: running as root',
+      'FAIL mmdebstrap: mmdebstrap missing\n     fix: apt-get install mmdebstrap\nPASS root: running as root',
     );
   });
 
