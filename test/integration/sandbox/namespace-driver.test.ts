@@ -1,11 +1,20 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
+import { claimsOf, sandboxdId } from '../../../sandbox-drivers/namespace/uid-ranges.js';
 import { createTestNetwork, sh } from '../support/test-network.js';
 import { sandboxdPid, TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 import { isRunning } from '../../support/processes.js';
@@ -168,6 +177,50 @@ describe('namespace sandbox', () => {
       timeoutMs: 10_000,
     });
     expect(fork.stderr).toMatch(/fork|Resource temporarily unavailable/i);
+  });
+
+  it("places sandboxd beside the sandbox: its own uid, namespaces but the network's, no capability, its own filter", async () => {
+    const daemon = sandboxdPid(sandboxes.driver.instance, closed.id);
+    const range = claimsOf(sandboxes.driver.instance).get(closed.id);
+    expect(range).toBeDefined();
+    const id = String(sandboxdId(range ?? { slot: 0, hostBase: 0 }));
+    const status = readFileSync(`/proc/${daemon}/status`, 'utf8');
+    const field = (name: string): string => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(status)?.[1] ?? '';
+    expect({
+      uid: field('Uid').split(/\s+/),
+      gid: field('Gid').split(/\s+/),
+      capEff: field('CapEff'),
+      capPrm: field('CapPrm'),
+      capBnd: field('CapBnd'),
+      seccomp: field('Seccomp'),
+    }).toEqual({
+      uid: [id, id, id, id],
+      gid: [id, id, id, id],
+      capEff: '0000000000000000',
+      capPrm: '0000000000000000',
+      capBnd: '0000000000000000',
+      seccomp: '2',
+    });
+    // The sandbox's pid 1, as the host sees it: pid 1 of a pid namespace two levels down (sandboxd's
+    // own pid 1 is one level down).
+    const sandboxInit = readdirSync('/proc').find(
+      (pid) =>
+        /^\d+$/.test(pid) &&
+        cgroupOf(pid).includes(closed.id) &&
+        /^NSpid:\s+\d+\s+\d+\s+1$/m.test(sh('cat', [`/proc/${pid}/status`])),
+    );
+    if (sandboxInit === undefined) throw new Error("no process is the sandbox's pid 1");
+    const ns = (pid: number | string, kind: string): string =>
+      readlinkSync(`/proc/${String(pid)}/ns/${kind}`);
+    expect(ns(daemon, 'net')).toBe(ns(sandboxInit, 'net'));
+    for (const kind of ['mnt', 'pid', 'ipc', 'uts', 'user', 'cgroup']) {
+      expect({ kind, same: ns(daemon, kind) === ns(sandboxInit, kind) }).toEqual({ kind, same: false });
+    }
+    // sandboxd's root is the template's image, not the sandbox's view: a file root writes into the
+    // sandbox's /etc is not in sandboxd's.
+    await closed.commands.run('echo planted > /etc/planted-by-root', { user: 'root' });
+    expect(existsSync(`/proc/${daemon}/root/etc/planted-by-root`)).toBe(false);
+    expect(existsSync(`/proc/${sandboxInit}/root/etc/planted-by-root`)).toBe(true);
   });
 
   it("starts sandboxd from one bundled file with the code cache its image's build wrote, which V8 takes", async () => {
