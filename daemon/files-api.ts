@@ -27,7 +27,8 @@ import {
   renameBodySchema,
 } from '../protocol/files-wire.js';
 import type { RouteReply } from '../protocol/router.js';
-import { rootAvailable, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
+import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
+import { rootAvailable, type SandboxUser } from './sandbox-spawn.js';
 import { checkedAccount, queryAccount } from './sandbox-account.js';
 import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
 import { ResidentFilesHelper } from './files-resident.js';

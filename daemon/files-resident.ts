@@ -18,7 +18,8 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { z } from 'zod';
 import { MAX_LIST_ANSWER_BYTES } from '../protocol/files-wire.js';
-import type { SandboxAccount, SandboxUser } from './sandbox-spawn.js';
+import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
+import type { SandboxUser } from './sandbox-spawn.js';
 import {
   ANSWER_DEADLINE_MS,
   LineSplitter,

@@ -14,7 +14,8 @@
 import type { ServerResponse } from 'node:http';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { watchLineSchema } from '../protocol/files-wire.js';
-import type { SandboxAccount, SandboxUser } from './sandbox-spawn.js';
+import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
+import type { SandboxUser } from './sandbox-spawn.js';
 import { z } from 'zod';
 import {
   ANSWER_DEADLINE_MS,

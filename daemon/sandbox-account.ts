@@ -4,8 +4,8 @@
  * the host (the daemon tests start it so) refuses `root` with `invalid_argument` on `user` before any
  * side effect, rather than failing at the spawn.
  */
-import { ACCOUNT_PARAM, accountOfQuery } from '../protocol/sandbox-accounts.js';
-import { rootAvailable, type SandboxAccount, type SandboxUser } from './sandbox-spawn.js';
+import { ACCOUNT_PARAM, accountOfQuery, type SandboxAccount } from '../protocol/sandbox-accounts.js';
+import { rootAvailable, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
 
 /** `user: 'root'` asked of a sandboxd with no sandbox around it: there is no root to run as. */

@@ -19,9 +19,7 @@ import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-
-/** The two accounts sandbox code runs as. */
-export type SandboxAccount = 'user' | 'root';
+import { ACCOUNT_HOMES, type SandboxAccount } from '../protocol/sandbox-accounts.js';
 
 /** The sandbox sandboxd starts processes in. */
 export interface SandboxBox {
@@ -95,7 +93,7 @@ export function rootAvailable(user: SandboxUser): boolean {
   return user.box !== undefined;
 }
 
-const ROOT = { uid: 0, gid: 0, home: '/root', name: 'root' } as const;
+const ROOT = { uid: 0, gid: 0, home: ACCOUNT_HOMES.root, name: 'root' } as const;
 
 const errnoName = (errno: number): string =>
   Object.entries(constants.errno).find(([, value]) => value === errno)?.[0] ?? `errno ${String(errno)}`;
