@@ -334,6 +334,14 @@ static void set_root_capabilities(void) {
   check((int)syscall(SYS_capset, &header, data), "capabilities");
 }
 
+/* No capability at all: effective, permitted and inheritable empty. */
+static void drop_capabilities(void) {
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  check((int)syscall(SYS_capset, &header, data), "capabilities");
+}
+
 static void load_seccomp(int fd) {
   if (fd < 0) return;
   size_t size;
@@ -583,7 +591,13 @@ static void run_enter(struct options *o) {
   bound_capabilities(1);
   load_seccomp(o->seccomp_fd);
   become(o->uid, o->gid);
+  /*
+   * Set explicitly, before the working directory is entered: the ids changed from sandboxd's (unmapped
+   * here, so not the namespace's root), and the kernel clears no capability on such a change. A user
+   * holding them would enter (and keep as its cwd) a folder it may not search.
+   */
   if (o->uid == 0) set_root_capabilities();
+  else drop_capabilities();
   /* After the ids changed (a change clears it): the command never outlives its supervisor. */
   check(prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "prctl");
   if (o->cwd != NULL && chdir(o->cwd) < 0) fail("cwd", errno);

@@ -58,6 +58,32 @@ describe('runtime_b in a closed-egress sandbox', () => {
     );
   });
 
+  it('works in a workdir outside the home that root made (issue 25), and refuses one the user cannot enter', async () => {
+    await sbx.commands.run(
+      'mkdir -p /workspace/app && chown -R user:user /workspace && mkdir -p /root/private',
+      {
+        user: 'root',
+      },
+    );
+    script(toolCall('execute', { command: 'pwd > where.txt' }), text('noted'));
+    const result = await sbx.agent.run('note where', {
+      spec: world.spec(),
+      runtime: 'runtime_b',
+      workdir: '/workspace/app',
+    });
+    expect(result.text).toBe('noted');
+    expect((await sbx.commands.run('cat /workspace/app/where.txt')).stdout).toBe('/workspace/app\n');
+    for (const workdir of ['/no/such/folder', '/root/private']) {
+      const refused = await sbx.agent
+        .run('x', { spec: world.spec(), runtime: 'runtime_b', workdir })
+        .catch((e: unknown) => e);
+      expect({ workdir, refused }).toEqual({
+        workdir,
+        refused: expect.objectContaining({ code: 'invalid_argument', field: 'workdir' }) as unknown,
+      });
+    }
+  });
+
   it('continues a session: the next run sends the earlier conversation', async () => {
     script(text('remembered answer'), text('second answer'));
     const first = await sbx.agent.run('remember', { spec: world.spec(), runtime: 'runtime_b' });

@@ -40,6 +40,20 @@ describe("commands as user: 'root'", () => {
     expect((await sbx.commands.run('id -u', { user: 'user' })).stdout).toBe('1000\n');
   });
 
+  it("never start the user's command in a folder the user may not search (root's /root)", async () => {
+    await sbx.commands.run(
+      'mkdir -p /root/private && echo secret > /root/private/f && chmod 755 /root/private && chmod 644 /root/private/f',
+      { user: 'root' },
+    );
+    // Found in CI of issue 25: the user's process entered its cwd before its capabilities were dropped.
+    const refused = await sbx.commands.run('cat f', { cwd: '/root/private' }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      code: 'sandbox_error',
+      message: expect.stringContaining('cwd EACCES') as unknown,
+    });
+    expect((await sbx.commands.run('cat f', { cwd: '/root/private', user: 'root' })).stdout).toBe('secret\n');
+  });
+
   it('run in the background, listed and re-attached like any command', async () => {
     const handle = await sbx.commands.run('read line; id -u; echo "$line"', {
       user: 'root',
