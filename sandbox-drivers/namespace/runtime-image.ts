@@ -52,7 +52,13 @@ export function materialize(
   options: { readonly openUp?: boolean } = {},
 ): string {
   const dir = join(IMAGES_DIR, `${kind}-${hash.slice(0, 32)}`);
-  if (keepImage(dir)) return dir; // in use now: `collectUnusedImages` leaves it alone
+  // A root image is host root's alone (0700): sandboxes see it through their views and sandboxd's root,
+  // both mounted by host root, and a host account never runs its setuid programs (sudo).
+  const topMode = options.openUp === false ? 0o700 : 0o755;
+  if (keepImage(dir)) {
+    chmodSync(dir, topMode); // one built before images were closed
+    return dir; // in use now: `collectUnusedImages` leaves it alone
+  }
   mkdirSync(IMAGES_DIR, { recursive: true });
   for (let path = IMAGES_DIR; path !== '/run'; path = dirname(path)) chmodSync(path, 0o755);
   const building = `${dir}.${randomBytes(4).toString('hex')}`;
@@ -61,7 +67,7 @@ export function materialize(
     writeFileSync(join(building, '.complete'), '');
     // A root image keeps its files' own modes (what is not world-readable stays so for the sandbox).
     if (options.openUp !== false) openUp(building);
-    else chmodSync(building, 0o755);
+    else chmodSync(building, topMode);
     renameSync(building, dir);
   } catch (error) {
     rmSync(building, { recursive: true, force: true });

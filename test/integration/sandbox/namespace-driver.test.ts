@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
   existsSync,
@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -221,6 +222,30 @@ describe('namespace sandbox', () => {
     await closed.commands.run('echo planted > /etc/planted-by-root', { user: 'root' });
     expect(existsSync(`/proc/${daemon}/root/etc/planted-by-root`)).toBe(false);
     expect(existsSync(`/proc/${sandboxInit}/root/etc/planted-by-root`)).toBe(true);
+  });
+
+  it("keeps its template's image, whose sudo is setuid root, out of every host account's reach but root's", () => {
+    const mounts = readFileSync(
+      `/proc/${sandboxdPid(sandboxes.driver.instance, closed.id)}/mountinfo`,
+      'utf8',
+    );
+    const image = /\/sdk\/images\/(template-[0-9a-f]+)\//.exec(mounts)?.[1];
+    expect(image).toBeDefined();
+    const sudo = `/run/sdk/images/${image ?? ''}/usr/bin/sudo`;
+    expect(statSync(sudo).mode & 0o4000).toBe(0o4000);
+    const asHostUser = spawnSync(
+      'setpriv',
+      [
+        '--reuid=1000',
+        '--regid=1000',
+        '--clear-groups',
+        'sh',
+        '-c',
+        `[ -e ${sudo} ] && echo reached; echo end`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(asHostUser.stdout).toBe('end\n');
   });
 
   it("starts sandboxd from one bundled file with the code cache its image's build wrote, which V8 takes", async () => {
