@@ -164,6 +164,7 @@ export class ControlPlane {
       warmPool: options.warmPool ?? 0,
       gatewayCa: options.gatewayCa,
       gatewayTimeouts: options.gatewayTimeouts,
+      defaultIsolation: 'namespace',
     });
     this.#scheduler = new Scheduler({
       journal: this.#journal,
@@ -252,6 +253,7 @@ export class ControlPlane {
   ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
     const { id, accessToken, daemonUrl } = await this.#launcher.obtain({
+      isolation: 'namespace',
       template: parsed.template,
       allowInternetAccess: parsed.allowInternetAccess,
       memoryMb: parsed.memoryMb,

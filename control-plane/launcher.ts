@@ -6,15 +6,18 @@
 import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
-import type { LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
+import type { Isolation, LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { SandboxJournal } from './journal-records.js';
 import { controlTokenFor } from './operator-key.js';
 import { WarmPool, type LaunchedSandboxd, type LaunchSpec } from './warm-pool.js';
 
-/** The launch specs the warm pool keeps ready: each base template with its usual egress, default limits. */
-const WARM_SPECS: readonly LaunchSpec[] = [
-  { template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512, cpus: 1 },
-  { template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
+/**
+ * The launch specs the warm pool keeps ready: each base template with its usual egress, default limits,
+ * in the control plane's default isolation.
+ */
+const warmSpecs = (isolation: Isolation): LaunchSpec[] => [
+  { isolation, template: 'sdk-base-caps', allowInternetAccess: false, memoryMb: 512, maxPids: 512, cpus: 1 },
+  { isolation, template: 'sdk-base', allowInternetAccess: true, memoryMb: 512, maxPids: 512, cpus: 1 },
 ];
 
 /** A launch as a create asks for it: memory and CPUs default to the template's. */
@@ -35,6 +38,8 @@ export interface LauncherOptions {
   readonly warmPool: number;
   readonly gatewayCa: string | undefined;
   readonly gatewayTimeouts: LaunchRequest['gatewayTimeouts'];
+  /** The isolation of the warm pool's sandboxes: the control plane's default. */
+  readonly defaultIsolation: Isolation;
 }
 
 /**
@@ -64,7 +69,9 @@ export class Launcher {
     this.#controlKey = options.controlKey;
     this.#gatewayCa = options.gatewayCa;
     this.#gatewayTimeouts = options.gatewayTimeouts;
-    this.#pool = new WarmPool(options.warmPool, WARM_SPECS, (spec) => this.#launch(spec));
+    this.#pool = new WarmPool(options.warmPool, warmSpecs(options.defaultIsolation), (spec) =>
+      this.#launch(spec),
+    );
   }
 
   /** Sandboxes of the warm pool ready to hand over. */
@@ -85,6 +92,12 @@ export class Launcher {
    * @throws SandboxError `sandbox_error` when the launch failed
    */
   async obtain(request: LaunchRequestSpec): Promise<LaunchedSandboxd> {
+    if (!this.#driver.isolations.includes(request.isolation)) {
+      throw new InvalidArgumentError(
+        `isolation: this control plane offers ${this.#driver.isolations.join(' and ')}, not ${request.isolation}`,
+        { field: 'isolation' },
+      );
+    }
     const manifest = await this.#driver.template(request.template);
     if (manifest === undefined) {
       throw new InvalidArgumentError(`template: no template named ${request.template}`, {
@@ -130,6 +143,7 @@ export class Launcher {
     try {
       const { daemonUrl } = await this.#driver.launch({
         id,
+        isolation: spec.isolation,
         template: spec.template,
         allowInternetAccess: spec.allowInternetAccess,
         memoryBytes: spec.memoryMb * 2 ** 20,

@@ -4,9 +4,11 @@
  * handing it over, the next start destroys it like any launch cut short. Its access token stays in this
  * process's memory until it is handed to the creator.
  */
+import type { Isolation } from '../sandbox-drivers/sandbox-driver.js';
 
 /** What a launch needs beside the id and the token. */
 export interface LaunchSpec {
+  readonly isolation: Isolation;
   readonly template: string;
   readonly allowInternetAccess: boolean;
   readonly memoryMb: number;
@@ -22,7 +24,7 @@ export interface LaunchedSandboxd {
 }
 
 const keyOf = (spec: LaunchSpec): string =>
-  `${spec.template}|${String(spec.allowInternetAccess)}|${String(spec.memoryMb)}|${String(spec.maxPids)}|${String(spec.cpus)}`;
+  `${spec.isolation}|${spec.template}|${String(spec.allowInternetAccess)}|${String(spec.memoryMb)}|${String(spec.maxPids)}|${String(spec.cpus)}`;
 
 /** Keeps `size` launched sandboxes ready for each of `specs`. */
 export class WarmPool {

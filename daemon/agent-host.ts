@@ -30,7 +30,7 @@ import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
-import { canEnter, type SandboxUser } from './sandbox-spawn.js';
+import { canEnter, processSpaceOf, type SandboxUser } from './sandbox-spawn.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { runtimeBFiles } from './runtime-b-launch.js';
@@ -111,7 +111,7 @@ export class AgentHost {
       startRuntime: () => this.#startRuntime(),
       rejectBusy: () => void (this.#busyRefusals += 1),
       terminateTree: () => {
-        this.#current?.tree.signal('SIGTERM');
+        void this.#current?.tree.signal('SIGTERM');
         this.#watchTree();
       },
       freezeAndKillTree: () => {
@@ -232,7 +232,11 @@ export class AgentHost {
     if (config === undefined || this.#current !== undefined || this.#standby.running) return;
     let tree: ExecutionTree;
     try {
-      tree = ExecutionTree.create(this.#cgroupDir, `agent-standby-${randomBytes(6).toString('hex')}`);
+      tree = ExecutionTree.create(
+        this.#cgroupDir,
+        `agent-standby-${randomBytes(6).toString('hex')}`,
+        processSpaceOf(this.#options.user),
+      );
     } catch {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
@@ -244,7 +248,7 @@ export class AgentHost {
   close(): void {
     clearTimeout(this.#clock);
     clearInterval(this.#poll);
-    this.#current?.tree.signal('SIGKILL');
+    void this.#current?.tree.signal('SIGKILL');
     this.#standby.drop();
     this.#actor.stop();
   }
@@ -252,7 +256,7 @@ export class AgentHost {
   /** The execution's tree in a cgroup of its own; refused when the cgroup cannot be made. */
   #newTree(name: string): ExecutionTree {
     try {
-      return ExecutionTree.create(this.#cgroupDir, name);
+      return ExecutionTree.create(this.#cgroupDir, name, processSpaceOf(this.#options.user));
     } catch {
       throw new RequestError('sandbox_error', "the execution's cgroup could not be made");
     }
@@ -347,8 +351,15 @@ export class AgentHost {
 
   #watchTree(): void {
     if (this.#poll !== undefined) return;
+    let looking = false;
     this.#poll = setInterval(() => {
-      if (this.#current?.tree.empty !== false) this.#send({ type: 'tree_empty' });
+      if (looking) return;
+      looking = true;
+      const tree = this.#current?.tree;
+      void (tree === undefined ? Promise.resolve(true) : tree.isEmpty()).then((empty) => {
+        looking = false;
+        if (empty && this.#current?.tree === tree) this.#send({ type: 'tree_empty' });
+      });
     }, TREE_POLL_MS);
   }
 

@@ -1,6 +1,7 @@
 // Bundles sandboxd for sandboxes into dist/sandboxd/: sdk-exec (the C helper that places sandboxd and
 // starts every process of sandbox code, sandbox-drivers/namespace/sdk-exec/README.md, static so it runs
-// in any root), sandboxd.cjs (daemon/main.ts with every module and
+// in any root), gvisor-exec (its counterpart for gVisor boxes, sandbox-drivers/gvisor/gvisor-exec/),
+// sandboxd.cjs (daemon/main.ts with every module and
 // package it imports, one file; its source map beside it, not linked) and start.cjs (daemon/sandboxd-start.ts,
 // which runs it from V8's code cache). Run by `npm run build` after tsc; the namespace driver copies the
 // .cjs files into the runtime image it binds at /opt/sdk (sandbox-drivers/namespace/runtime-image.ts).
@@ -129,18 +130,13 @@ for (const output of results.flatMap((result) => Object.values(result.metafile.o
   }
 }
 
-// Static: it runs from the host, in sandboxd's root and in the sandbox's, whatever libc each holds.
-execFileSync(
-  'gcc',
-  [
-    '-static',
-    '-O2',
-    '-Wall',
-    '-Wextra',
-    '-Werror',
-    '-o',
-    join(out, 'sdk-exec'),
-    join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c'),
-  ],
-  { stdio: 'inherit' },
-);
+// Static: they run from the host, in sandboxd's root and in the sandbox's (a gVisor box's too), whatever
+// libc each holds. sdk-exec places a namespace sandbox and enters it; gvisor-exec reaches a gVisor box.
+for (const [name, source] of [
+  ['sdk-exec', join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c')],
+  ['gvisor-exec', join(root, 'sandbox-drivers', 'gvisor', 'gvisor-exec', 'gvisor-exec.c')],
+]) {
+  execFileSync('gcc', ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-o', join(out, name), source], {
+    stdio: 'inherit',
+  });
+}

@@ -10,8 +10,7 @@ import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { ERRNO_CODES } from '../protocol/files-wire.js';
 import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
-import { spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
-import { killTree } from './process-tree.js';
+import { killProcessTree, spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';
 
@@ -154,9 +153,7 @@ export const ANSWER_DEADLINE_MS = 15_000;
 
 /** Ends a helper that still runs (SIGKILL after `graceMs` from SIGTERM). */
 export function stopHelper(child: ChildProcessWithoutNullStreams, graceMs = 0): void {
-  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-    void killTree(child.pid, graceMs).catch(() => undefined);
-  }
+  void killProcessTree(child, graceMs).catch(() => undefined);
 }
 
 /**

@@ -21,8 +21,7 @@ import {
   archiveExitValue,
 } from '../protocol/home-archive.js';
 import type { RouteReply } from '../protocol/router.js';
-import { spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
-import { killTree } from './process-tree.js';
+import { killProcessTree, spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';
 
@@ -61,9 +60,7 @@ function start(
 
 /** Ends tar and whatever it started (gzip). */
 function stop(tar: ChildProcessWithoutNullStreams): void {
-  if (tar.pid !== undefined && tar.exitCode === null && tar.signalCode === null) {
-    void killTree(tar.pid, 0).catch(() => undefined);
-  }
+  void killProcessTree(tar, 0).catch(() => undefined);
 }
 
 /**

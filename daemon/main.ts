@@ -6,6 +6,7 @@
 import { chownSync, mkdirSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GatewayHost } from '../gateway/gateway-host.js';
+import { BoxLoopback } from './box-loopback.js';
 import { processRecord } from './audit-records.js';
 import { createDaemonServer } from './daemon-server.js';
 import { installLastResort } from './last-resort.js';
@@ -41,11 +42,26 @@ const settingsSchema = z.strictObject({
   /** The `cgroup.procs` file of the memory cgroup commands join (inside a sandbox). */
   commandCgroup: z.string().optional(),
   /**
-   * The sandbox this daemon runs beside (`sandbox-spawn.ts`): its pid 1 in this daemon's pid namespace,
-   * `sdk-exec`'s path and the seccomp program of sandbox code (base64).
+   * The sandbox this daemon runs beside (`sandbox-spawn.ts`): a namespace sandbox's pid 1 in this
+   * daemon's pid namespace, `sdk-exec`'s path and the seccomp program of sandbox code (base64); or a
+   * gVisor box's control socket, container, `gvisor-exec`'s path and this daemon's address on the link.
    */
   box: z
-    .strictObject({ pid: z.number().int().positive(), exec: z.string().startsWith('/'), seccomp: z.base64() })
+    .discriminatedUnion('kind', [
+      z.strictObject({
+        kind: z.literal('namespace'),
+        pid: z.number().int().positive(),
+        exec: z.string().startsWith('/'),
+        seccomp: z.base64(),
+      }),
+      z.strictObject({
+        kind: z.literal('gvisor'),
+        socket: z.string().startsWith('/'),
+        container: z.string().min(1),
+        exec: z.string().startsWith('/'),
+        link: z.ipv4(),
+      }),
+    ])
     .optional(),
   /**
    * The control plane's credential: this daemon's event stream, the gateways' status, the agent's
@@ -69,12 +85,23 @@ const processes = new ProcessTable({
   ...(settings.commandCgroup === undefined ? {} : { cgroupProcs: settings.commandCgroup }),
   ...(settings.box === undefined
     ? {}
-    : { box: { ...settings.box, seccomp: Buffer.from(settings.box.seccomp, 'base64') } }),
+    : {
+        box:
+          settings.box.kind === 'namespace'
+            ? { ...settings.box, seccomp: Buffer.from(settings.box.seccomp, 'base64') }
+            : settings.box,
+      }),
 });
 // The actors this daemon hosts (gateway routes) report every transition here.
 const actors = new ActorSystem();
+// Beside a gVisor box the sandbox's loopback is the box's own: the gateway reaches it through a relay.
+const loopback =
+  processes.user.box?.kind === 'gvisor'
+    ? new BoxLoopback({ ...processes.user, box: processes.user.box })
+    : undefined;
 const gateways = new GatewayHost({
   system: actors,
+  ...(loopback === undefined ? {} : { loopback }),
   // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
   metadataAddresses: ownAddresses(),
   ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
@@ -153,6 +180,7 @@ server.listen(settings.port, settings.host, () => {
 // Stopping ends every command's tree first, so no process outlives the daemon that started it.
 process.on('SIGTERM', () => {
   agents.close();
+  loopback?.stop();
   server.close();
   server.closeAllConnections();
   void Promise.all([processes.killAll(), gateways.close()]).then(() => process.exit(0));

@@ -5,8 +5,9 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessEvent } from '../protocol/process-events.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
+import type { ProcessSpace } from './process-space.js';
 import { killTree } from './process-tree.js';
-import { spawnInSandbox, type SandboxUser, type SpawnSpec } from './sandbox-spawn.js';
+import { processSpaceOf, spawnInSandbox, type SandboxUser, type SpawnSpec } from './sandbox-spawn.js';
 
 /** What to run: a process of sandbox code, and how it ends. */
 export interface CommandSpec extends SpawnSpec {
@@ -33,6 +34,10 @@ export class ManagedProcess {
   readonly #followers = new Set<() => void>();
   readonly #holds = new Set<object>();
   readonly #killTree: boolean;
+  /** Where its processes are (sandboxd's kernel's, or a gVisor box's). */
+  readonly #space: ProcessSpace;
+  /** True when signals go to its process as the box names it (a gVisor box), not through the helper. */
+  readonly #signalInBox: boolean;
   readonly #onOutput: (bytes: number) => void;
   #end: ProcessEvent | undefined;
   #endedAt: number | undefined;
@@ -47,6 +52,8 @@ export class ManagedProcess {
   constructor(spec: CommandSpec, user: SandboxUser, onOutput: (bytes: number) => void = () => undefined) {
     this.cmd = spec.cmd;
     this.#killTree = spec.killTree;
+    this.#space = processSpaceOf(user);
+    this.#signalInBox = user.box?.kind === 'gvisor';
     this.#onOutput = onOutput;
     const spawned = spawnInSandbox(spec, user);
     const child = spawned.child;
@@ -173,7 +180,9 @@ export class ManagedProcess {
   /** Signals the command, or with `tree` ends its whole process tree. */
   async kill(signal: NodeJS.Signals, tree: boolean): Promise<void> {
     if (!this.running) return;
-    if (tree) await killTree(this.#tree, signal === 'SIGKILL' ? 0 : 2_000);
+    if (tree) await killTree(this.#tree, signal === 'SIGKILL' ? 0 : 2_000, this.#space);
+    // The helper that started it passes signals on, but cannot pass SIGKILL: the box delivers them.
+    else if (this.#signalInBox) await this.#space.signal(this.#tree, signal);
     else this.#child.kill(signal);
   }
 

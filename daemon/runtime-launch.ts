@@ -61,7 +61,14 @@ export function planRuntime(
 /** Spawns the run as the sandbox user in the execution's tree; it waits for its prompt on stdin. */
 export function launchRuntime(plan: RuntimePlan, tree: ExecutionTree, user: SandboxUser): ManagedProcess {
   const proc = new ManagedProcess(
-    { cmd: plan.cmd, envs: plan.environment, cwd: plan.workdir, timeoutMs: undefined, killTree: false },
+    {
+      cmd: plan.cmd,
+      envs: plan.environment,
+      cwd: plan.workdir,
+      timeoutMs: undefined,
+      killTree: false,
+      subreaper: tree.procsFile === undefined, // no cgroup holds the tree: its root keeps its orphans
+    },
     { ...user, ...(tree.procsFile === undefined ? {} : { cgroupProcs: tree.procsFile }) },
   );
   void proc.started.then(

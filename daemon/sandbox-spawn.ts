@@ -11,18 +11,26 @@
  * says the program's pid in the sandbox, the root of its tree in sandboxd's view, or why it could not
  * start (a working directory the account cannot enter, say).
  *
+ * Beside a gVisor box (sandbox-drivers/gvisor/) sandbox code runs in gVisor's kernel: `gvisor-exec enter`
+ * asks it, over runsc's control socket, to start the program with the same stdio, ids, capabilities and
+ * environment; the status pipe says the same things, pids being the box's.
+ *
  * Outside a sandbox (sandboxd run on a host, its tests) the program is spawned directly with the user's
  * ids; there is no root account there.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { ACCOUNT_HOMES, type SandboxAccount } from '../protocol/sandbox-accounts.js';
+import { GvisorProcesses } from './gvisor-processes.js';
+import { hostProcesses, type ProcessSpace } from './process-space.js';
+import { killTree } from './process-tree.js';
 
-/** The sandbox sandboxd starts processes in. */
-export interface SandboxBox {
+/** A namespace sandbox, which sandboxd enters. */
+export interface NamespaceBox {
+  readonly kind: 'namespace';
   /** The sandbox's pid 1, in sandboxd's pid namespace. */
   readonly pid: number;
   /** `sdk-exec` in sandboxd's root. */
@@ -30,6 +38,22 @@ export interface SandboxBox {
   /** The seccomp program every process of sandbox code runs under. */
   readonly seccomp: Buffer;
 }
+
+/** A gVisor box, which sandboxd reaches through runsc's control socket. */
+export interface GvisorBox {
+  readonly kind: 'gvisor';
+  /** The control socket, in sandboxd's root. */
+  readonly socket: string;
+  /** The box's container id. */
+  readonly container: string;
+  /** `gvisor-exec` in sandboxd's root. */
+  readonly exec: string;
+  /** sandboxd's address on its link to the box (where the box's gateway relay connects). */
+  readonly link: string;
+}
+
+/** The sandbox sandboxd starts processes in. */
+export type SandboxBox = NamespaceBox | GvisorBox;
 
 /** The account commands run as, and where they run. */
 export interface SandboxUser {
@@ -63,6 +87,11 @@ export interface SpawnSpec {
    * own user namespace, moby's default capabilities). Root exists only inside a sandbox.
    */
   readonly account?: SandboxAccount | undefined;
+  /**
+   * Makes the program its tree's subreaper: an orphan of the tree stays in it (an agent's runtime in a
+   * gVisor box, whose tree no cgroup holds).
+   */
+  readonly subreaper?: boolean;
 }
 
 /** A started process of sandbox code. */
@@ -145,36 +174,11 @@ export function spawnInSandbox(spec: SpawnSpec, user: SandboxUser): SandboxProce
     started.catch(() => undefined);
     return { child, started };
   }
-  const child = spawn(
-    box.exec,
-    [
-      'enter',
-      '--target',
-      String(box.pid),
-      ...(user.cgroupProcs === undefined ? [] : ['--procs', user.cgroupProcs]),
-      '--uid',
-      String(account.uid),
-      '--gid',
-      String(account.gid),
-      '--cwd',
-      spec.cwd ?? account.home,
-      '--nofile',
-      String(COMMAND_OPEN_FILES),
-      '--oom-score-adj',
-      '1000',
-      '--env-fd',
-      '3',
-      '--status-fd',
-      '4',
-      '--seccomp-fd',
-      '5',
-      '--',
-      '/bin/sh',
-      '-c',
-      spec.cmd,
-    ],
-    { env: {}, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true },
-  );
+  const child = spawn(box.exec, enterArgs(box, account, spec, user), {
+    env: {},
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+    detached: true,
+  });
   const [, , , environment, status, seccomp] = child.stdio as unknown as [
     null,
     null,
@@ -189,8 +193,98 @@ export function spawnInSandbox(spec: SpawnSpec, user: SandboxUser): SandboxProce
       .map(([name, value]) => `${name}=${value}\0`)
       .join(''),
   );
-  seccomp.end(box.seccomp);
-  return { child, started: statusOf(child, status) };
+  // A gVisor box's kernel is the boundary itself: its processes get no filter of ours.
+  seccomp.end(box.kind === 'namespace' ? box.seccomp : undefined);
+  const started = statusOf(child, status);
+  trees.set(child, { started, space: processSpaceOf(user) });
+  return { child, started };
+}
+
+/** The helper's arguments: the environment on fd 3, its status on fd 4, the seccomp program on fd 5. */
+function enterArgs(
+  box: SandboxBox,
+  account: { readonly uid: number; readonly gid: number; readonly home: string; readonly name: string },
+  spec: SpawnSpec,
+  user: SandboxUser,
+): string[] {
+  const program = ['--', '/bin/sh', '-c', spec.cmd];
+  const common = [
+    '--uid',
+    String(account.uid),
+    '--gid',
+    String(account.gid),
+    '--cwd',
+    spec.cwd ?? account.home,
+  ];
+  const io = ['--env-fd', '3', '--status-fd', '4'];
+  if (box.kind === 'gvisor') {
+    return [
+      'enter',
+      '--socket',
+      box.socket,
+      '--container',
+      box.container,
+      ...common,
+      '--caps',
+      account.name === 'root' ? 'root' : 'none',
+      ...(spec.subreaper === true ? ['--subreaper', '1'] : []),
+      ...io,
+      ...program,
+    ];
+  }
+  return [
+    'enter',
+    '--target',
+    String(box.pid),
+    ...(user.cgroupProcs === undefined ? [] : ['--procs', user.cgroupProcs]),
+    ...common,
+    '--nofile',
+    String(COMMAND_OPEN_FILES),
+    '--oom-score-adj',
+    '1000',
+    ...io,
+    '--seccomp-fd',
+    '5',
+    ...program,
+  ];
+}
+
+/** Where each started process's tree is found, for `killProcessTree`. */
+const trees = new WeakMap<
+  ChildProcess,
+  { readonly started: Promise<{ readonly tree: number }>; readonly space: ProcessSpace }
+>();
+
+/** The processes of sandbox code as sandboxd reaches them (`process-space.ts`). */
+export function processSpaceOf(user: SandboxUser): ProcessSpace {
+  const box = user.box;
+  return box?.kind === 'gvisor' ? gvisorSpaces(box) : hostProcesses;
+}
+
+const spaces = new Map<string, ProcessSpace>();
+function gvisorSpaces(box: GvisorBox): ProcessSpace {
+  const key = `${box.socket}\0${box.container}`;
+  let space = spaces.get(key);
+  if (space === undefined) {
+    space = new GvisorProcesses(box.socket, box.container);
+    spaces.set(key, space);
+  }
+  return space;
+}
+
+/**
+ * Ends a process `spawnInSandbox` started and everything under it (SIGKILL `graceMs` after SIGTERM),
+ * in the sandbox's process space: the helper that started it is not the program beside a gVisor box.
+ */
+export async function killProcessTree(child: ChildProcess, graceMs = 0): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const entry = trees.get(child);
+  if (entry === undefined || entry.space === hostProcesses) {
+    await killTree(child.pid, graceMs);
+    return;
+  }
+  const started = await entry.started.catch(() => undefined);
+  if (started !== undefined) await killTree(started.tree, graceMs, entry.space);
 }
 
 /** Reads `sdk-exec enter`'s status lines until the pipe closes (the program runs) or it says why not. */

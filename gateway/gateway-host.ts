@@ -18,6 +18,7 @@ import {
   type ConnectionLimits,
 } from './connection-limits.js';
 import { InjectedValues } from './injected-values.js';
+import type { SandboxLoopback } from './sandbox-loopback.js';
 import { RouteListener, type RouteExchange } from './route-listener.js';
 import type { SafeConnectorOptions } from './safe-connector.js';
 import type { Clock } from './token-bucket.js';
@@ -39,6 +40,8 @@ export interface GatewayHostOptions extends Partial<Pick<SafeConnectorOptions, '
   readonly system?: ActorSystem;
   /** Bounds on client connections; each defaults to `CONNECTION_LIMITS`. */
   readonly connectionLimits?: Partial<ConnectionLimits>;
+  /** The sandbox's loopback when it is not sandboxd's own (a gVisor box's, `sandbox-loopback.ts`). */
+  readonly loopback?: SandboxLoopback;
 }
 
 /** A route reports refused connections (`ConnectionLimitError`) at most this often. */
@@ -106,6 +109,7 @@ export class GatewayHost {
   readonly #system: ActorSystem | undefined;
   readonly #events = new Subject<GatewayHostEvent>();
   readonly #limits: ConnectionLimits;
+  readonly #loopback: SandboxLoopback | undefined;
   readonly #connections: ConnectionCount;
   /** When each route last reported refused connections. */
   readonly #refusalReported = new Map<string, number>();
@@ -120,6 +124,7 @@ export class GatewayHost {
     this.#now = options.now ?? (() => performance.now());
     this.#system = options.system;
     this.#limits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
+    this.#loopback = options.loopback;
     this.#connections = new ConnectionCount(this.#limits);
     this.#dispatcher = createUpstreamDispatcher({
       connectTimeoutMs: options.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
@@ -213,6 +218,7 @@ export class GatewayHost {
       limits: this.#limits,
       connections: this.#connections,
       onRefused: () => this.#refusedConnection(route),
+      loopback: this.#loopback,
     });
   }
 

@@ -19,6 +19,7 @@ import type { ConnectionCount, ConnectionLimits } from './connection-limits.js';
 import { forward, type ExchangeDeps } from './exchange.js';
 import type { Inbound } from './inbound.js';
 import { sendRejection } from './rejection.js';
+import type { SandboxLoopback } from './sandbox-loopback.js';
 import { TokenBucket, type Clock } from './token-bucket.js';
 
 /** Per-connection state: its socket, the request being handled and those pipelined behind it. */
@@ -58,7 +59,12 @@ export interface RouteListenerDeps extends ExchangeDeps {
   readonly connections: ConnectionCount;
   /** Called for every connection closed at once because a cap was reached. */
   readonly onRefused: () => void;
+  /** The sandbox's loopback when it is not sandboxd's own (a gVisor box's). */
+  readonly loopback?: SandboxLoopback | undefined;
 }
+
+/** Ports tried before a listener gives up when sandbox code holds each one on its own loopback. */
+const LOOPBACK_ATTEMPTS = 8;
 
 /** A route's listener on `127.0.0.1` with an OS-chosen port. */
 export class RouteListener {
@@ -103,17 +109,32 @@ export class RouteListener {
     });
   }
 
-  /** Binds a new listener; it answers nothing until `serve` gives it a route. */
+  /**
+   * Binds a new listener on the sandbox's loopback (an OS-chosen port); it answers nothing until
+   * `serve` gives it a route. With a `loopback` of the sandbox's own, a port sandbox code already holds
+   * there is given up for another.
+   */
   static async bind(deps: RouteListenerDeps): Promise<RouteListener> {
-    const listener = new RouteListener(deps);
-    await new Promise<void>((resolve, reject) => {
-      listener.#server.once('error', reject);
-      listener.#server.listen(0, '127.0.0.1', () => {
-        listener.#server.off('error', reject);
-        resolve();
+    const { loopback } = deps;
+    for (let attempt = 1; ; attempt++) {
+      const listener = new RouteListener(deps);
+      await new Promise<void>((resolve, reject) => {
+        listener.#server.once('error', reject);
+        listener.#server.listen(0, loopback?.address ?? '127.0.0.1', () => {
+          listener.#server.off('error', reject);
+          resolve();
+        });
       });
-    });
-    return listener;
+      if (loopback === undefined) return listener;
+      try {
+        await loopback.open(listener.port);
+        return listener;
+      } catch (error) {
+        await listener.close(true);
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === LOOPBACK_ATTEMPTS)
+          throw error;
+      }
+    }
   }
 
   /** The bound port. */
@@ -135,6 +156,7 @@ export class RouteListener {
    * Resolves when every connection is gone.
    */
   close(force = false): Promise<void> {
+    if (!this.#closing) this.#deps.loopback?.close(this.port);
     this.#closing = true;
     this.#closed ??= new Promise((resolve) => this.#server.close(() => resolve()));
     for (const [socket, connection] of this.#connections) {

@@ -1,10 +1,18 @@
 /** The interface every isolation engine implements (DESIGN.md §4). */
 import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 
+/**
+ * The boundary between a sandbox's code and the host: `namespace`, the host's kernel behind namespaces,
+ * cgroups and a seccomp filter; `gvisor`, a second kernel (gVisor's, in user space) in between.
+ */
+export type Isolation = 'namespace' | 'gvisor';
+
 /** What a new sandbox needs from the driver. */
 export interface LaunchRequest {
   /** Sandbox id: `[a-z0-9]{12}`; every resource of the sandbox is named after it and the driver's instance. */
   readonly id: string;
+  /** Its isolation: one of the driver's `isolations`. */
+  readonly isolation: Isolation;
   /** Template name. */
   readonly template: string;
   /** false closes egress for sandbox code (only its own loopback), keeping sandboxd's path. */
@@ -63,6 +71,8 @@ export interface SandboxMemory {
 
 /** An isolation engine, templates included: the control plane reaches a driver only through this. */
 export interface SandboxDriver {
+  /** The isolations this driver launches; a launch asks for one of them. */
+  readonly isolations: readonly Isolation[];
   /** The manifest of the template named `name`, or undefined when this driver has none by that name. */
   template(name: string): Promise<TemplateManifest | undefined>;
   /**

@@ -1,7 +1,8 @@
 /**
  * The layers of a template image, each built once and cached by the hash of its inputs under
  * `/var/cache/sdk/layers/<hash>/root` (`SDK_LAYER_CACHE` moves it): the Debian layer (`mmdebstrap` of a
- * suite with its packages) and one layer per npm package placed in the image. A layer is built aside
+ * suite with its packages), one layer per npm package placed in the image, and host tools built with Go
+ * (`goLayer`: runsc for the gVisor driver). A layer is built aside
  * and renamed into place, so a crash or a failed step leaves no half layer, and two builders at once
  * both succeed. A rebuild redoes only the layers whose inputs changed.
  */
@@ -24,7 +25,13 @@ import {
 } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { inputHash, type ImageRecipe, type NpmPlacement, type TreePlacement } from './image-recipe.js';
+import {
+  inputHash,
+  type GoPlacement,
+  type ImageRecipe,
+  type NpmPlacement,
+  type TreePlacement,
+} from './image-recipe.js';
 
 const run = promisify(execFile);
 
@@ -35,7 +42,7 @@ export function layerCacheDir(): string {
 
 /** A built layer: its hash and the root of its files. */
 export interface Layer {
-  readonly kind: 'debian' | 'npm' | 'tree';
+  readonly kind: 'debian' | 'npm' | 'tree' | 'go';
   readonly hash: string;
   readonly root: string;
 }
@@ -293,6 +300,68 @@ export function npmLayer(placement: NpmPlacement, context: BuildContext = {}): P
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }
+    },
+    context,
+  );
+}
+
+/** The go command's settings a build keeps from the caller (module proxy, caches; never a credential). */
+const GO_SETTINGS = [
+  'GOPATH',
+  'GOCACHE',
+  'GOMODCACHE',
+  'GOPROXY',
+  'GOSUMDB',
+  'GONOSUMDB',
+  'GONOPROXY',
+  'GOPRIVATE',
+];
+
+/** The `go` command on the caller's PATH (Go is installed under /usr/local/go on many hosts). */
+function goCommand(): string {
+  for (const dir of (process.env.PATH ?? '').split(':').concat('/usr/local/go/bin')) {
+    if (dir !== '' && existsSync(join(dir, 'go'))) return join(dir, 'go');
+  }
+  return 'go';
+}
+
+/**
+ * A Go program built from the module proxy at its pinned version, without cgo (a cgo build links
+ * dynamically, and runsc then dies inside its own chroot), by the pinned toolchain; the binary's
+ * SHA-256 must be the pinned one. The layer holds it at `bin/<name>`.
+ */
+export function goLayer(placement: GoPlacement, context: BuildContext = {}): Promise<Layer> {
+  const step = `go ${placement.package}@${placement.version}`;
+  return cachedLayer(
+    'go',
+    placement,
+    step,
+    async (root) => {
+      const bin = join(root, 'bin');
+      mkdirSync(bin, { recursive: true, mode: 0o755 });
+      const options = toolOptions(context);
+      const settings: Record<string, string> = {};
+      for (const name of GO_SETTINGS) {
+        const value = process.env[name];
+        if (value !== undefined) settings[name] = value;
+      }
+      await run(goCommand(), ['install', '-trimpath', `${placement.package}@${placement.version}`], {
+        ...options,
+        env: {
+          ...options.env,
+          ...settings,
+          GOBIN: bin,
+          CGO_ENABLED: '0',
+          GOTOOLCHAIN: placement.toolchain,
+          GOFLAGS: '',
+        },
+      });
+      const name = placement.package.slice(placement.package.lastIndexOf('/') + 1);
+      const actual = createHash('sha256')
+        .update(readFileSync(join(bin, name)))
+        .digest('hex');
+      if (actual !== placement.sha256)
+        throw new ImageBuildError(step, `the binary is not the pinned build (its SHA-256 is ${actual})`);
     },
     context,
   );

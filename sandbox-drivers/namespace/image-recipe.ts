@@ -18,6 +18,22 @@ export interface NpmPlacement {
 }
 
 /**
+ * A Go program built from the Go module proxy (a host tool such as `runsc`, never placed in an image):
+ * pinned by module version, by the Go toolchain that builds it, and by the SHA-256 of the binary, which
+ * that toolchain reproduces (`-trimpath`, no cgo).
+ */
+export interface GoPlacement {
+  /** The package to install (`gvisor.dev/gvisor/runsc`). */
+  readonly package: string;
+  /** Its module's version (a go-branch pseudo-version). */
+  readonly version: string;
+  /** `GOTOOLCHAIN` (`go1.26.8`): the go command fetches it from the module proxy when another is installed. */
+  readonly toolchain: string;
+  /** The binary's SHA-256 (hex): a binary that differs fails the build. */
+  readonly sha256: string;
+}
+
+/**
  * A folder built by a tool of this package (the agents' runtime, `templates/sdk-agent/build.mjs`) placed
  * at `to` in the image, leaving out the paths in `without`; the layer is named by the build's
  * fingerprint, which the builder supplies (`TreeSource`).

@@ -13,7 +13,21 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
+import { BOX_LINK, createBoxNetwork, removeBoxNetwork, boxNetworkNames } from '../gvisor/box-network.js';
+import { boxSpec } from '../gvisor/box-spec.js';
+import { watchBox } from '../gvisor/box-watch.js';
+import {
+  BOX_CONTROL_DIR,
+  BOX_CONTROL_SOCKET,
+  boxPaths,
+  listBoxes,
+  prepareBox,
+  removeBox,
+  startBox,
+} from '../gvisor/runsc-box.js';
+import { ensureRunsc } from '../gvisor/runsc.js';
 import type {
+  Isolation,
   LaunchedSandbox,
   LaunchRequest,
   SandboxDriver,
@@ -53,7 +67,7 @@ import {
   type SandboxNetwork,
 } from './sandbox-network.js';
 import { sandboxdSeccompProgram, sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
-import { COMMAND_CGROUP_DIR, sandboxdLayout, sandboxLayout } from './sandbox-layout.js';
+import { COMMAND_CGROUP_DIR, SDK_DIR, sandboxdLayout, sandboxLayout } from './sandbox-layout.js';
 import { SDK_EXEC, SDK_EXEC_IN_ROOT, spawnSandbox, type StartingSandbox } from './sandboxd-process.js';
 import { watchSandboxd } from './sandboxd-watch.js';
 import { listRootViews, mountRootView, removeRootView, type ViewPaths } from './root-view.js';
@@ -104,11 +118,22 @@ export interface NamespaceDriverOptions {
   readonly agentsDir?: string;
   /** How long sandboxd may take to answer after launch. */
   readonly startTimeoutMs?: number;
+  /**
+   * The isolations it launches: `namespace` alone by default; with `gvisor`, runsc is built (once per
+   * host, `../gvisor/runsc.ts`) by `prepare` or the first gVisor launch.
+   */
+  readonly isolations?: readonly Isolation[];
 }
+
+/** The gVisor box's helper in sandboxd's runtime image (`../gvisor/gvisor-exec/`). */
+export const GVISOR_EXEC = 'gvisor-exec';
 
 /** The namespace driver. */
 export class NamespaceDriver implements SandboxDriver {
   readonly #options: NamespaceDriverOptions;
+  readonly isolations: readonly Isolation[];
+  /** runsc's path once built (gVisor launches wait for it). */
+  #runsc: Promise<string> | undefined;
   /** This driver's instance id, part of every resource name. */
   readonly instance: string;
   readonly #watches = new Map<string, () => void>();
@@ -120,6 +145,7 @@ export class NamespaceDriver implements SandboxDriver {
 
   constructor(options: NamespaceDriverOptions) {
     this.#options = options;
+    this.isolations = options.isolations ?? ['namespace'];
     ensureBaseTemplates(options.stateDir);
     this.instance = instanceIdOf(options.stateDir);
     collectUnusedImages();
@@ -142,6 +168,16 @@ export class NamespaceDriver implements SandboxDriver {
       if (manifest !== undefined)
         await this.#imagesOf(recipeOf(manifest), onStep === undefined ? {} : { onStep });
     }
+    if (this.isolations.includes('gvisor')) await this.#runscPath(onStep === undefined ? {} : { onStep });
+  }
+
+  /** runsc, built once per host (a layer of the cache) and found once per driver. */
+  #runscPath(context: BuildContext = {}): Promise<string> {
+    if (this.#runsc === undefined) {
+      this.#runsc = ensureRunsc(context);
+      this.#runsc.catch(() => (this.#runsc = undefined)); // a later launch tries again
+    }
+    return this.#runsc;
   }
 
   /**
@@ -200,7 +236,10 @@ export class NamespaceDriver implements SandboxDriver {
   async launch(request: LaunchRequest): Promise<LaunchedSandbox> {
     const manifest = readManifest(this.#options.stateDir, request.template);
     if (manifest === undefined) throw new Error(`no template named ${request.template}`);
+    if (!this.isolations.includes(request.isolation))
+      throw new Error(`this driver does not launch ${request.isolation} sandboxes`);
     const { id, memoryBytes } = request;
+    const gvisor = request.isolation === 'gvisor';
     let viewing: Promise<ViewPaths> | undefined;
     try {
       const range = claimRange(this.instance, id);
@@ -213,6 +252,7 @@ export class NamespaceDriver implements SandboxDriver {
       // the network's namespace and the cgroups are made (none needs another).
       const imaging = this.#imagesOf(recipeOf(manifest));
       const holding = holdUserNamespace(range);
+      const runsc = gvisor ? this.#runscPath() : undefined;
       viewing = Promise.all([imaging, holding]).then(([images, userns]) =>
         mountRootView(this.instance, id, {
           image: images.root,
@@ -224,9 +264,10 @@ export class NamespaceDriver implements SandboxDriver {
         }),
       );
       // Observed below; marked now so a failure while other steps run is not an unhandled rejection.
-      for (const step of [imaging, holding, viewing]) step.catch(() => undefined);
+      for (const step of [imaging, holding, viewing, runsc]) step?.catch(() => undefined);
       let networking: Promise<SandboxNetwork> | undefined;
       let sandbox: StartingSandbox | undefined;
+      let boxing: Promise<number> | undefined;
       try {
         // Both chains enter the network namespace and join the cgroups: those first (a few ms). The
         // network's devices, addresses and tables are made while sandboxd's Node starts (some 45 ms they
@@ -244,32 +285,56 @@ export class NamespaceDriver implements SandboxDriver {
         networking = createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
           hostUid: owners.sandboxd,
           port: SANDBOXD_PORT,
+        }).then(async (network) => {
+          if (gvisor) await createBoxNetwork(this.instance, id, request.allowInternetAccess, SANDBOXD_PORT);
+          return network;
         });
         networking.catch(() => undefined); // observed below
         const [userns, images, view] = await Promise.all([holding, imaging, viewing]);
         const agents = join(images.root, AGENTS_DIR);
         const seccomp = sandboxSeccompProgram();
+        const paths = boxPaths(this.instance, id);
+        if (gvisor) {
+          const netns = `/run/netns/${boxNetworkNames(this.instance, id).namespace}`;
+          const spec = boxSpec({ view, sdkImage: images.sdk, netns, hostBase: range.hostBase, memoryBytes });
+          await prepareBox(paths, spec, owners.sandboxd);
+        }
         sandbox = spawnSandbox({
           sdkExec: join(images.sdk, SDK_EXEC),
           netns: `/run/netns/${networkNames(this.instance, id).namespace}`,
           userns: userns.path,
           sandboxd: {
             cgroupProcs: procsFiles(this.instance, id),
-            layout: sandboxdLayout(
-              view,
-              { ...images, agents: existsSync(agents) ? agents : undefined },
-              cgroupPaths(this.instance, id).userMemory,
-            ),
+            layout: [
+              ...sandboxdLayout(
+                view,
+                { ...images, agents: existsSync(agents) ? agents : undefined },
+                cgroupPaths(this.instance, id).userMemory,
+              ),
+              ...(gvisor ? ['--bind', paths.control, BOX_CONTROL_DIR] : []),
+            ],
             id: owners.sandboxd,
             seccomp: sandboxdSeccompProgram(),
           },
-          sandbox: {
-            cgroupProcs: sandboxProcsFiles(this.instance, id),
-            layout: sandboxLayout(view, images.sdk, memoryBytes),
-            seccomp,
-          },
+          ...(gvisor
+            ? {}
+            : {
+                sandbox: {
+                  cgroupProcs: sandboxProcsFiles(this.instance, id),
+                  layout: sandboxLayout(view, images.sdk, memoryBytes),
+                  seccomp,
+                },
+              }),
         });
-        const [network, boxPid] = await Promise.all([networking, sandbox.placed]);
+        // The gVisor box starts once its network is whole (netstack takes the interface as it finds it).
+        boxing =
+          runsc === undefined
+            ? undefined
+            : Promise.all([runsc, networking]).then(([path]) =>
+                startBox(path, paths, id, sandboxProcsFiles(this.instance, id), owners.sandboxd),
+              );
+        boxing?.catch(() => undefined); // observed below
+        const [network, boxPid] = await Promise.all([networking, sandbox.placed, boxing]);
         await sandbox.ready(
           {
             token: request.accessToken,
@@ -277,8 +342,22 @@ export class NamespaceDriver implements SandboxDriver {
             host: network.sandboxAddress,
             port: SANDBOXD_PORT,
             user: { ...SANDBOX_USER, home: '/home/user' },
-            commandCgroup: join(COMMAND_CGROUP_DIR, 'cgroup.procs'),
-            box: { pid: boxPid, exec: SDK_EXEC_IN_ROOT, seccomp: seccomp.toString('base64') },
+            // A gVisor box's processes are no host processes: no host cgroup holds them one by one.
+            ...(gvisor ? {} : { commandCgroup: join(COMMAND_CGROUP_DIR, 'cgroup.procs') }),
+            box: gvisor
+              ? {
+                  kind: 'gvisor',
+                  socket: BOX_CONTROL_SOCKET,
+                  container: id,
+                  exec: `${SDK_DIR}/${GVISOR_EXEC}`,
+                  link: BOX_LINK.sandboxd,
+                }
+              : {
+                  kind: 'namespace',
+                  pid: boxPid,
+                  exec: SDK_EXEC_IN_ROOT,
+                  seccomp: seccomp.toString('base64'),
+                },
             version: manifest.sandboxdVersion,
             prefetch: prefetchFiles(manifest),
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
@@ -291,6 +370,7 @@ export class NamespaceDriver implements SandboxDriver {
       } catch (error) {
         await sandbox?.abort();
         await networking?.catch(() => undefined); // a network still being made is removed with the rest
+        await boxing?.catch(() => undefined); // and a box still starting
         throw error;
       } finally {
         // The chains have joined the user namespace (or are gone): its holder may end.
@@ -322,6 +402,11 @@ export class NamespaceDriver implements SandboxDriver {
       this.#watches.get(id)?.();
       this.#watches.delete(id);
       await killAndRemoveCgroups(this.instance, id);
+      if (this.isolations.includes('gvisor')) {
+        const runsc = await this.#runsc?.catch(() => undefined);
+        await removeBox(runsc, boxPaths(this.instance, id), id);
+        await removeBoxNetwork(this.instance, id);
+      }
       await removeSandboxNetwork(this.instance, id);
       await removeRootView(this.instance, id);
       releaseRange(this.instance, id);
@@ -335,6 +420,7 @@ export class NamespaceDriver implements SandboxDriver {
       ...(await listSandboxNamespaces(this.instance)),
       ...(await listSandboxCgroups(this.instance)),
       ...(await listRootViews(this.instance)),
+      ...(await listBoxes(this.instance)),
       ...claimsOf(this.instance).keys(),
     ]);
     return [...ids].sort();
@@ -379,9 +465,11 @@ export class NamespaceDriver implements SandboxDriver {
     // Both sources report asynchronously, never while they are being set up.
     let stopDaemon = (): void => undefined;
     let stopEmpty = (): void => undefined;
+    let stopBox = (): void => undefined;
     const stopSources = (): void => {
       stopEmpty();
       stopDaemon();
+      stopBox();
     };
     const stop = (): void => {
       stopped = true;
@@ -406,6 +494,10 @@ export class NamespaceDriver implements SandboxDriver {
     };
     stopDaemon = watchSandboxd(this.instance, id, exited, () => ended(true));
     stopEmpty = watchEmpty(this.instance, id, () => ended(false));
+    // A gVisor box's kernel may die alone (its memory ran out): sandboxd then has no sandbox left.
+    const paths = boxPaths(this.instance, id);
+    if (this.isolations.includes('gvisor') && existsSync(paths.bundle))
+      stopBox = watchBox(paths, id, () => ended(true));
     this.#watches.set(id, stop);
   }
 }

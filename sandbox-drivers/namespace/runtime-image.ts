@@ -28,6 +28,9 @@ import {
 import { dirname, join } from 'node:path';
 import { HOST_TOOLS_ENV, SDK_EXEC } from './sandboxd-process.js';
 
+/** The static helpers of the image (`sdk-exec`, and `gvisor-exec` for gVisor boxes). */
+const HELPERS: readonly string[] = [SDK_EXEC, 'gvisor-exec'];
+
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';
 
@@ -130,7 +133,7 @@ export function keepImage(dir: string): boolean {
 
 /**
  * sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk: the `.cjs` files of
- * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter) and `sdk-exec`, and the bundle's V8 code cache,
+ * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), `sdk-exec` and `gvisor-exec`, and the bundle's V8 code cache,
  * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes (`node`:
  * the template image's, run here on the host). The image is named by the files and that Node's
  * identity: V8 refuses a cache another build of it wrote.
@@ -139,7 +142,7 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   const bundleDir = join(packageRoot, 'dist', 'sandboxd');
   checkBundle(packageRoot, bundleDir);
   const files = readdirSync(bundleDir)
-    .filter((name) => name.endsWith('.cjs') || name === SDK_EXEC)
+    .filter((name) => name.endsWith('.cjs') || HELPERS.includes(name))
     .sort();
   const hash = createHash('sha256');
   for (const name of files) hash.update(`${name}\0`).update(readFileSync(join(bundleDir, name)));
@@ -149,7 +152,7 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   return materialize('sdk', hash.digest('hex'), (dir) => {
     mkdirSync(dir);
     for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
-    chmodSync(join(dir, SDK_EXEC), 0o755);
+    for (const helper of HELPERS) chmodSync(join(dir, helper), 0o755);
     writeCodeCache(dir, node);
   });
 }

@@ -59,7 +59,8 @@ export interface SandboxLaunch {
     /** Its compiled seccomp program. */
     readonly seccomp: Buffer;
   };
-  readonly sandbox: {
+  /** The namespace box (`sdk-exec box`); absent for a box another engine starts (gVisor's). */
+  readonly sandbox?: {
     /** `cgroup.procs` files to join: the commands' memory cgroup and the sandbox's others. */
     readonly cgroupProcs: readonly string[];
     readonly layout: readonly string[];
@@ -70,7 +71,10 @@ export interface SandboxLaunch {
 
 /** A sandbox whose chains run, sandboxd's Node waiting for its settings. */
 export interface StartingSandbox {
-  /** The sandbox's pid 1 as sandboxd sees it, once both chains have placed their processes. */
+  /**
+   * The sandbox's pid 1 as sandboxd sees it, once both chains have placed their processes (0 without a
+   * namespace box: once sandboxd's is placed).
+   */
   readonly placed: Promise<number>;
   /**
    * Sends sandboxd's settings (the access token included: on its stdin only) and waits for its ready
@@ -88,7 +92,10 @@ export interface StartingSandbox {
    * chain's parent (`sandboxd-watch.ts`).
    */
   readonly exited: Promise<void>;
-  /** Settles when the sandbox's chain ends: its pid 1 is gone, and with it all sandbox code. */
+  /**
+   * Settles when the sandbox's chain ends: its pid 1 is gone, and with it all sandbox code (never without
+   * a namespace box).
+   */
   readonly sandboxExited: Promise<void>;
 }
 
@@ -156,6 +163,7 @@ export function spawnSandbox(launch: SandboxLaunch): StartingSandbox {
   readyLine.catch(() => undefined); // observed in `ready`
   let box: ChildProcess | undefined;
   const placed = statusLine(daemon, daemonStatus, 'init').then((init) => {
+    if (sandbox === undefined) return 0;
     box = spawn(
       launch.sdkExec,
       [
@@ -188,7 +196,7 @@ export function spawnSandbox(launch: SandboxLaunch): StartingSandbox {
   });
   placed.catch(() => undefined); // observed by the driver
   const sandboxExited = placed.then(
-    () => (box === undefined ? undefined : exitOf(box)),
+    () => (box === undefined ? new Promise<void>(() => undefined) : exitOf(box)),
     () => undefined,
   );
   const finish = (): void => {

@@ -26,8 +26,8 @@ interface ProcessIdentity {
   readonly start: number;
 }
 
-/** The start time of `pid`, or undefined when it is gone or a zombie (ended, not yet reaped). */
-async function startOf(pid: string): Promise<number | undefined> {
+/** The start time of host pid `pid`, or undefined when it is gone or a zombie (ended, not yet reaped). */
+export async function startOf(pid: string): Promise<number | undefined> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   if (stat === undefined) return undefined;
   // After the command name (in parentheses, which may hold anything): state, ppid, … starttime (22nd).

@@ -117,6 +117,7 @@ export interface MemoryDriverOptions {
 
 /** An in-memory driver instance. */
 export class MemoryDriver implements SandboxDriver {
+  readonly isolations = ['namespace', 'gvisor'] as const;
   readonly host: MemoryHost;
   readonly instance: string;
   /** Every call made on this driver, in order. */

@@ -212,6 +212,7 @@ describe('reconciliation', () => {
     try {
       await first.launch({
         id,
+        isolation: 'namespace',
         template: 'sdk-agent',
         allowInternetAccess: false,
         memoryBytes: 1024 * 2 ** 20,

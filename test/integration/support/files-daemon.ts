@@ -8,7 +8,8 @@ import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { descendantsOf } from '../../../daemon/process-tree.js';
+import { listHostProcesses } from '../../../daemon/process-space.js';
+import { descendantsIn } from '../../../daemon/process-tree.js';
 import { SandboxError } from '../../../rules/errors.js';
 import { Commands } from '../../../sdk/commands.js';
 import { DaemonClient } from '../../../sdk/daemon-client.js';
@@ -66,7 +67,7 @@ export async function startFilesDaemon(prefix: string): Promise<FilesDaemon> {
     files: new Files(client),
     commands: new Commands(client),
     helpers: (marker, ...args) =>
-      [...descendantsOf(daemon.pid).keys()].filter((pid) => {
+      [...descendantsIn(listHostProcesses(), daemon.pid).keys()].filter((pid) => {
         try {
           const argv = readFileSync(`/proc/${String(pid)}/cmdline`, 'utf8').split('\0');
           return argv.some((a) => a.startsWith(marker)) && args.every((a) => argv.includes(a));

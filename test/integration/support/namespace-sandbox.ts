@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
 import { SANDBOXD_NODE_FLAGS } from '../../../protocol/sandboxd-node.js';
@@ -41,12 +42,14 @@ export interface TestSandbox {
 /** A driver on a temporary state folder, and the sandboxes launched through it. */
 export class TestSandboxes {
   readonly stateDir = mkdtempSync(join(tmpdir(), 'sdk-state-'));
-  readonly driver = new NamespaceDriver({ stateDir: this.stateDir });
+  readonly driver = new NamespaceDriver({ stateDir: this.stateDir, isolations: ['namespace', 'gvisor'] });
   readonly #ids = new Set<string>();
 
   /** Launches a sandbox. */
   async launch(
     options: {
+      /** `namespace` by default. */
+      isolation?: Isolation;
       allowInternetAccess?: boolean;
       memoryBytes?: number;
       maxPids?: number;
@@ -61,6 +64,7 @@ export class TestSandboxes {
     const open = options.allowInternetAccess ?? false;
     const launched = await this.driver.launch({
       id,
+      isolation: options.isolation ?? 'namespace',
       template: open ? 'sdk-base' : 'sdk-base-caps',
       allowInternetAccess: open,
       memoryBytes: options.memoryBytes ?? 512 * 2 ** 20,

@@ -43,6 +43,7 @@ describe('recorded journals', () => {
         instance: w.driver.instance,
         request: {
           id,
+          isolation: 'namespace',
           template: 'sdk-base-caps',
           allowInternetAccess: false,
           memoryBytes: 2 ** 29,

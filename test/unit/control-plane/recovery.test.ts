@@ -129,6 +129,7 @@ describe('reconciliation', () => {
     const launch = (id: string) =>
       other.launch({
         id,
+        isolation: 'namespace',
         template: 'sdk-base',
         allowInternetAccess: true,
         memoryBytes: 2 ** 29,

@@ -42,7 +42,7 @@ describe('killTree', () => {
         // all gone, as it should be
       }
     });
-    await expect.poll(() => descendantsOf(root).size).toBeGreaterThanOrEqual(20);
+    await expect.poll(async () => (await descendantsOf(root)).size).toBeGreaterThanOrEqual(20);
     await killTree(root);
     await exited;
     await expect.poll(() => groupMembers(root)).toEqual([]);

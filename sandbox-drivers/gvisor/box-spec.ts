@@ -1,0 +1,95 @@
+/**
+ * The OCI runtime specification runsc starts a gVisor box from: the sandbox's copy-on-write view of its
+ * template (`../namespace/root-view.ts`, the same as a namespace sandbox's) as its root, its `/home`,
+ * gVisor's own memory-backed tmpfs for `/tmp`, `/run` and `/var/tmp`, sandboxd's runtime read-only at
+ * `/opt/sdk` and the agent's configuration read-only; the sandbox's ids mapped to its host range, so the
+ * files its root owns in the view are root's inside and the gVisor kernel runs as a host uid of the
+ * sandbox's own; the box's network namespace (`box-network.ts`); `sdk-exec init` as pid 1. Like the
+ * namespace driver's box there is no `/sys` and no cgroup file system.
+ */
+import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME } from '../../protocol/agent-wire.js';
+import type { ViewPaths } from '../namespace/root-view.js';
+import { SDK_DIR } from '../namespace/sandbox-layout.js';
+import { SDK_EXEC_IN_ROOT } from '../namespace/sandboxd-process.js';
+import { MAPPED_IDS } from '../namespace/uid-ranges.js';
+
+/** Open files of every process in the box (soft and hard), as in a namespace sandbox. */
+export const BOX_OPEN_FILES = 4096;
+
+/** Size of the small tmpfs mounts (/run, /var/tmp). */
+const SMALL_TMPFS_BYTES = 16 * 2 ** 20;
+
+/** What the box is made of. */
+export interface BoxSpecInput {
+  readonly view: ViewPaths;
+  /** sandboxd's runtime image (holds `sdk-exec` and `gvisor-exec`). */
+  readonly sdkImage: string;
+  /** `/run/netns/<name>` of the box's network namespace. */
+  readonly netns: string;
+  /** The host id of the sandbox's id 0. */
+  readonly hostBase: number;
+  readonly memoryBytes: number;
+}
+
+type Mount = { destination: string; type: string; source: string; options?: string[] };
+
+const tmpfs = (destination: string, bytes: number, mode: string): Mount => ({
+  destination,
+  type: 'tmpfs',
+  source: 'tmpfs',
+  options: ['nosuid', 'nodev', `mode=${mode}`, `size=${String(bytes)}`],
+});
+
+const bind = (source: string, destination: string, mode: 'ro' | 'rw'): Mount => ({
+  destination,
+  type: 'bind',
+  source,
+  options: ['rbind', 'nosuid', 'nodev', mode],
+});
+
+/** The box's `config.json`. */
+export function boxSpec(input: BoxSpecInput): object {
+  const { view, memoryBytes } = input;
+  const mapping = [{ containerID: 0, hostID: input.hostBase, size: MAPPED_IDS }];
+  return {
+    ociVersion: '1.0.2',
+    process: {
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args: [SDK_EXEC_IN_ROOT, 'init'],
+      env: ['PATH=/usr/sbin:/usr/bin:/sbin:/bin'],
+      cwd: '/',
+      // pid 1 reaps and nothing else: no capability. Each process of sandbox code gets its account's.
+      capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
+      rlimits: [{ type: 'RLIMIT_NOFILE', hard: BOX_OPEN_FILES, soft: BOX_OPEN_FILES }],
+    },
+    root: { path: view.merged, readonly: false },
+    hostname: 'sandbox',
+    mounts: [
+      { destination: '/proc', type: 'proc', source: 'proc' },
+      { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'mode=755'] },
+      { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec'] },
+      tmpfs('/dev/shm', SMALL_TMPFS_BYTES, '1777'),
+      // Files in tmpfs are memory of sandbox code: with /home (half) these leave it a quarter to run in.
+      tmpfs('/tmp', Math.floor(memoryBytes / 4), '1777'),
+      bind(view.home, '/home', 'rw'),
+      tmpfs('/run', SMALL_TMPFS_BYTES, '755'),
+      tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
+      bind(input.sdkImage, SDK_DIR, 'ro'),
+      bind(view.agent, AGENT_CONFIG_DIR, 'ro'),
+      bind(view.agentConfigHome, AGENT_CONFIG_HOME, 'ro'),
+    ],
+    linux: {
+      namespaces: [
+        { type: 'pid' },
+        { type: 'ipc' },
+        { type: 'uts' },
+        { type: 'mount' },
+        { type: 'user' },
+        { type: 'network', path: input.netns },
+      ],
+      uidMappings: mapping,
+      gidMappings: mapping,
+    },
+  };
+}
