@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N] [--gateway-ca FILE]`: runs the
- * control plane with the embedded default driver (namespaces; needs root) until SIGINT or SIGTERM. It
+ * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N] [--gateway-ca FILE]
+ * [--isolation namespace|gvisor]`: runs the control plane with the host driver (namespace and gVisor
+ * sandboxes; needs root) until SIGINT or SIGTERM; `--isolation` is the isolation of sandboxes whose
+ * create names none (`namespace` by default; with `gvisor`, runsc is built first if need be). It
  * answers requests for `H`, loopback's names and each `NAME` (`Host`), and refuses others. Sandboxes
  * outlive it: the next start adopts them from the journal. `--gateway-ca FILE`: PEM trust roots for gateway
  * upstreams in every sandbox (a private CA), instead of the system's. `sdk doctor [--state-dir DIR]`: checks the
@@ -14,13 +16,14 @@ import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
 import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
+import { ISOLATIONS, isolationSchema, type Isolation } from '../protocol/control-plane-api.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import { doctor } from './doctor.js';
 import { templateBuild } from './template-build.js';
 
 const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
-  '                 [--gateway-ca FILE]',
+  '                 [--gateway-ca FILE] [--isolation namespace|gvisor]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
@@ -54,6 +57,7 @@ const parsed = (() => {
         'state-dir': { type: 'string', default: '/var/lib/sdk' },
         'warm-pool': { type: 'string', default: '0' },
         'gateway-ca': { type: 'string' },
+        isolation: { type: 'string', default: 'namespace' },
       },
     });
   } catch (error) {
@@ -85,10 +89,15 @@ const gatewayCa = (() => {
   }
 })();
 
+const isolation = ((): Isolation => {
+  const parsed = isolationSchema.safeParse(values.isolation);
+  return parsed.success ? parsed.data : usage(`--isolation must be ${ISOLATIONS.join(' or ')}`);
+})();
+
 const stateDir = values['state-dir'];
 // The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
 const operator = loadOrCreateOperatorKey(stateDir);
-const driver = new NamespaceDriver({ stateDir });
+const driver = new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] });
 // The template images, built once per host (layers cached): each step printed as it starts. The agent
 // template's too when its runtime can be built here (its runtime comes from npm on the first start);
 // without it the control plane still serves, and `sdk template build` says what is missing.
@@ -96,6 +105,7 @@ const onStep = (step: string, cached: boolean): void => {
   if (!cached) process.stdout.write(`building template image: ${step}\n`);
 };
 await driver.prepare(onStep);
+if (isolation === 'gvisor') await driver.prepareGvisor(onStep); // runsc, built once per host
 await driver.prepare(onStep, ['sdk-agent']).catch((error: unknown) => {
   process.stdout.write(
     `sdk-agent is not built (${error instanceof Error ? error.message : String(error)})\n`,
@@ -106,6 +116,7 @@ const plane = await ControlPlane.start({
   operatorKey: operator.key,
   driver,
   warmPool,
+  defaultIsolation: isolation,
   ...(gatewayCa === undefined ? {} : { gatewayCa }),
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.

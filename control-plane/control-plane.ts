@@ -23,9 +23,9 @@ import {
 import type { ExecutionList } from '../protocol/agent-wire.js';
 import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
 import type { TemplateBuildLine } from '../protocol/template-api.js';
-import { AuthenticationError, SandboxError } from '../rules/errors.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { parseOptions } from '../rules/parse-options.js';
-import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
+import type { Isolation, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
 import { abortExecution, listExecutions, relayExecutionEvents, type DaemonTarget } from './daemon-agent.js';
 import { DaemonFollowers } from './daemon-followers.js';
@@ -67,6 +67,11 @@ export interface ControlPlaneOptions {
   readonly operatorKey?: string;
   /** Records past the journal's start after which it is compacted (10 000 by default). */
   readonly compactAfter?: number;
+  /**
+   * The isolation of a sandbox whose create names none, and of the warm pool's: one of the driver's,
+   * its first by default.
+   */
+  readonly defaultIsolation?: Isolation;
 }
 
 /**
@@ -82,6 +87,7 @@ export interface ControlPlaneOptions {
  */
 export class ControlPlane {
   readonly #driver: SandboxDriver;
+  readonly #defaultIsolation: Isolation;
   readonly #now: () => number;
   readonly #projection = new Projection();
   readonly #registry = new SandboxRegistry(this.#projection);
@@ -153,6 +159,14 @@ export class ControlPlane {
     this.#histories = new HistoryReader(join(options.stateDir, 'journal.jsonl'));
     this.#journal = new SandboxJournal(options.stateDir, options.compactAfter ?? 10_000);
     this.#driver = options.driver;
+    const defaultIsolation = options.defaultIsolation ?? options.driver.isolations[0] ?? 'namespace';
+    if (!options.driver.isolations.includes(defaultIsolation)) {
+      throw new InvalidArgumentError(
+        `isolation: this control plane offers ${options.driver.isolations.join(' and ')}, not ${defaultIsolation}`,
+        { field: 'isolation' },
+      );
+    }
+    this.#defaultIsolation = defaultIsolation;
     this.#templateBuilds = new TemplateBuilds(options.driver);
     this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
@@ -164,7 +178,7 @@ export class ControlPlane {
       warmPool: options.warmPool ?? 0,
       gatewayCa: options.gatewayCa,
       gatewayTimeouts: options.gatewayTimeouts,
-      defaultIsolation: 'namespace',
+      defaultIsolation: this.#defaultIsolation,
     });
     this.#scheduler = new Scheduler({
       journal: this.#journal,
@@ -252,8 +266,9 @@ export class ControlPlane {
     request: CreateSandboxRequest,
   ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
+    const isolation = parsed.isolation ?? this.#defaultIsolation;
     const { id, accessToken, daemonUrl } = await this.#launcher.obtain({
-      isolation: 'namespace',
+      isolation,
       template: parsed.template,
       allowInternetAccess: parsed.allowInternetAccess,
       memoryMb: parsed.memoryMb,
@@ -268,6 +283,7 @@ export class ControlPlane {
     };
     const facts: SandboxFacts = {
       template: parsed.template,
+      isolation,
       allowInternetAccess: parsed.allowInternetAccess,
       daemonUrl,
       tokenHash: hashToken(accessToken),

@@ -1,10 +1,13 @@
 /**
- * The embedded default: a control plane with the namespace driver, served on a loopback port of this
- * process, for examples, tests and single-machine use.
+ * The embedded default: a control plane with the host driver (namespace and gVisor sandboxes), served on
+ * a loopback port of this process, for examples, tests and single-machine use. Its default isolation is
+ * `SDK_ISOLATION` (`namespace` when unset).
  */
 import type { AddressInfo } from 'node:net';
 import { ensureHostPackages } from '../sandbox-drivers/namespace/host-requirements.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
+import type { Isolation } from '../sandbox-drivers/sandbox-driver.js';
+import { isolationFromEnvironment } from '../protocol/isolation-environment.js';
 import { ControlPlane } from './control-plane.js';
 import { createControlPlaneServer } from './http-api.js';
 import { loadOrCreateOperatorKey } from './operator-key.js';
@@ -28,6 +31,8 @@ export interface EmbeddedOptions {
   readonly warmPool?: number;
   /** Trust roots for gateway upstreams in every sandbox, PEM (a private CA). */
   readonly gatewayCa?: string;
+  /** The isolation of sandboxes whose create names none: `SDK_ISOLATION`, else `namespace`. */
+  readonly isolation?: Isolation;
 }
 
 /**
@@ -43,19 +48,23 @@ export interface EmbeddedOptions {
 export async function startEmbeddedControlPlane(
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedControlPlane> {
+  const isolation = options.isolation ?? isolationFromEnvironment() ?? 'namespace';
   ensureHostPackages();
   const stateDir = options.stateDir ?? '/var/lib/sdk';
   // The SDK in this process presents the operator key from SDK_API_KEY: the embedded default takes the
   // one already there, or its state folder's and puts it there.
   const operatorKey = process.env.SDK_API_KEY || loadOrCreateOperatorKey(stateDir).key;
   process.env.SDK_API_KEY = operatorKey;
-  const driver = new NamespaceDriver({ stateDir });
+  const driver = new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] });
   await driver.prepare(); // the template images, built once per host (layers cached), before any create
+  // runsc too when gVisor is the default (built once per host; else at the first gVisor create).
+  if (isolation === 'gvisor') await driver.prepareGvisor();
   const plane = await ControlPlane.start({
     stateDir,
     operatorKey,
     driver,
     warmPool: options.warmPool ?? 0,
+    defaultIsolation: isolation,
     ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
   });
   const server = createControlPlaneServer(plane);

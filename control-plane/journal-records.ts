@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import { Journal } from '../actors/journal.js';
 import type { JournalWriter } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
-import type { SandboxInfo } from '../protocol/control-plane-api.js';
+import type { Isolation, SandboxInfo } from '../protocol/control-plane-api.js';
 
 /** What the control plane keeps about a sandbox beside its machine. */
 export interface SandboxFacts {
   readonly template: string;
+  /** Absent in journals written before gVisor (issue 26): those sandboxes are namespace ones. */
+  readonly isolation?: Isolation;
   readonly allowInternetAccess: boolean;
   readonly daemonUrl: string;
   /** SHA-256 of the access token, hex: the token itself is never stored. */

@@ -123,6 +123,7 @@ export class Projection {
     return {
       sandboxId: actor.id,
       template: facts.template,
+      isolation: facts.isolation ?? 'namespace',
       state: actor.state,
       allowInternetAccess: facts.allowInternetAccess,
       endReason: context.endReason ?? null,

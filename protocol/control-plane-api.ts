@@ -7,9 +7,23 @@ import { z } from 'zod';
 import { LIMITS } from '../rules/limits.js';
 import { TEMPLATE_NAME } from '../rules/names.js';
 
+/**
+ * The boundary between a sandbox's code and the host: `namespace` (the host's kernel behind namespaces,
+ * cgroups and a seccomp filter) or `gvisor` (gVisor's user-space kernel in between).
+ */
+export const ISOLATIONS = ['namespace', 'gvisor'] as const;
+export const isolationSchema = z.enum(ISOLATIONS);
+
+/** A sandbox's isolation. */
+export type Isolation = z.infer<typeof isolationSchema>;
+
 /** Body of `POST /v1/sandboxes`. */
 export const createSandboxRequestSchema = z.strictObject({
   template: z.string().regex(TEMPLATE_NAME, 'must be a template name').default('sdk-base'),
+  /** The control plane's default (`sdk serve --isolation`, `SDK_ISOLATION`) when absent. */
+  isolation: isolationSchema
+    .optional()
+    .describe("the sandbox's isolation: namespace or gvisor; the control plane's default when absent"),
   allowInternetAccess: z.boolean().default(true),
   timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs).default(LIMITS.sandboxTimeoutMs),
   idlePolicy: z
@@ -46,6 +60,7 @@ export const sandboxStateSchema = z.enum(['running', 'suspended', 'ended']);
 export const sandboxInfoSchema = z.strictObject({
   sandboxId: z.string(),
   template: z.string(),
+  isolation: isolationSchema,
   state: sandboxStateSchema,
   allowInternetAccess: z.boolean(),
   /** `failed`: the sandbox's daemon died (out of memory, crashed, killed from outside). */

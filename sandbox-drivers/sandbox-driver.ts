@@ -1,11 +1,9 @@
 /** The interface every isolation engine implements (DESIGN.md §4). */
 import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 
-/**
- * The boundary between a sandbox's code and the host: `namespace`, the host's kernel behind namespaces,
- * cgroups and a seccomp filter; `gvisor`, a second kernel (gVisor's, in user space) in between.
- */
-export type Isolation = 'namespace' | 'gvisor';
+import type { Isolation } from '../protocol/control-plane-api.js';
+
+export type { Isolation };
 
 /** What a new sandbox needs from the driver. */
 export interface LaunchRequest {

@@ -111,6 +111,7 @@ export async function launchSandbox(
     token: apiKey,
     body: {
       template: o.template,
+      ...(o.isolation === undefined ? {} : { isolation: o.isolation }),
       allowInternetAccess: o.allowInternetAccess,
       timeoutMs: o.timeoutMs,
       idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },

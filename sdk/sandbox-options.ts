@@ -1,5 +1,7 @@
 /** The options of `Sandbox.create` (SPEC "Sandbox handle"), checked before any call. */
 import { z } from 'zod';
+import { isolationSchema } from '../protocol/control-plane-api.js';
+import { isolationFromEnvironment } from '../protocol/isolation-environment.js';
 import { LIMITS } from '../rules/limits.js';
 import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
@@ -17,6 +19,12 @@ const sandboxOptions = z
       .regex(TEMPLATE_NAME, 'must be an image name [a-z0-9._-] or an ARN')
       .default('sdk-base'),
     allowInternetAccess: z.boolean().default(true),
+    /**
+     * The boundary between the sandbox's code and the host: `namespace` (the host's kernel behind
+     * namespaces, cgroups and a seccomp filter) or `gvisor` (gVisor's kernel in between). By default
+     * `SDK_ISOLATION`, else the control plane's.
+     */
+    isolation: isolationSchema.optional(),
     gateways: gatewayMapSchema.default({}),
     /**
      * Environment variable name to secret name (or `SecretRef`), at most 64: each secret's value, read
@@ -100,5 +108,7 @@ export type ResolvedSandboxOptions = z.output<typeof sandboxOptions>;
  * @throws InvalidArgumentError naming the field and the rule
  */
 export function resolveSandboxOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
-  return parseOptions(sandboxOptions, options, 'Sandbox.create');
+  const resolved = parseOptions(sandboxOptions, options, 'Sandbox.create');
+  const isolation = resolved.isolation ?? isolationFromEnvironment();
+  return isolation === undefined ? resolved : { ...resolved, isolation };
 }

@@ -20,6 +20,7 @@ function searchable(sandbox: InspectorSandbox): string {
   return [
     sandbox.sandboxId,
     sandbox.template,
+    sandbox.isolation,
     sandbox.state,
     sandbox.suspendReason ?? '',
     sandbox.endReason ?? '',
@@ -119,6 +120,7 @@ class Row {
       { 'data-sandbox-id': sandbox.sandboxId, class: 'clickable' },
       h('td', {}, open),
       h('td', {}, sandbox.template),
+      h('td', {}, sandbox.isolation),
       this.#state,
       this.#timeline,
       this.#age,
@@ -223,6 +225,7 @@ export function sandboxTableView(
   const columns = [
     'sandbox',
     'template',
+    'isolation',
     'state',
     'timeline',
     'age',

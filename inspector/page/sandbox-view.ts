@@ -131,6 +131,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     fill(
       facts,
       fact('template', sandbox.template),
+      fact('isolation', sandbox.isolation),
       fact('egress', sandbox.allowInternetAccess ? 'open' : 'closed'),
       fact('age', clocks.age),
       fact('idle in', clocks.idle, clocks.idleUrgent),

@@ -13,7 +13,7 @@ from .errors import (
     error_from_envelope,
 )
 from ._command_output import CommandResult
-from ._wire import ProcessInfo, SandboxInfo, SandboxState
+from ._wire import Isolation, ProcessInfo, SandboxInfo, SandboxState
 from .async_commands import AsyncCommandHandle, AsyncCommands
 from .async_sandbox import AsyncSandbox
 from .commands import CommandHandle, Commands
@@ -123,6 +123,7 @@ __all__ = [
     "GatewayStatus",
     "Gateways",
     "InvalidArgumentException",
+    "Isolation",
     "ProcessInfo",
     "Sandbox",
     "SandboxException",

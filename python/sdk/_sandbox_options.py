@@ -9,10 +9,11 @@ and whose ``field`` is the first failed one; never a value.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Final, Literal, Mapping
+from typing import Any, Callable, Final, Literal, Mapping, cast
 
 import httpx
 
@@ -21,8 +22,8 @@ from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
-from ._wire import CreateSandboxRequest, IdlePolicyBody
-from .errors import AuthenticationException
+from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
+from .errors import AuthenticationException, InvalidArgumentException
 from .s3_prefix import S3Prefix
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource, check_gateway_map
@@ -68,6 +69,33 @@ def _url(check: Checker, name: str, value: object) -> str | None:
     return str(value)
 
 
+def _isolation(check: Checker, value: object) -> Isolation | None:
+    """``isolation``: ``namespace``, ``gvisor`` or None (not chosen)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in ISOLATIONS:
+        check.add(("isolation",), f"must be {' or '.join(ISOLATIONS)}")
+        return None
+    return cast(Isolation, value)
+
+
+def isolation_from_environment() -> Isolation | None:
+    """``SDK_ISOLATION`` (``namespace`` or ``gvisor``), as ``protocol/isolation-environment.ts`` reads it;
+    None when unset or empty.
+
+    :raises InvalidArgumentException: (``field`` ``isolation``) for another value
+    """
+    value = os.environ.get("SDK_ISOLATION", "")
+    if value == "":
+        return None
+    if value not in ISOLATIONS:
+        raise InvalidArgumentException(
+            f"SDK_ISOLATION: must be {' or '.join(ISOLATIONS)}, not {json.dumps(value, ensure_ascii=False)}",
+            "isolation",
+        )
+    return cast(Isolation, value)
+
+
 def _request_timeout(check: Checker, value: object) -> float:
     if value is None:
         return DEFAULT_REQUEST_TIMEOUT
@@ -99,11 +127,15 @@ class CreateOptions:
     #: Where the home is restored from and saved (``persist``), with the role that reaches it.
     persist: S3Prefix | None = None
     execution_role_arn: str | None = None
+    #: ``namespace`` or ``gvisor`` (the argument, else ``SDK_ISOLATION``); None: the control plane's.
+    isolation: Isolation | None = None
 
     def body(self) -> dict[str, Any]:
-        """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given)."""
+        """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
+        ``isolation`` only when one was chosen)."""
         return CreateSandboxRequest(
             template=self.template,
+            isolation=self.isolation,
             allow_internet_access=self.allow_internet_access,
             timeout_ms=self.timeout_ms,
             idle_policy=IdlePolicyBody(max_idle_seconds=IDLE_SECONDS, auto_resume=True),
@@ -121,6 +153,7 @@ def resolve_create_options(
     cpus: object,
     control_plane_url: object,
     request_timeout: object,
+    isolation: object = None,
     gateways: object = None,
     secrets: object = None,
     secret_cache: object = None,
@@ -131,11 +164,13 @@ def resolve_create_options(
     pool_kind: PoolKind = "SandboxPool",
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets`` and ``persist``."""
+    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets`` and ``persist``. Without
+    ``isolation``, ``SDK_ISOLATION`` (read once the options pass, as ``sdk/sandbox-options.ts`` does)."""
     check = Checker("Sandbox.create")
     if not matches(TEMPLATE_NAME, template):
         check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
     check_bool(check, ("allow_internet_access",), allow_internet_access)
+    chosen = _isolation(check, isolation)
     routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
     envs = check_secrets_map(check, ("secrets",), {} if secrets is None else secrets)
     timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
@@ -163,6 +198,7 @@ def resolve_create_options(
         routes, envs, cache, bool(keep_on_failure),
         persist=persist if isinstance(persist, S3Prefix) else None,
         execution_role_arn=execution_role_arn if isinstance(execution_role_arn, str) else None,
+        isolation=chosen if isolation is not None else isolation_from_environment(),
     )
 
 

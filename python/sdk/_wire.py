@@ -14,6 +14,14 @@ from pydantic.alias_generators import to_camel
 #: A sandbox's state.
 SandboxState = Literal["running", "suspended", "ended"]
 
+#: The boundary between a sandbox's code and the host (``protocol/control-plane-api.ts`` ``ISOLATIONS``):
+#: ``namespace`` (the host's kernel behind namespaces, cgroups and a seccomp filter) or ``gvisor``
+#: (gVisor's user-space kernel in between).
+Isolation = Literal["namespace", "gvisor"]
+
+#: Every isolation, in the order the rules name them.
+ISOLATIONS: tuple[Isolation, ...] = ("namespace", "gvisor")
+
 
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
@@ -24,6 +32,8 @@ class SandboxInfo(_Wire):
 
     sandbox_id: str
     template: str
+    #: Its isolation: ``namespace`` or ``gvisor``.
+    isolation: Isolation
     state: SandboxState
     allow_internet_access: bool
     #: Why it ended: ``killed``, ``timeout``, or ``failed`` (its daemon died); ``None`` while it lives.
@@ -57,10 +67,11 @@ class IdlePolicyBody(_Wire):
 
 
 class CreateSandboxRequest(_Wire):
-    """Body of ``POST /v1/sandboxes``; ``memory_mb`` and ``cpus`` are left out (the template's) when
-    ``None``."""
+    """Body of ``POST /v1/sandboxes``; ``isolation`` (the control plane's default), ``memory_mb`` and
+    ``cpus`` (the template's) are left out when ``None``."""
 
     template: str
+    isolation: Isolation | None = None
     allow_internet_access: bool
     timeout_ms: int = Field(ge=1)
     idle_policy: IdlePolicyBody

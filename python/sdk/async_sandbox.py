@@ -19,7 +19,7 @@ from ._secret_ops import adrive_secrets
 from ._home_persistence import adrive_home, restore_on_create_op
 from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import SandboxInfo
+from ._wire import Isolation, SandboxInfo
 from .gateways import AsyncGateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -110,6 +110,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         *,
         template: str = "sdk-base",
         allow_internet_access: bool = True,
+        isolation: Isolation | None = None,
         timeout: float = DEFAULT_SANDBOX_TIMEOUT,
         memory_mb: int | None = None,
         cpus: float | None = None,
@@ -126,7 +127,8 @@ class AsyncSandbox(AsyncSandboxExtras):
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
         With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s.
 
-        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
+            ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
         :raises SecretNotFoundException: for a missing secret of ``gateways`` or ``secrets`` (the new
             sandbox is ended unless ``keep_on_failure``)
@@ -136,6 +138,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         o = resolve_create_options(
             template=template,
             allow_internet_access=allow_internet_access,
+            isolation=isolation,
             timeout=timeout,
             memory_mb=memory_mb,
             cpus=cpus,

@@ -19,7 +19,7 @@ from ._secret_ops import drive_secrets
 from ._home_persistence import drive_home, restore_on_create_op
 from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import SandboxInfo
+from ._wire import Isolation, SandboxInfo
 from .gateways import Gateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -110,6 +110,7 @@ class Sandbox(SandboxExtras):
         *,
         template: str = "sdk-base",
         allow_internet_access: bool = True,
+        isolation: Isolation | None = None,
         timeout: float = DEFAULT_SANDBOX_TIMEOUT,
         memory_mb: int | None = None,
         cpus: float | None = None,
@@ -128,6 +129,9 @@ class Sandbox(SandboxExtras):
 
         :param template: image name or ARN (``sdk-base``, ``sdk-base-caps``, ``sdk-agent``)
         :param allow_internet_access: False for closed egress
+        :param isolation: the boundary between the sandbox's code and the host: ``namespace`` (the host's
+            kernel behind namespaces, cgroups and a seccomp filter) or ``gvisor`` (gVisor's kernel in
+            between); by default ``SDK_ISOLATION``, else the control plane's default
         :param timeout: lifetime in seconds, running plus suspended (default 3600, at most 8 h)
         :param memory_mb: memory of sandbox code, MiB (32-16384); by default the template's
         :param cpus: CPU time in CPUs (0.05-64); by default the template's
@@ -145,7 +149,8 @@ class Sandbox(SandboxExtras):
         :param pool: take the sandbox from this ``SandboxPool`` (``pool.take()``, a hot slot): the other
             options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets`` and
             ``persist`` are refused with it
-        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
+            ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
             ``keep_on_failure``
         :raises SandboxException: when the daemon refuses the configuration (``failure_class`` says why;
@@ -156,6 +161,7 @@ class Sandbox(SandboxExtras):
         o = resolve_create_options(
             template=template,
             allow_internet_access=allow_internet_access,
+            isolation=isolation,
             timeout=timeout,
             memory_mb=memory_mb,
             cpus=cpus,

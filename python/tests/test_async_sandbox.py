@@ -138,8 +138,9 @@ async def test_kill_then_every_call_raises_before_any_traffic(
 
 
 async def test_async_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:
-    async with await AsyncSandbox.create(timeout=120) as sbx:
+    async with await AsyncSandbox.create(timeout=120, isolation="namespace") as sbx:
         sandbox_id = sbx.sandbox_id
+        assert (await sbx.get_info()).isolation == "namespace"
         token = sbx.access_token
         assert token not in repr(sbx)
         await sbx.commands.run("sleep 300", background=True)  # followed until the handle closes
@@ -155,6 +156,7 @@ async def test_async_with_kills_the_sandbox_at_exit(control_plane: ControlPlane)
         ({"memory_mb": 20_000}, "memory_mb"),
         ({"cpus": 100}, "cpus"),
         ({"allow_internet_access": None}, "allow_internet_access"),
+        ({"isolation": "vm"}, "isolation"),
     ],
 )
 async def test_bad_create_options_raise_before_any_call(

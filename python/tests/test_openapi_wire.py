@@ -323,11 +323,12 @@ def test_the_create_body_is_a_create_request() -> None:
 
     options = resolve_create_options(
         template="sdk-base", allow_internet_access=False, timeout=60, memory_mb=None, cpus=0.5,
-        control_plane_url=None, request_timeout=None,
+        control_plane_url=None, request_timeout=None, isolation="gvisor",
     )
     body = options.body()
     assert CreateSandboxRequest.model_validate(body, strict=True).wire() == body
     assert "memoryMb" not in body and body["cpus"] == 0.5 and None not in body.values()
+    assert body["isolation"] == "gvisor"
 
 
 def test_every_error_code_of_the_document_has_its_exception(document: dict[str, Any]) -> None:

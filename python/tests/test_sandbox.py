@@ -225,9 +225,10 @@ def test_a_second_handle_learns_the_sandbox_ended(control_plane: ControlPlane) -
 
 
 def test_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:
-    with Sandbox.create(timeout=120, memory_mb=256, cpus=0.5) as sbx:
+    with Sandbox.create(timeout=120, memory_mb=256, cpus=0.5, isolation="namespace") as sbx:
         sandbox_id = sbx.sandbox_id
-        assert sbx.get_info().template == "sdk-base"
+        info = sbx.get_info()
+        assert (info.template, info.isolation) == ("sdk-base", "namespace")
     answer = control_plane._call("GET", f"/v1/sandboxes/{sandbox_id}")
     assert isinstance(answer, dict) and answer["state"] == "ended"
 
@@ -237,6 +238,8 @@ def test_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:
     [
         ({"template": "Not A Template"}, "template"),
         ({"allow_internet_access": "yes"}, "allow_internet_access"),
+        ({"isolation": "kvm"}, "isolation"),
+        ({"isolation": 1}, "isolation"),
         ({"timeout": 0}, "timeout"),
         ({"timeout": 8 * 3600 + 1}, "timeout"),
         ({"timeout": True}, "timeout"),

@@ -7,8 +7,8 @@
  * copy restored from a snapshot finds its network as it was.
  *
  * In the sandbox's namespace a table `sdk_box` (host root's: nothing in the box can change it):
- *   - from the box, only sandboxd's gateway listeners on 169.254.0.1 are reachable (never its API), and
- *     replies;
+ *   - from the box, only sandboxd's gateway listeners on 169.254.0.1 are reachable (never its API: a
+ *     connection is reset, as in a namespace sandbox), and replies;
  *   - the box's traffic to other networks is forwarded, and masqueraded as the sandbox's address, only
  *     with open egress; never to a link-local address (the metadata address among them). The host's
  *     table (`sdk_<instance>_<id>`) then treats it as any sandbox's: no host service, no other sandbox.
@@ -102,6 +102,7 @@ function boxTable(
     type filter hook input priority 0; policy accept;
     iifname "${link}" ct state established,related accept
     iifname "${link}" ip daddr ${BOX_LINK.sandboxd} tcp dport != ${String(daemonPort)} accept
+    iifname "${link}" meta l4proto tcp reject with tcp reset
     iifname "${link}" reject with icmpx type admin-prohibited
   }
   chain forward {

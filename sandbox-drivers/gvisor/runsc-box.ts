@@ -12,9 +12,9 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chown, chmod, link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, chmod, link, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runQuietly } from '../namespace/host-commands.js';
+import { run, runQuietly } from '../namespace/host-commands.js';
 import { HOST_TOOLS_ENV } from '../namespace/sandboxd-process.js';
 
 /** Where runsc's state, the bundles and the control folders of a driver instance live. */
@@ -67,12 +67,12 @@ function runscArgs(paths: BoxPaths, args: readonly string[]): string[] {
  * root binds it).
  */
 export async function prepareBox(paths: BoxPaths, spec: object, sandboxdId: number): Promise<void> {
-  for (const dir of [paths.state, join(paths.bundle, '..'), join(paths.control, '..')]) {
+  // Made whole at once: the last destroy of the instance may be removing the folders above meanwhile.
+  for (const dir of [paths.state, paths.bundle, paths.control])
     await mkdir(dir, { recursive: true, mode: 0o711 });
-  }
-  await mkdir(paths.bundle, { mode: 0o700 });
+  await chmod(paths.bundle, 0o700);
   await writeFile(join(paths.bundle, 'config.json'), JSON.stringify(spec), { mode: 0o600 });
-  await mkdir(paths.control, { mode: 0o700 });
+  await chmod(paths.control, 0o700);
   await chown(paths.control, sandboxdId, sandboxdId);
 }
 
@@ -148,4 +148,23 @@ export async function removeBox(runsc: string | undefined, paths: BoxPaths, id: 
     await rm(join(paths.state, name), { force: true });
   await rm(paths.bundle, { recursive: true, force: true });
   await rm(paths.control, { recursive: true, force: true });
+  // The instance's folders go with its last box (a launch makes them again, `prepareBox`), and the
+  // empty network namespace runsc pins there for its file servers (a bind mount, `null-netns`).
+  const left = await readdir(paths.state).catch(() => [] as string[]);
+  if (left.some((name) => name.endsWith('.state'))) return;
+  for (let mounts = 0; mounts < 8; mounts++) {
+    if ((await run('umount', ['--lazy', join(paths.state, NULL_NETNS)]).catch(() => undefined)) === undefined)
+      break;
+  }
+  await rm(join(paths.state, NULL_NETNS), { force: true });
+  for (const dir of [
+    join(paths.bundle, '..'),
+    join(paths.control, '..'),
+    paths.state,
+    join(paths.state, '..'),
+  ])
+    await rmdir(dir).catch(() => undefined);
 }
+
+/** What runsc names the empty network namespace it pins under `--root` (runsc/specutils/namespace.go). */
+const NULL_NETNS = 'null-netns';

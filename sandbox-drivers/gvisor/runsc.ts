@@ -6,7 +6,7 @@
  * in its own chroot.
  */
 import { join } from 'node:path';
-import { goLayer, type BuildContext } from '../namespace/image-layers.js';
+import { goLayer, layerRoot, type BuildContext } from '../namespace/image-layers.js';
 import type { GoPlacement } from '../namespace/image-recipe.js';
 
 /** The runsc every gVisor sandbox runs on. */
@@ -16,6 +16,11 @@ export const RUNSC: GoPlacement = {
   toolchain: 'go1.26.8',
   sha256: '2e755ed89cc2c450b2349cda80f1d41550f33b001430134b9911894ce8b2b1fb',
 };
+
+/** Where the pinned runsc is once built (`ensureRunsc`), whether it is there or not. */
+export function runscPath(): string {
+  return join(layerRoot('go', RUNSC), 'bin', 'runsc');
+}
 
 /**
  * The path of the pinned runsc, built first when the cache lacks it (about 2 minutes on 2 cores, once

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { meetsVersion, SERIES_VERSION } from '../../protocol/versions.js';
 import { AGENT_TEMPLATE } from '../../rules/names.js';
+import { RUNSC, runscPath } from '../gvisor/runsc.js';
 import { commandExists, HOST_PACKAGES } from './host-requirements.js';
 
 /** How a check came out. */
@@ -123,6 +124,37 @@ function commandsCheck(host: HostView): CheckResult[] {
   );
 }
 
+/**
+ * `gvisor`: runsc (pinned, built from the Go module proxy once per host) is there and runs; without it
+ * gVisor sandboxes still work once Go can build it, so this WARNs, never FAILs.
+ */
+function gvisorCheck(host: HostView): CheckResult {
+  const runsc = runscPath();
+  if (host.exists(runsc)) {
+    return host.succeeds(runsc, ['--version'])
+      ? pass('gvisor', `runsc ${RUNSC.version} built (platform systrap)`)
+      : problem(
+          'WARN',
+          'gvisor',
+          `${runsc} does not run`,
+          `remove ${runsc}: the next gVisor launch builds it again`,
+        );
+  }
+  return host.commandExists('go') || host.exists('/usr/local/go/bin/go')
+    ? problem(
+        'WARN',
+        'gvisor',
+        `runsc ${RUNSC.version} not built yet (the first gVisor sandbox builds it, about 2 minutes)`,
+        'build it now: sdk serve --isolation gvisor',
+      )
+    : problem(
+        'WARN',
+        'gvisor',
+        'no go command: gVisor sandboxes cannot be had here',
+        'install Go 1.26 (runsc is built from the Go module proxy)',
+      );
+}
+
 function nftablesCheck(host: HostView): CheckResult {
   if (!host.commandExists('nft'))
     return problem('FAIL', 'nftables', 'nft missing', 'apt-get install nftables');
@@ -182,6 +214,7 @@ export function runChecks(stateDir: string, host: HostView = REAL_HOST): CheckRe
     nftablesCheck(host),
     ...commandsCheck(host),
     memoryCheck(host),
+    gvisorCheck(host),
     ...compatibilityChecks(host, stateDir),
   ];
 }

@@ -124,6 +124,11 @@ function tail(error: unknown): string {
   return (stderr ?? message ?? String(error)).trim().split('\n').slice(-3).join(' | ');
 }
 
+/** Where the layer named by `inputs` has (or would have) its files, built or not. */
+export function layerRoot(kind: Layer['kind'], inputs: unknown): string {
+  return join(layerCacheDir(), inputHash({ kind, inputs }), 'root');
+}
+
 /**
  * The layer named by `inputs`, built by `fill(root)` into a folder aside when it is not cached yet.
  */

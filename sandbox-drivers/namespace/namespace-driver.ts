@@ -168,7 +168,16 @@ export class NamespaceDriver implements SandboxDriver {
       if (manifest !== undefined)
         await this.#imagesOf(recipeOf(manifest), onStep === undefined ? {} : { onStep });
     }
-    if (this.isolations.includes('gvisor')) await this.#runscPath(onStep === undefined ? {} : { onStep });
+  }
+
+  /**
+   * Builds runsc (once per host, about 2 minutes on 2 cores; `../gvisor/runsc.ts`) or finds it built, so
+   * no gVisor launch waits for it; `onStep` hears of the step. The first gVisor launch builds it too.
+   *
+   * @throws ImageBuildError naming the step that failed
+   */
+  async prepareGvisor(onStep?: BuildContext['onStep']): Promise<void> {
+    await this.#runscPath(onStep === undefined ? {} : { onStep });
   }
 
   /** runsc, built once per host (a layer of the cache) and found once per driver. */

@@ -43,7 +43,7 @@ export async function startControlPlane(
   options: Partial<ControlPlaneOptions> = {},
 ): Promise<InProcessControlPlane> {
   const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
-  const driver = new NamespaceDriver({ stateDir });
+  const driver = new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] });
   const plane = await ControlPlane.start({
     stateDir,
     driver,
@@ -114,7 +114,7 @@ export function stateFolder(): {
   const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
   return {
     stateDir,
-    driver: new NamespaceDriver({ stateDir }),
+    driver: new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] }),
     remove: () => rmSync(stateDir, { recursive: true, force: true }),
   };
 }

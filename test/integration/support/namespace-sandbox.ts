@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
+import { isolationFromEnvironment } from '../../../protocol/isolation-environment.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { SANDBOXD_ENTRY, SANDBOXD_NODE } from '../../../sandbox-drivers/namespace/sandboxd-process.js';
 import { SANDBOXD_NODE_FLAGS } from '../../../protocol/sandboxd-node.js';
@@ -48,7 +49,7 @@ export class TestSandboxes {
   /** Launches a sandbox. */
   async launch(
     options: {
-      /** `namespace` by default. */
+      /** `SDK_ISOLATION`'s by default, else `namespace`. */
       isolation?: Isolation;
       allowInternetAccess?: boolean;
       memoryBytes?: number;
@@ -64,7 +65,7 @@ export class TestSandboxes {
     const open = options.allowInternetAccess ?? false;
     const launched = await this.driver.launch({
       id,
-      isolation: options.isolation ?? 'namespace',
+      isolation: options.isolation ?? isolationFromEnvironment() ?? 'namespace',
       template: open ? 'sdk-base' : 'sdk-base-caps',
       allowInternetAccess: open,
       memoryBytes: options.memoryBytes ?? 512 * 2 ** 20,

@@ -10,6 +10,7 @@ export function fakeSandboxInfo(
   return {
     sandboxId,
     template,
+    isolation: 'namespace',
     state,
     allowInternetAccess,
     endReason: state === 'ended' ? 'killed' : null,
