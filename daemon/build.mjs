@@ -8,7 +8,7 @@
 // Why: Node resolving and loading dist/ and node_modules/ module by module was most of a cold start
 // (about 190 ms of Node before the ready line; bench/README.md).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -132,11 +132,18 @@ for (const output of results.flatMap((result) => Object.values(result.metafile.o
 
 // Static: they run from the host, in sandboxd's root and in the sandbox's (a gVisor box's too), whatever
 // libc each holds. sdk-exec places a namespace sandbox and enters it; gvisor-exec reaches a gVisor box.
-for (const [name, source] of [
-  ['sdk-exec', join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c')],
-  ['gvisor-exec', join(root, 'sandbox-drivers', 'gvisor', 'gvisor-exec', 'gvisor-exec.c')],
+const gvisorExec = join(root, 'sandbox-drivers', 'gvisor', 'gvisor-exec');
+for (const [name, sources] of [
+  ['sdk-exec', [join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c')]],
+  [
+    'gvisor-exec',
+    readdirSync(gvisorExec)
+      .filter((file) => file.endsWith('.c'))
+      .sort()
+      .map((file) => join(gvisorExec, file)),
+  ],
 ]) {
-  execFileSync('gcc', ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-o', join(out, name), source], {
+  execFileSync('gcc', ['-static', '-O2', '-Wall', '-Wextra', '-Werror', '-o', join(out, name), ...sources], {
     stdio: 'inherit',
   });
 }

@@ -10,8 +10,26 @@
 import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME } from '../../protocol/agent-wire.js';
 import type { ViewPaths } from '../namespace/root-view.js';
 import { SDK_DIR } from '../namespace/sandbox-layout.js';
-import { SDK_EXEC_IN_ROOT } from '../namespace/sandboxd-process.js';
+import { GVISOR_EXEC } from './gvisor-exec-path.js';
 import { MAPPED_IDS } from '../namespace/uid-ranges.js';
+
+/** moby's default capabilities (oci/caps/defaults.go): the sandbox root's, as in a namespace sandbox. */
+const MOBY_CAPABILITIES = [
+  'CAP_CHOWN',
+  'CAP_DAC_OVERRIDE',
+  'CAP_FSETID',
+  'CAP_FOWNER',
+  'CAP_MKNOD',
+  'CAP_NET_RAW',
+  'CAP_SETGID',
+  'CAP_SETUID',
+  'CAP_SETFCAP',
+  'CAP_SETPCAP',
+  'CAP_NET_BIND_SERVICE',
+  'CAP_SYS_CHROOT',
+  'CAP_KILL',
+  'CAP_AUDIT_WRITE',
+];
 
 /** Open files of every process in the box (soft and hard), as in a namespace sandbox. */
 export const BOX_OPEN_FILES = 4096;
@@ -56,11 +74,18 @@ export function boxSpec(input: BoxSpecInput): object {
     process: {
       terminal: false,
       user: { uid: 0, gid: 0 },
-      args: [SDK_EXEC_IN_ROOT, 'init'],
+      // pid 1 reaps and spawns every process of sandbox code as its account (`gvisor-exec/spawner.c`):
+      // it holds moby's capabilities, which root's processes keep and the user's lose.
+      args: [`${SDK_DIR}/${GVISOR_EXEC}`, 'init'],
       env: ['PATH=/usr/sbin:/usr/bin:/sbin:/bin'],
       cwd: '/',
-      // pid 1 reaps and nothing else: no capability. Each process of sandbox code gets its account's.
-      capabilities: { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] },
+      capabilities: {
+        bounding: MOBY_CAPABILITIES,
+        effective: MOBY_CAPABILITIES,
+        inheritable: [],
+        permitted: MOBY_CAPABILITIES,
+        ambient: [],
+      },
       rlimits: [{ type: 'RLIMIT_NOFILE', hard: BOX_OPEN_FILES, soft: BOX_OPEN_FILES }],
     },
     root: { path: view.merged, readonly: false },

@@ -25,6 +25,7 @@ import {
   removeBox,
   startBox,
 } from '../gvisor/runsc-box.js';
+import { GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { ensureRunsc } from '../gvisor/runsc.js';
 import type {
   Isolation,
@@ -124,9 +125,6 @@ export interface NamespaceDriverOptions {
    */
   readonly isolations?: readonly Isolation[];
 }
-
-/** The gVisor box's helper in sandboxd's runtime image (`../gvisor/gvisor-exec/`). */
-export const GVISOR_EXEC = 'gvisor-exec';
 
 /** The namespace driver. */
 export class NamespaceDriver implements SandboxDriver {

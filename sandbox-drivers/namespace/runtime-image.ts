@@ -26,10 +26,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { HOST_TOOLS_ENV, SDK_EXEC } from './sandboxd-process.js';
 
 /** The static helpers of the image (`sdk-exec`, and `gvisor-exec` for gVisor boxes). */
-const HELPERS: readonly string[] = [SDK_EXEC, 'gvisor-exec'];
+const HELPERS: readonly string[] = [SDK_EXEC, GVISOR_EXEC];
 
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';
