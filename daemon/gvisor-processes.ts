@@ -73,6 +73,11 @@ export class GvisorProcesses implements ProcessSpace {
     }));
   }
 
+  async lookup(pids: readonly number[]): Promise<ProcessInfo[]> {
+    const wanted = new Set(pids);
+    return (await this.list()).filter((entry) => wanted.has(entry.pid));
+  }
+
   async signal(pid: number, signal: NodeJS.Signals): Promise<void> {
     await urpcCall(this.socket, 'containerManager.Signal', {
       CID: this.container,

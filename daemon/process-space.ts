@@ -19,6 +19,8 @@ export interface ProcessInfo {
 export interface ProcessSpace {
   /** Every running process now (zombies left out: they have ended). */
   list(): Promise<ProcessInfo[]>;
+  /** Those of `pids` that run now (cheaper than `list` where a kernel can look one up). */
+  lookup(pids: readonly number[]): Promise<ProcessInfo[]>;
   /** Signals one process; one that has ended meanwhile is skipped. */
   signal(pid: number, signal: NodeJS.Signals): Promise<void>;
   /**
@@ -63,6 +65,7 @@ export function listHostProcesses(): ProcessInfo[] {
 /** sandboxd's own kernel: /proc and kill(2). */
 export const hostProcesses: ProcessSpace = {
   list: () => Promise.resolve(listHostProcesses()),
+  lookup: (pids) => Promise.resolve(pids.flatMap((pid) => readStat(pid) ?? [])),
   signal: kill,
   signalGroup: (group, signal) => kill(-group, signal),
 };

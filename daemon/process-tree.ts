@@ -59,7 +59,7 @@ async function signal(
   name: NodeJS.Signals,
   group?: number,
 ): Promise<void> {
-  const running = stillRunning(await space.list(), processes);
+  const running = stillRunning(await space.lookup([...processes.keys()]), processes);
   if (group !== undefined && [...running.values()].some((entry) => entry.group === group)) {
     await space.signalGroup(group, name);
   }
@@ -82,7 +82,8 @@ export async function killTree(
   const snapshot = new Map([[root, rootEntry.start], ...descendantsIn(processes, root)]);
   await signal(space, snapshot, 'SIGTERM', group);
   const deadline = Date.now() + graceMs;
-  const anyLeft = async (): Promise<boolean> => stillRunning(await space.list(), snapshot).size > 0;
+  const anyLeft = async (): Promise<boolean> =>
+    stillRunning(await space.lookup([...snapshot.keys()]), snapshot).size > 0;
   while (Date.now() < deadline && (await anyLeft())) await sleep(20);
   const now = await space.list();
   const union = new Map(snapshot);

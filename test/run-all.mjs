@@ -22,8 +22,11 @@ const AGENTS = {
   args: ['run', '--silent', 'template:agent'],
   after: [],
 };
-/** The template images every sandbox of the tests stands on: built once, before the jobs that use them. */
-const IMAGES = { name: 'template images', run: prepareImages, after: [BUILD, AGENTS] };
+/**
+ * The template images every sandbox of the tests stands on, and runsc for the gVisor ones: built once
+ * (cached on the host), before the jobs that use them.
+ */
+const IMAGES = { name: 'template images and runsc', run: prepareImages, after: [BUILD, AGENTS] };
 /** After the build: the tests import the package by its name, whose types are the built ones. */
 const CHECKS = {
   name: 'typecheck and lint',
@@ -59,8 +62,9 @@ function spawnJob(command, args) {
 }
 
 /**
- * `sdk serve` builds the template images as it starts (from Debian's packages and npm on a host's first
- * run, cached after); it is stopped once it listens.
+ * `sdk serve --isolation gvisor` builds the template images and runsc as it starts (from Debian's
+ * packages, npm and the Go module proxy on a host's first run, cached after); it is stopped once it
+ * listens.
  */
 async function prepareImages() {
   // On a fresh machine first the Debian packages the images and sandboxes need (apt-get when missing).
@@ -75,7 +79,7 @@ async function prepareImages() {
   try {
     const serve = spawn(
       process.execPath,
-      ['dist/cli/sdk.js', 'serve', '--port', '0', '--state-dir', stateDir],
+      ['dist/cli/sdk.js', 'serve', '--port', '0', '--state-dir', stateDir, '--isolation', 'gvisor'],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -83,7 +87,7 @@ async function prepareImages() {
     serve.stderr.on('data', (chunk) => chunks.push(chunk));
     const exited = once(serve, 'exit');
     for await (const line of createInterface({ input: serve.stdout })) {
-      if (line.startsWith('building template image') || line.startsWith('sdk-agent is not built')) {
+      if (/^(building template image|sdk-agent is not built)/.test(line)) {
         chunks.push(Buffer.from(`${line}\n`));
       }
       if (line.startsWith('control plane on ')) break;

@@ -10,6 +10,7 @@ import { commandExists, ensureHostPackages } from '../../../sandbox-drivers/name
 import { agentRecipe, agentsSource, AGENTS_TREE } from '../../../sandbox-drivers/namespace/agent-template.js';
 import { BASE_RECIPE } from '../../../sandbox-drivers/namespace/image-recipe.js';
 import { ensureRootImage } from '../../../sandbox-drivers/namespace/image-root.js';
+import { ensureRunsc } from '../../../sandbox-drivers/gvisor/runsc.js';
 
 const AGENTS_BUILD = fileURLToPath(new URL('../../../templates/sdk-agent/build/opt-agents', import.meta.url));
 const AGENTS_SCRIPT = fileURLToPath(new URL('../../../templates/sdk-agent/build.mjs', import.meta.url));
@@ -28,6 +29,8 @@ export default async function setup(): Promise<void> {
   // sdk-agent's too (the agents' runtime folder `npm test` builds before the tests).
   const agents = await agentsSource(AGENTS_BUILD, AGENTS_SCRIPT, { onStep });
   await ensureRootImage(agentRecipe(BASE_RECIPE, true), { onStep }, { [AGENTS_TREE]: agents });
+  // runsc for the gVisor sandboxes (built from the Go module proxy once per host, cached as a layer).
+  await ensureRunsc({ onStep });
   if (!commandExists('chromium')) {
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
