@@ -29,6 +29,21 @@ export interface LaunchRequest {
   readonly gatewayCa?: string;
   /** Gateway time-outs in milliseconds; the spec's by default. */
   readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
+  /** A snapshot's folder (`snapshot`) the sandbox starts from instead of its template's image alone. */
+  readonly from?: string;
+}
+
+/**
+ * What a snapshot holds: `memory` (a gVisor box: processes, memory and files) or `filesystem` (the
+ * sandbox's own layer of its template and its home, no processes).
+ */
+export type SnapshotKind = 'memory' | 'filesystem';
+
+/** A snapshot a driver wrote. */
+export interface SavedSnapshot {
+  readonly kind: SnapshotKind;
+  /** Bytes of its files. */
+  readonly bytes: number;
 }
 
 /** A launched sandbox as the driver reports it. */
@@ -80,6 +95,12 @@ export interface SandboxDriver {
   buildTemplate?(spec: AgentTemplateSpec, options?: TemplateBuildOptions): Promise<BuiltTemplate>;
   /** Starts a sandbox and waits until its sandboxd answers. Leaves nothing behind on failure. */
   launch(request: LaunchRequest): Promise<LaunchedSandbox>;
+  /**
+   * Saves the running sandbox `id` into the empty folder `dir` (the sandbox goes on running): a later
+   * `launch` with `from: dir` starts a new sandbox from it. Nothing of sandboxd's goes in (a gateway's
+   * value, a token).
+   */
+  snapshot(id: string, dir: string): Promise<SavedSnapshot>;
   /** Freezes every process of the sandbox, memory kept. */
   pause(id: string): Promise<void>;
   /** Thaws it. */

@@ -58,7 +58,7 @@ export function boxPaths(instance: string, id: string): BoxPaths {
 }
 
 /** The runsc command line for `args` on the instance's state. */
-function runscArgs(paths: BoxPaths, args: readonly string[]): string[] {
+export function runscArgs(paths: BoxPaths, args: readonly string[]): string[] {
   return [`--root=${paths.state}`, ...RUNSC_FLAGS, ...args];
 }
 
@@ -89,6 +89,8 @@ export async function startBox(
   id: string,
   cgroupProcs: readonly string[],
   sandboxdId: number,
+  /** `runsc` arguments that start the box otherwise (`restoreArgs`: from a snapshot's memory). */
+  start: readonly string[] = ['run', '--detach', `--bundle=${paths.bundle}`, id],
 ): Promise<number> {
   // `sh` joins the cgroups, then becomes runsc: everything runsc forks starts inside them.
   const child = spawn(
@@ -100,13 +102,15 @@ export async function startBox(
       runsc,
       ...cgroupProcs,
       '--',
-      ...runscArgs(paths, ['run', '--detach', `--bundle=${paths.bundle}`, id]),
+      ...runscArgs(paths, start),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'], env: HOST_TOOLS_ENV },
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
   const [code] = (await once(child, 'exit')) as [number | null];
+  // The box holds runsc's stdio as its pid 1's (a restored box too): the driver stops reading.
+  child.stderr.destroy();
   if (code !== 0)
     throw new Error(`runsc could not start the box: ${stderr.trim().split('\n').slice(-2).join(' | ')}`);
   const state = await readBoxState(paths, id);

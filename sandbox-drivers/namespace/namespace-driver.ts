@@ -10,6 +10,7 @@
  * destroys only the sandboxes it created.
  */
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
@@ -27,9 +28,18 @@ import {
 } from '../gvisor/runsc-box.js';
 import { GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { ensureRunsc } from '../gvisor/runsc.js';
+import { checkpointBox, restoreArgs } from '../gvisor/box-checkpoint.js';
+import { restoreFiles, saveFiles } from './saved-files.js';
+import {
+  folderBytes,
+  readSnapshotManifest,
+  SNAPSHOT_MANIFEST,
+  type SnapshotManifest,
+} from './snapshot-manifest.js';
 import type {
   Isolation,
   LaunchedSandbox,
+  SavedSnapshot,
   LaunchRequest,
   SandboxDriver,
   SandboxMemory,
@@ -50,6 +60,7 @@ import {
   sandboxMemory,
   createSandboxCgroups,
   freeze,
+  isFrozen,
   killAndRemoveCgroups,
   killSandboxProcesses,
   listSandboxCgroups,
@@ -71,7 +82,7 @@ import { sandboxdSeccompProgram, sandboxSeccompProgram } from './seccomp/seccomp
 import { COMMAND_CGROUP_DIR, SDK_DIR, sandboxdLayout, sandboxLayout } from './sandbox-layout.js';
 import { SDK_EXEC, SDK_EXEC_IN_ROOT, spawnSandbox, type StartingSandbox } from './sandboxd-process.js';
 import { watchSandboxd } from './sandboxd-watch.js';
-import { listRootViews, mountRootView, removeRootView, type ViewPaths } from './root-view.js';
+import { listRootViews, mountRootView, removeRootView, viewPaths, type ViewPaths } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange, sandboxdId } from './uid-ranges.js';
 
@@ -247,6 +258,8 @@ export class NamespaceDriver implements SandboxDriver {
       throw new Error(`this driver does not launch ${request.isolation} sandboxes`);
     const { id, memoryBytes } = request;
     const gvisor = request.isolation === 'gvisor';
+    const from = request.from === undefined ? undefined : await readSnapshotManifest(request.from);
+    if (from?.kind === 'memory' && !gvisor) throw new Error('a memory snapshot starts only a gVisor sandbox');
     let viewing: Promise<ViewPaths> | undefined;
     try {
       const range = claimRange(this.instance, id);
@@ -268,6 +281,12 @@ export class NamespaceDriver implements SandboxDriver {
           layerBytes: Math.floor(memoryBytes / 4),
           homeBytes: Math.floor(memoryBytes / 2),
           owners,
+          ...(request.from === undefined || from === undefined
+            ? {}
+            : {
+                fill: (part: 'layer' | 'home', view: ViewPaths) =>
+                  restoreFiles(request.from ?? '', part, view, from.hostBase, range.hostBase),
+              }),
         }),
       );
       // Observed below; marked now so a failure while other steps run is not an unhandled rejection.
@@ -338,7 +357,16 @@ export class NamespaceDriver implements SandboxDriver {
           runsc === undefined
             ? undefined
             : Promise.all([runsc, networking]).then(([path]) =>
-                startBox(path, paths, id, sandboxProcsFiles(this.instance, id), owners.sandboxd),
+                startBox(
+                  path,
+                  paths,
+                  id,
+                  sandboxProcsFiles(this.instance, id),
+                  owners.sandboxd,
+                  from?.kind === 'memory' && request.from !== undefined
+                    ? restoreArgs(paths, id, request.from)
+                    : undefined,
+                ),
               );
         boxing?.catch(() => undefined); // observed below
         const [network, boxPid] = await Promise.all([networking, sandbox.placed, boxing]);
@@ -391,6 +419,39 @@ export class NamespaceDriver implements SandboxDriver {
       await this.destroy(id);
       throw error;
     }
+  }
+
+  async snapshot(id: string, dir: string): Promise<SavedSnapshot> {
+    const range = claimsOf(this.instance).get(id);
+    if (range === undefined) throw new Error(`no sandbox ${id} on this host`);
+    const view = viewPaths(this.instance, id);
+    const paths = boxPaths(this.instance, id);
+    const isolation: Isolation = existsSync(paths.bundle) ? 'gvisor' : 'namespace';
+    const frozen = await isFrozen(this.instance, id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (isolation === 'gvisor') {
+      // gVisor stops its own kernel (a frozen one could not write its state): thawed meanwhile.
+      if (frozen) await thaw(this.instance, id);
+      try {
+        await checkpointBox(await this.#runscPath(), paths, id, dir, () => saveFiles(view, dir));
+      } finally {
+        if (frozen) await freeze(this.instance, id);
+      }
+    } else {
+      if (!frozen) await freeze(this.instance, id);
+      try {
+        await saveFiles(view, dir);
+      } finally {
+        if (!frozen) await thaw(this.instance, id);
+      }
+    }
+    const saved: SnapshotManifest = {
+      kind: isolation === 'gvisor' ? 'memory' : 'filesystem',
+      isolation,
+      hostBase: range.hostBase,
+    };
+    await writeFile(join(dir, SNAPSHOT_MANIFEST), JSON.stringify(saved), { mode: 0o600 });
+    return { kind: saved.kind, bytes: await folderBytes(dir) };
   }
 
   pause(id: string): Promise<void> {

@@ -27,6 +27,8 @@ export const USER_OWNED = '/usr/local';
 /** The folders of a sandbox's view on the host. */
 export interface ViewPaths {
   readonly dir: string;
+  /** The sandbox's own layer: the overlay's upper folder. */
+  readonly layer: string;
   readonly merged: string;
   readonly home: string;
   readonly agent: string;
@@ -40,6 +42,7 @@ export function viewPaths(instance: string, id: string): ViewPaths {
   const dir = join(VIEWS_DIR, `${instance}-${id}`);
   return {
     dir,
+    layer: join(dir, 'layer'),
     merged: join(dir, 'merged'),
     home: join(dir, 'home'),
     agent: join(dir, 'agent'),
@@ -69,6 +72,11 @@ export interface ViewSpec {
   /** Size of `/home`. */
   readonly homeBytes: number;
   readonly owners: ViewOwners;
+  /**
+   * Fills the sandbox's layer before the overlay is mounted, and its home once mounted (a snapshot's
+   * files, `saved-files.ts`).
+   */
+  readonly fill?: (part: 'layer' | 'home', paths: ViewPaths) => Promise<void>;
 }
 
 /** Mounts the view of sandbox `id`; returns its folders. */
@@ -101,7 +109,8 @@ export async function mountRootView(instance: string, id: string, spec: ViewSpec
     await mkdir(join(dir, name), { mode: 0o755 });
   }
   // The overlay's root takes the upper layer's owner: the sandbox's root may make `/data`.
-  await chown(join(dir, 'layer'), root, root);
+  await chown(paths.layer, root, root);
+  await spec.fill?.('layer', paths);
   await run(spec.sdkExec, ['idmap', '--userns', spec.userns, '--', spec.image, join(dir, 'lower')]);
   await run('mount', [
     '-t',
@@ -111,7 +120,8 @@ export async function mountRootView(instance: string, id: string, spec: ViewSpec
     `sdk-overlay-${id}`,
     paths.merged,
   ]);
-  await ownFolders(join(paths.merged, USER_OWNED), { uid: user, gid: user });
+  // A snapshot's layer holds the folders as they were (the user's, unless its root changed them).
+  if (spec.fill === undefined) await ownFolders(join(paths.merged, USER_OWNED), { uid: user, gid: user });
   await run('mount', [
     '-t',
     'tmpfs',
@@ -120,9 +130,13 @@ export async function mountRootView(instance: string, id: string, spec: ViewSpec
     `sdk-home-${id}`,
     paths.home,
   ]);
-  await mkdir(join(paths.home, 'user'), { mode: 0o750 });
-  await chmod(join(paths.home, 'user'), 0o750);
-  await chown(join(paths.home, 'user'), user, user);
+  if (spec.fill === undefined) {
+    await mkdir(join(paths.home, 'user'), { mode: 0o750 });
+    await chmod(join(paths.home, 'user'), 0o750);
+    await chown(join(paths.home, 'user'), user, user);
+  } else {
+    await spec.fill('home', paths);
+  }
   for (const shared of [paths.agent, paths.agentConfigHome]) await chown(shared, sandboxd, sandboxd);
   return paths;
 }

@@ -188,6 +188,12 @@ export async function freeze(instance: string, id: string): Promise<void> {
   await waitForEvent(instance, id, 'frozen', '1', 5_000);
 }
 
+/** True while the sandbox is frozen (paused). */
+export async function isFrozen(instance: string, id: string): Promise<boolean> {
+  const state = await readFile(join(cgroupPaths(instance, id).unified, 'cgroup.freeze'), 'utf8');
+  return state.trim() === '1';
+}
+
 /** Thaws the sandbox. */
 export async function thaw(instance: string, id: string): Promise<void> {
   await writeFile(join(cgroupPaths(instance, id).unified, 'cgroup.freeze'), '0');

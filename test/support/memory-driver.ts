@@ -9,6 +9,8 @@
  * operation fails (`failNext`), launches wait (`holdLaunches`).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SANDBOXD_VERSION } from '../../protocol/versions.js';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
 import type {
@@ -16,6 +18,7 @@ import type {
   LaunchRequest,
   SandboxDriver,
   SandboxMemory,
+  SavedSnapshot,
   TemplateBuildOptions,
   TemplateManifest,
 } from '../../sandbox-drivers/sandbox-driver.js';
@@ -37,7 +40,7 @@ export interface MemorySandbox {
 
 /** The operations of `SandboxDriver` that name a sandbox or can fail. */
 export type DriverOperation =
-  'template' | 'launch' | 'pause' | 'resume' | 'destroy' | 'list' | 'daemonUrl' | 'watch';
+  'template' | 'launch' | 'snapshot' | 'pause' | 'resume' | 'destroy' | 'list' | 'daemonUrl' | 'watch';
 
 /** One call a control plane made on a driver. */
 export interface DriverCall {
@@ -222,6 +225,17 @@ export class MemoryDriver implements SandboxDriver {
     sandbox.ready = true;
     this.#watched.add(id);
     return { id, daemonUrl: daemonUrlOf(id) };
+  }
+
+  /** Writes the sandbox's launch request as its snapshot (a memory one for a gVisor sandbox). */
+  snapshot(id: string, dir: string): Promise<SavedSnapshot> {
+    return this.#call('snapshot', id, () => {
+      const { request } = this.#own(id, 'snapshot');
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const text = JSON.stringify({ from: id, isolation: request.isolation });
+      writeFileSync(join(dir, 'memory-snapshot.json'), text, { mode: 0o600 });
+      return { kind: request.isolation === 'gvisor' ? 'memory' : 'filesystem', bytes: text.length };
+    });
   }
 
   pause(id: string): Promise<void> {

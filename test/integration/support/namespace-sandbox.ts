@@ -57,6 +57,8 @@ export class TestSandboxes {
       cpus?: number;
       /** Trust roots of the sandbox's gateway (a test CA). */
       gatewayCa?: string;
+      /** A snapshot's folder to start from (`driver.snapshot`). */
+      from?: string;
     } = {},
   ): Promise<TestSandbox> {
     const id = randomBytes(6).toString('hex');
@@ -73,6 +75,7 @@ export class TestSandboxes {
       cpus: options.cpus ?? 1,
       accessToken,
       ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
+      ...(options.from === undefined ? {} : { from: options.from }),
     });
     const client = new DaemonClient({ url: launched.daemonUrl, accessToken });
     return { id, daemonUrl: launched.daemonUrl, client, commands: new Commands(client) };
