@@ -10,6 +10,7 @@
  * (time first, deadlines), `launcher.ts` (launches, warm pool), `daemon-followers.ts`.
  */
 import type { ServerResponse } from 'node:http';
+import type { z } from 'zod';
 import { join } from 'node:path';
 import type { Observable } from 'rxjs';
 import type { InspectionRecord } from '../actors/actor-system.js';
@@ -19,6 +20,8 @@ import {
   type CreateSandboxRequest,
   type SandboxEvent,
   type SandboxInfo,
+  forkRequestSchema,
+  type SnapshotInfo,
 } from '../protocol/control-plane-api.js';
 import type { ExecutionList } from '../protocol/agent-wire.js';
 import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
@@ -31,7 +34,8 @@ import { abortExecution, listExecutions, relayExecutionEvents, type DaemonTarget
 import { DaemonFollowers } from './daemon-followers.js';
 import { InspectorView } from './inspector-view.js';
 import { SandboxJournal, type SandboxFacts } from './journal-records.js';
-import { Launcher } from './launcher.js';
+import { DEFAULT_SNAPSHOT_BYTES, SnapshotStore } from './snapshot-store.js';
+import { Launcher, type LaunchRequestSpec } from './launcher.js';
 import { controlTokenFor, loadOrCreateControlKey, loadOrCreateOperatorKey } from './operator-key.js';
 import { Projection } from './projection.js';
 import { compactionRecords, recover } from './recovery.js';
@@ -39,6 +43,7 @@ import { HistoryReader } from './sandbox-history.js';
 import type { SandboxRecord } from './sandbox-records.js';
 import { SandboxRegistry, type LiveSandbox } from './sandbox-registry.js';
 import { Scheduler } from './scheduler.js';
+import { settleInBatches } from './batches.js';
 import { TemplateBuilds } from './template-builds.js';
 
 /** Options of the control plane. */
@@ -72,7 +77,12 @@ export interface ControlPlaneOptions {
    * its first by default.
    */
   readonly defaultIsolation?: Isolation;
+  /** What every snapshot of this control plane may take together, bytes (16 GiB by default). */
+  readonly snapshotBytes?: number;
 }
+
+/** Sandboxes a fork starts at once (each launch keeps a core busy for a moment). */
+const FORK_CONCURRENCY = 4;
 
 /**
  * The control plane.
@@ -88,6 +98,7 @@ export interface ControlPlaneOptions {
 export class ControlPlane {
   readonly #driver: SandboxDriver;
   readonly #defaultIsolation: Isolation;
+  readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
   readonly #projection = new Projection();
   readonly #registry = new SandboxRegistry(this.#projection);
@@ -167,6 +178,12 @@ export class ControlPlane {
       );
     }
     this.#defaultIsolation = defaultIsolation;
+    this.#snapshots = new SnapshotStore(
+      options.stateDir,
+      this.#journal,
+      options.driver,
+      options.snapshotBytes ?? DEFAULT_SNAPSHOT_BYTES,
+    );
     this.#templateBuilds = new TemplateBuilds(options.driver);
     this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
@@ -186,7 +203,7 @@ export class ControlPlane {
       driver: this.#driver,
       now: this.#now,
       timers: options.timers ?? true,
-      afterTick: () => this.#journal.compactIfDue(() => compactionRecords(this.#registry)),
+      afterTick: () => this.#journal.compactIfDue(() => compactionRecords(this.#registry, this.#snapshots)),
     });
     this.#followers = new DaemonFollowers({
       controlKey,
@@ -248,6 +265,7 @@ export class ControlPlane {
     await recover({
       records: plane.#journal.records,
       registry: plane.#registry,
+      snapshots: plane.#snapshots,
       driver: plane.#driver,
       send: (sandbox, event) => plane.#scheduler.send(sandbox, event),
       follow: (sandbox) => plane.#follow(sandbox),
@@ -266,15 +284,46 @@ export class ControlPlane {
     request: CreateSandboxRequest,
   ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
-    const isolation = parsed.isolation ?? this.#defaultIsolation;
-    const { id, accessToken, daemonUrl } = await this.#launcher.obtain({
-      isolation,
-      template: parsed.template,
-      allowInternetAccess: parsed.allowInternetAccess,
-      memoryMb: parsed.memoryMb,
-      maxPids: parsed.maxPids,
-      cpus: parsed.cpus,
-    });
+    if (parsed.snapshot === undefined) {
+      return this.#createFrom(parsed, {
+        isolation: parsed.isolation ?? this.#defaultIsolation,
+        template: parsed.template,
+        allowInternetAccess: parsed.allowInternetAccess,
+        memoryMb: parsed.memoryMb,
+        maxPids: parsed.maxPids,
+        cpus: parsed.cpus,
+      });
+    }
+    const snapshot = this.#snapshots.get(parsed.snapshot);
+    // A snapshot fixes what the sandbox is made of: a create may repeat it, not change it.
+    const fixed = { template: snapshot.template, isolation: snapshot.isolation, ...snapshot.launch };
+    for (const field of ['template', 'isolation', 'memoryMb', 'maxPids', 'cpus'] as const) {
+      const given = (request as Record<string, unknown>)[field];
+      if (given !== undefined && given !== fixed[field]) {
+        throw new InvalidArgumentError(`${field}: a sandbox started from a snapshot has the snapshot's`, {
+          field,
+        });
+      }
+    }
+    return this.#createFrom(
+      parsed,
+      {
+        ...fixed,
+        // Egress as the snapshot's sandbox had it, unless the create says otherwise.
+        allowInternetAccess: request.allowInternetAccess ?? snapshot.launch.allowInternetAccess,
+        from: this.#snapshots.folderOf(snapshot.snapshotId),
+      },
+      snapshot.snapshotId,
+    );
+  }
+
+  /** Launches and journals a sandbox; its clocks, token and network are its own. */
+  async #createFrom(
+    parsed: z.output<typeof createSandboxRequestSchema>,
+    launch: LaunchRequestSpec,
+    snapshotId?: string,
+  ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
+    const { id, accessToken, daemonUrl, spec } = await this.#launcher.obtain(launch);
     const input: SandboxMachineInput = {
       now: this.#now(),
       timeoutMs: parsed.timeoutMs,
@@ -282,11 +331,13 @@ export class ControlPlane {
       autoResume: parsed.idlePolicy.autoResume,
     };
     const facts: SandboxFacts = {
-      template: parsed.template,
-      isolation,
-      allowInternetAccess: parsed.allowInternetAccess,
+      template: spec.template,
+      isolation: spec.isolation,
+      allowInternetAccess: spec.allowInternetAccess,
       daemonUrl,
       tokenHash: hashToken(accessToken),
+      limits: { memoryMb: spec.memoryMb, maxPids: spec.maxPids, cpus: spec.cpus },
+      ...(snapshotId === undefined ? {} : { snapshotId }),
     };
     await this.#journal.append({ kind: 'created', id, input, facts });
     this.#registry.launching.delete(id);
@@ -296,6 +347,86 @@ export class ControlPlane {
     this.#driver.watch(id);
     this.#scheduler.schedule();
     return { ...this.get(id), daemonUrl, accessToken };
+  }
+
+  /**
+   * Takes a snapshot of a sandbox (resumed first when it is suspended with autoResume, as any call):
+   * memory, processes and files of a gVisor one, files of a namespace one. It goes on running.
+   *
+   * @throws AuthenticationError, SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`,
+   *   `no_space` (the snapshots' cap)
+   */
+  async snapshot(id: string, token: string | undefined): Promise<SnapshotInfo> {
+    await this.activity(id, token);
+    const sandbox = this.#authorization.authorized(id, token);
+    if (sandbox.actor.state !== 'running') {
+      throw new SandboxError('the sandbox is suspended; resume it first', { code: 'sandbox_suspended' });
+    }
+    const { limits } = sandbox.facts;
+    if (limits === undefined) {
+      throw new SandboxError('the sandbox was created before snapshots: none can be taken of it');
+    }
+    return this.#snapshots.take(
+      {
+        sandboxId: id,
+        isolation: sandbox.facts.isolation ?? 'namespace',
+        template: sandbox.facts.template,
+        launch: { allowInternetAccess: sandbox.facts.allowInternetAccess, ...limits },
+      },
+      this.#now(),
+    );
+  }
+
+  /**
+   * Takes a snapshot of a sandbox and starts `count` sandboxes from it at once (operator key, as
+   * create): each with its own id, token, network, id range and clocks. All of them, or none: when one
+   * fails to start the others are killed.
+   *
+   * @throws AuthenticationError without the operator key; InvalidArgumentError for a bad count
+   */
+  async fork(
+    id: string,
+    body: unknown,
+    bearer: string | undefined,
+  ): Promise<{
+    snapshot: SnapshotInfo;
+    sandboxes: (SandboxInfo & { daemonUrl: string; accessToken: string })[];
+  }> {
+    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
+    const { count } = parseOptions(forkRequestSchema, body, 'sbx.fork');
+    const snapshot = await this.snapshot(id, bearer);
+    const started = await settleInBatches(count, FORK_CONCURRENCY, () =>
+      this.create({ snapshot: snapshot.snapshotId }),
+    );
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    const sandboxes = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    if (failed !== undefined) {
+      await Promise.all(
+        sandboxes.map((created) => this.kill(created.sandboxId, bearer).catch(() => undefined)),
+      );
+      throw failed.reason;
+    }
+    return { snapshot, sandboxes };
+  }
+
+  /**
+   * Every snapshot (operator key), or those of one sandbox.
+   *
+   * @throws AuthenticationError without the operator key
+   */
+  snapshots(bearer: string | undefined, sandboxId?: string): SnapshotInfo[] {
+    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
+    return sandboxId === undefined ? this.#snapshots.list() : this.#snapshots.of(sandboxId);
+  }
+
+  /**
+   * Deletes a snapshot and its files (operator key).
+   *
+   * @throws AuthenticationError; InvalidArgumentError `snapshot` for an unknown id
+   */
+  async deleteSnapshot(snapshotId: string, bearer: string | undefined): Promise<void> {
+    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
+    await this.#snapshots.delete(snapshotId);
   }
 
   /** Sandboxes of the warm pool ready to hand over. */

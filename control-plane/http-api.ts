@@ -169,6 +169,17 @@ export function createControlPlaneServer(
     },
     'POST /v1/sandboxes/:id/activity': async ({ params, caller }) =>
       json(200, await plane.activity(id(params), caller)),
+    'POST /v1/sandboxes/:id/snapshots': async ({ params, caller }) =>
+      json(201, await plane.snapshot(id(params), caller)),
+    'GET /v1/sandboxes/:id/snapshots': ({ params, caller }) =>
+      json(200, { snapshots: plane.snapshots(caller, id(params)) }),
+    'POST /v1/sandboxes/:id/fork': async ({ req, params, caller }) =>
+      json(201, await plane.fork(id(params), await readJson(req), caller)),
+    'GET /v1/snapshots': ({ caller }) => json(200, { snapshots: plane.snapshots(caller) }),
+    'DELETE /v1/snapshots/:snapshotId': async ({ params, caller }) => {
+      await plane.deleteSnapshot(params['snapshotId'] ?? '', caller);
+      return json(200, {});
+    },
     'GET /v1/events': ({ req, res, caller }) => {
       operatorOnly(caller);
       streamNdjson(res, plane.events({ after: cursor(req) }));

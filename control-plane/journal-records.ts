@@ -8,12 +8,17 @@ import { Journal } from '../actors/journal.js';
 import type { JournalWriter } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
 import type { Isolation, SandboxInfo } from '../protocol/control-plane-api.js';
+import type { SnapshotRecord } from './snapshot-store.js';
 
 /** What the control plane keeps about a sandbox beside its machine. */
 export interface SandboxFacts {
   readonly template: string;
   /** Absent in journals written before gVisor (issue 26): those sandboxes are namespace ones. */
   readonly isolation?: Isolation;
+  /** Its limits as launched (absent in journals written before snapshots: none can be taken of it). */
+  readonly limits?: { readonly memoryMb: number; readonly maxPids: number; readonly cpus: number };
+  /** The snapshot it was started from. */
+  readonly snapshotId?: string;
   readonly allowInternetAccess: boolean;
   readonly daemonUrl: string;
   /** SHA-256 of the access token, hex: the token itself is never stored. */
@@ -47,7 +52,11 @@ export type JournalRecord =
       readonly snapshot: unknown;
     }
   /** Written by compaction: an ended sandbox, its facts only. */
-  | { readonly kind: 'ended'; readonly id: string; readonly info: SandboxInfo; readonly facts: SandboxFacts };
+  | { readonly kind: 'ended'; readonly id: string; readonly info: SandboxInfo; readonly facts: SandboxFacts }
+  /** A snapshot about to be written (`snapshot-store.ts`); its files are removed unless it is taken. */
+  | { readonly kind: 'snapshot_taking'; readonly snapshotId: string }
+  | { readonly kind: 'snapshot_taken'; readonly snapshot: SnapshotRecord }
+  | { readonly kind: 'snapshot_deleted'; readonly snapshotId: string };
 
 /**
  * The journal of one state folder, typed by its records.

@@ -24,7 +24,12 @@ const warmSpecs = (isolation: Isolation): LaunchSpec[] => [
 export type LaunchRequestSpec = Omit<LaunchSpec, 'memoryMb' | 'cpus'> & {
   readonly memoryMb?: number | undefined;
   readonly cpus?: number | undefined;
+  /** A snapshot's folder to start from (never from the warm pool). */
+  readonly from?: string | undefined;
 };
+
+/** A launched sandbox, and what it was launched with. */
+export type ObtainedSandbox = LaunchedSandboxd & { readonly spec: LaunchSpec };
 
 /** What the launcher works with. */
 export interface LauncherOptions {
@@ -91,7 +96,7 @@ export class Launcher {
    * @throws InvalidArgumentError `template`: no such template, or one that cannot close egress
    * @throws SandboxError `sandbox_error` when the launch failed
    */
-  async obtain(request: LaunchRequestSpec): Promise<LaunchedSandboxd> {
+  async obtain(request: LaunchRequestSpec): Promise<ObtainedSandbox> {
     if (!this.#driver.isolations.includes(request.isolation)) {
       throw new InvalidArgumentError(
         `isolation: this control plane offers ${this.#driver.isolations.join(' and ')}, not ${request.isolation}`,
@@ -111,12 +116,15 @@ export class Launcher {
       );
     }
     // The template's own defaults (an agent template's memory), else the SDK's for its name.
+    const { from, ...rest } = request;
     const spec: LaunchSpec = {
-      ...request,
+      ...rest,
       memoryMb: request.memoryMb ?? manifest.memoryMb ?? defaultMemoryMb(request.template),
       cpus: request.cpus ?? manifest.cpus ?? defaultCpus(request.template),
     };
-    return this.#pool.take(spec) ?? (await this.#launch(spec));
+    const launched =
+      (from === undefined ? this.#pool.take(spec) : undefined) ?? (await this.#launch(spec, from));
+    return { ...launched, spec };
   }
 
   /** A sandboxd died: when its sandbox was in the pool, it is dropped, destroyed and journaled as failed. */
@@ -135,7 +143,7 @@ export class Launcher {
   }
 
   /** Launches a sandbox (journaled as launching first, so a crash mid-launch leaks nothing). */
-  async #launch(spec: LaunchSpec): Promise<LaunchedSandboxd> {
+  async #launch(spec: LaunchSpec, from?: string): Promise<LaunchedSandboxd> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(32).toString('base64url');
     await this.#journal.append({ kind: 'launching', id });
@@ -153,6 +161,7 @@ export class Launcher {
         controlToken: controlTokenFor(this.#controlKey, id),
         ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
         ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
+        ...(from === undefined ? {} : { from }),
       });
       // Stopped meanwhile: the journal is closed, so the sandbox stays `launching` for the next start.
       if (this.#closed) throw new Error('the control plane stopped during the launch');

@@ -7,6 +7,10 @@ import {
   sandboxEventSchema,
   inspectionRecordSchema,
   sandboxInfoSchema,
+  forkedSandboxesSchema,
+  forkRequestSchema,
+  snapshotListSchema,
+  snapshotSchema,
 } from '../protocol/control-plane-api.js';
 import { executionListSchema, agentWireLineSchema } from '../protocol/agent-wire.js';
 import { errorEnvelopeSchema } from '../protocol/error-envelope.js';
@@ -160,6 +164,33 @@ export function openApiDocument(version: string): Record<string, unknown> {
         connectedSandboxSchema,
       ),
       '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
+      '/v1/sandboxes/{sandboxId}/snapshots': {
+        post: {
+          summary: 'Take a snapshot of a sandbox (memory with gVisor, files with namespaces); it goes on',
+          security: bearer,
+          parameters: idParameter,
+          responses: { '201': { description: 'taken', content: json(snapshotSchema) }, ...errors },
+        },
+        ...read("A sandbox's snapshots", snapshotListSchema, operator, idParameter),
+      },
+      '/v1/sandboxes/{sandboxId}/fork': {
+        post: {
+          summary: 'Take a snapshot and start count sandboxes from it (all or none)',
+          security: operator,
+          parameters: idParameter,
+          requestBody: { required: true, content: json(forkRequestSchema, 'input') },
+          responses: { '201': { description: 'started', content: json(forkedSandboxesSchema) }, ...errors },
+        },
+      },
+      '/v1/snapshots': read('Every snapshot of this control plane', snapshotListSchema, operator),
+      '/v1/snapshots/{snapshotId}': {
+        delete: {
+          summary: 'Delete a snapshot and its files',
+          security: operator,
+          parameters: [{ name: 'snapshotId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'deleted', content: json(z.strictObject({})) }, ...errors },
+        },
+      },
       '/v1/sandboxes/{sandboxId}/events': ndjson(
         "One sandbox's state changes with sequence numbers; ends after ended",
         sandboxEventSchema,

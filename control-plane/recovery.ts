@@ -8,6 +8,7 @@ import type { SandboxMachineEvent } from '../machines/sandbox-machine.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { JournalRecord } from './journal-records.js';
 import type { LiveSandbox, SandboxRegistry } from './sandbox-registry.js';
+import type { SnapshotStore } from './snapshot-store.js';
 
 /** What recovery works with. */
 export interface RecoveryTargets {
@@ -15,6 +16,8 @@ export interface RecoveryTargets {
   readonly records: readonly JournalRecord[];
   /** Empty: the journal is replayed into it. */
   readonly registry: SandboxRegistry;
+  /** Empty: the journal's snapshots are replayed into it. */
+  readonly snapshots: SnapshotStore;
   readonly driver: SandboxDriver;
   /** Sends an event to a live sandbox (its effects run). */
   readonly send: (sandbox: LiveSandbox, event: SandboxMachineEvent) => Promise<void>;
@@ -29,8 +32,9 @@ export interface RecoveryTargets {
  * short by a crash, warm sandboxes never handed over) are destroyed.
  */
 export async function recover(targets: RecoveryTargets): Promise<void> {
-  const { registry, driver } = targets;
-  replay(targets.records, registry);
+  const { registry, driver, snapshots } = targets;
+  replay(targets.records, registry, snapshots);
+  await snapshots.removeStrays();
   const existing = new Set(await driver.list());
   for (const sandbox of registry.liveSandboxes()) {
     const { id } = sandbox.actor;
@@ -62,8 +66,10 @@ export async function recover(targets: RecoveryTargets): Promise<void> {
  * The records a compaction writes: one per sandbox (an ended one's facts, a live one's persisted
  * snapshot) and the launches in flight. Replayed, they rebuild the same registry.
  */
-export function compactionRecords(registry: SandboxRegistry): JournalRecord[] {
+export function compactionRecords(registry: SandboxRegistry, snapshots: SnapshotStore): JournalRecord[] {
   return [
+    ...snapshots.records().map((snapshot): JournalRecord => ({ kind: 'snapshot_taken', snapshot })),
+    ...[...snapshots.taking].map((snapshotId): JournalRecord => ({ kind: 'snapshot_taking', snapshotId })),
     ...[...registry.tombstones()].map(([id, ended]): JournalRecord => ({ kind: 'ended', id, ...ended })),
     ...[...registry.liveSandboxes()].map((sandbox): JournalRecord => ({
       kind: 'snapshot',
@@ -77,10 +83,17 @@ export function compactionRecords(registry: SandboxRegistry): JournalRecord[] {
 }
 
 /** Applies the records to the registry in order, without effects. */
-function replay(records: readonly JournalRecord[], registry: SandboxRegistry): void {
+function replay(
+  records: readonly JournalRecord[],
+  registry: SandboxRegistry,
+  snapshots: SnapshotStore,
+): void {
   const { launching } = registry;
   for (const record of records) {
-    if (record.kind === 'launching') launching.add(record.id);
+    if (record.kind === 'snapshot_taking') snapshots.taking.add(record.snapshotId);
+    else if (record.kind === 'snapshot_taken') snapshots.replayTaken(record.snapshot);
+    else if (record.kind === 'snapshot_deleted') snapshots.replayDeleted(record.snapshotId);
+    else if (record.kind === 'launching') launching.add(record.id);
     else if (record.kind === 'launch_failed') launching.delete(record.id);
     else if (record.kind === 'created') {
       launching.delete(record.id);

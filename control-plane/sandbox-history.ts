@@ -92,7 +92,7 @@ function notFound(): SandboxError {
  */
 export function historyOf(records: readonly JournalRecord[], id: string): SandboxHistory | undefined {
   const tracks = new Map<string, Track>();
-  for (const record of records) if (record.id === id) fileRecord(tracks, record);
+  for (const record of records) if ('id' in record && record.id === id) fileRecord(tracks, record);
   const track = tracks.get(id);
   return track === undefined ? undefined : historyOfTrack(id, track);
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../rules/limits.js';
-import { TEMPLATE_NAME } from '../rules/names.js';
+import { SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
 
 /**
  * The boundary between a sandbox's code and the host: `namespace` (the host's kernel behind namespaces,
@@ -24,6 +24,15 @@ export const createSandboxRequestSchema = z.strictObject({
   isolation: isolationSchema
     .optional()
     .describe("the sandbox's isolation: namespace or gvisor; the control plane's default when absent"),
+  /**
+   * Start from this snapshot: its template, isolation, limits and (unless given) egress; with a memory
+   * snapshot its processes go on.
+   */
+  snapshot: z
+    .string()
+    .regex(SNAPSHOT_ID, 'must be a snapshot id')
+    .optional()
+    .describe('start from this snapshot (its template, isolation and limits)'),
   allowInternetAccess: z.boolean().default(true),
   timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs).default(LIMITS.sandboxTimeoutMs),
   idlePolicy: z
@@ -53,6 +62,40 @@ export const createSandboxRequestSchema = z.strictObject({
 /** A create request as sent. */
 export type CreateSandboxRequest = z.input<typeof createSandboxRequestSchema>;
 
+/**
+ * What a snapshot holds: `memory` (a gVisor sandbox: processes, memory and files) or `filesystem` (a
+ * namespace sandbox: its own layer of its template and its home, no processes).
+ */
+export const snapshotKindSchema = z.enum(['memory', 'filesystem']);
+
+/** What a snapshot holds. */
+export type SnapshotKind = z.infer<typeof snapshotKindSchema>;
+
+/** A snapshot of a sandbox, as the control plane keeps it (never a secret: SPEC and DESIGN §5). */
+export const snapshotSchema = z.strictObject({
+  snapshotId: z.string().regex(SNAPSHOT_ID),
+  /** The sandbox it was taken of. */
+  sandboxId: z.string(),
+  /** When it was taken, ms since the epoch. */
+  createdAt: z.number(),
+  kind: snapshotKindSchema,
+  isolation: isolationSchema,
+  template: z.string(),
+  /** Bytes it takes in the control plane's state folder. */
+  bytes: z.number().int().nonnegative(),
+});
+
+/** A snapshot on the wire. */
+export type SnapshotInfo = z.infer<typeof snapshotSchema>;
+
+/** Answer to `GET /v1/snapshots`. */
+export const snapshotListSchema = z.strictObject({ snapshots: z.array(snapshotSchema) });
+
+/** Body of `POST /v1/sandboxes/{sandboxId}/fork`. */
+export const forkRequestSchema = z.strictObject({
+  count: z.number().int().min(1).max(100).default(1),
+});
+
 /** Sandbox states on the wire. */
 export const sandboxStateSchema = z.enum(['running', 'suspended', 'ended']);
 
@@ -78,6 +121,12 @@ export type SandboxInfo = z.infer<typeof sandboxInfoSchema>;
 export const createdSandboxSchema = sandboxInfoSchema.extend({
   daemonUrl: z.string(),
   accessToken: z.string(),
+});
+
+/** Answer to fork: the snapshot taken, and each sandbox started from it (with its access token). */
+export const forkedSandboxesSchema = z.strictObject({
+  snapshot: snapshotSchema,
+  sandboxes: z.array(createdSandboxSchema),
 });
 
 /** Answer to connect: the facts and the daemon address. */

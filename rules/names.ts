@@ -26,6 +26,9 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const ENV_NAME_RULE = 'must be an environment variable name';
 
 /** A template: an image name such as `sdk-agent`, or an ARN. */
+/** A snapshot's id: `snap_` and 16 lowercase hex digits (made by the control plane). */
+export const SNAPSHOT_ID = /^snap_[0-9a-f]{16}$/;
+
 export const TEMPLATE_NAME =
   /^(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})$/;
 

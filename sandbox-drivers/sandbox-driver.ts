@@ -1,9 +1,9 @@
 /** The interface every isolation engine implements (DESIGN.md §4). */
 import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 
-import type { Isolation } from '../protocol/control-plane-api.js';
+import type { Isolation, SnapshotKind } from '../protocol/control-plane-api.js';
 
-export type { Isolation };
+export type { Isolation, SnapshotKind };
 
 /** What a new sandbox needs from the driver. */
 export interface LaunchRequest {
@@ -33,11 +33,6 @@ export interface LaunchRequest {
   readonly from?: string;
 }
 
-/**
- * What a snapshot holds: `memory` (a gVisor box: processes, memory and files) or `filesystem` (the
- * sandbox's own layer of its template and its home, no processes).
- */
-export type SnapshotKind = 'memory' | 'filesystem';
 
 /** A snapshot a driver wrote. */
 export interface SavedSnapshot {

@@ -81,6 +81,8 @@ export {
   type SandboxState,
 } from './sandbox.js';
 export { SandboxAgent, type AgentFeedEvent } from './sandbox-agent.js';
+export { Snapshot } from './snapshot.js';
+export type { Isolation, SnapshotKind } from '../protocol/control-plane-api.js';
 export type { InspectionFeedRecord } from '../protocol/control-plane-api.js';
 export type { DaemonEvent } from '../protocol/daemon-events.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';

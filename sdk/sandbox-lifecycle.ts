@@ -110,9 +110,13 @@ export async function launchSandbox(
   const created = await plane.call('POST', '/v1/sandboxes', createdSandboxSchema, {
     token: apiKey,
     body: {
-      template: o.template,
+      // From a snapshot the template is the snapshot's, unless the caller named it.
+      ...(o.snapshot === undefined || o.given.template ? { template: o.template } : {}),
+      ...(o.snapshot === undefined ? {} : { snapshot: o.snapshot }),
       ...(o.isolation === undefined ? {} : { isolation: o.isolation }),
-      allowInternetAccess: o.allowInternetAccess,
+      ...(o.snapshot === undefined || o.given.allowInternetAccess
+        ? { allowInternetAccess: o.allowInternetAccess }
+        : {}),
       timeoutMs: o.timeoutMs,
       idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
       memoryMb: o.memoryMb,

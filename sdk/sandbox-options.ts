@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { isolationSchema } from '../protocol/control-plane-api.js';
 import { isolationFromEnvironment } from '../protocol/isolation-environment.js';
 import { LIMITS } from '../rules/limits.js';
-import { ROLE_ARN, TEMPLATE_NAME } from '../rules/names.js';
+import { ROLE_ARN, SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
+import { Snapshot } from './snapshot.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
@@ -25,6 +26,17 @@ const sandboxOptions = z
      * `SDK_ISOLATION`, else the control plane's.
      */
     isolation: isolationSchema.optional(),
+    /**
+     * Start from this snapshot (`sbx.snapshot()`, or its id): its template, isolation and limits, and
+     * with a memory snapshot its running processes. Gateways are given anew here (a snapshot holds none).
+     */
+    snapshot: z
+      .union([
+        z.string().regex(SNAPSHOT_ID, 'must be a snapshot id (snap_ and 16 hex digits) or a Snapshot'),
+        z.instanceof(Snapshot, { message: 'must be a snapshot id or a Snapshot' }),
+      ])
+      .transform((value) => (typeof value === 'string' ? value : value.id))
+      .optional(),
     gateways: gatewayMapSchema.default({}),
     /**
      * Environment variable name to secret name (or `SecretRef`), at most 64: each secret's value, read
@@ -89,6 +101,9 @@ const sandboxOptions = z
     if (o.persist !== undefined && o.executionRoleArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });
     }
+    if (o.pool !== undefined && o.snapshot !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['snapshot'], message: 'is not accepted with pool' });
+    }
     // A pool's slots were launched without a home; `pool.take` restores none.
     if (o.pool !== undefined && o.persist !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['persist'], message: 'is not accepted with pool' });
@@ -99,8 +114,13 @@ const sandboxOptions = z
 /** Options of `Sandbox.create`. */
 export type SandboxOptions = z.input<typeof sandboxOptions>;
 
-/** `SandboxOptions` with every default applied. */
-export type ResolvedSandboxOptions = z.output<typeof sandboxOptions>;
+/**
+ * `SandboxOptions` with every default applied; `given` names the template and egress options the
+ * caller set (a sandbox started from a snapshot has the snapshot's unless they are set).
+ */
+export type ResolvedSandboxOptions = z.output<typeof sandboxOptions> & {
+  readonly given: { readonly template: boolean; readonly allowInternetAccess: boolean };
+};
 
 /**
  * Applies defaults and checks every rule of the sandbox options.
@@ -108,7 +128,15 @@ export type ResolvedSandboxOptions = z.output<typeof sandboxOptions>;
  * @throws InvalidArgumentError naming the field and the rule
  */
 export function resolveSandboxOptions(options: SandboxOptions = {}): ResolvedSandboxOptions {
-  const resolved = parseOptions(sandboxOptions, options, 'Sandbox.create');
-  const isolation = resolved.isolation ?? isolationFromEnvironment();
+  const resolved = {
+    ...parseOptions(sandboxOptions, options, 'Sandbox.create'),
+    given: {
+      template: options.template !== undefined,
+      allowInternetAccess: options.allowInternetAccess !== undefined,
+    },
+  };
+  // A snapshot fixes the isolation: SDK_ISOLATION is for sandboxes that start from their template.
+  const isolation =
+    resolved.isolation ?? (resolved.snapshot === undefined ? isolationFromEnvironment() : undefined);
   return isolation === undefined ? resolved : { ...resolved, isolation };
 }

@@ -13,11 +13,17 @@ import {
   type InspectionFeedRecord,
   type SandboxEvent,
   type SandboxInfo,
+  forkedSandboxesSchema,
+  forkRequestSchema,
+  snapshotSchema,
+  type SnapshotInfo,
 } from '../protocol/control-plane-api.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { Commands } from './commands.js';
 import { Files } from './files.js';
-import type { ControlPlaneClient } from './control-plane-client.js';
+import { operatorKey, type ControlPlaneClient } from './control-plane-client.js';
+import { Snapshot } from './snapshot.js';
+import { parseOptions } from '../rules/parse-options.js';
 import { DaemonClient } from './daemon-client.js';
 import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
 import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
@@ -260,6 +266,55 @@ export class Sandbox {
     return this.#learn(
       await this.#plane.call('GET', `/v1/sandboxes/${this.sandboxId}`, sandboxInfoSchema, {
         token: this.#accessToken,
+      }),
+    );
+  }
+
+  /**
+   * Takes a snapshot of the sandbox, which goes on running: with gVisor its processes, memory and
+   * files (`kind: 'memory'`), with namespaces its files (`'filesystem'`). A suspended sandbox is resumed
+   * first (with autoResume, as any call). `Sandbox.create({ snapshot })` starts a new sandbox from it.
+   *
+   * @throws SandboxError (`no_space` past the control plane's cap of snapshots, `sandbox_ended`, ...)
+   */
+  async snapshot(): Promise<Snapshot> {
+    let taken: SnapshotInfo | undefined;
+    // As any call: refused at once on an ended sandbox, and an end learnt here is remembered.
+    await this.#acting(async () => {
+      taken = await this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/snapshots`, snapshotSchema, {
+        token: this.#accessToken,
+      });
+      return this.getInfo();
+    });
+    if (taken === undefined) throw new SandboxError('the control plane took no snapshot');
+    return new Snapshot(taken);
+  }
+
+  /**
+   * Takes a snapshot and starts `count` sandboxes from it at once (1 to 100), each with its own id,
+   * token, network and clocks, none with gateways (give them with `Sandbox.create({ snapshot, gateways
+   * })` instead). All of them or none. Needs the operator key (`SDK_API_KEY`), as `Sandbox.create`.
+   *
+   * @throws InvalidArgumentError for a bad count, before any call
+   */
+  async fork(options: { readonly count?: number } = {}): Promise<Sandbox[]> {
+    const { count } = parseOptions(forkRequestSchema, options, 'sbx.fork');
+    const forked = await this.#plane.call(
+      'POST',
+      `/v1/sandboxes/${this.sandboxId}/fork`,
+      forkedSandboxesSchema,
+      {
+        token: operatorKey(),
+        body: { count },
+      },
+    );
+    return forked.sandboxes.map((created) =>
+      sandboxHandle({
+        sandboxId: created.sandboxId,
+        accessToken: created.accessToken,
+        daemonUrl: created.daemonUrl,
+        plane: this.#plane,
+        seq: created.seq,
       }),
     );
   }
