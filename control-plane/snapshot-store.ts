@@ -179,6 +179,6 @@ export class SnapshotStore {
 
 /** What anyone with the operator key may read of a snapshot. */
 function publicFacts(record: SnapshotRecord): SnapshotInfo {
-  const { launch: _launch, ...info } = record;
-  return info;
+  const { snapshotId, sandboxId, createdAt, kind, isolation, template, bytes } = record;
+  return { snapshotId, sandboxId, createdAt, kind, isolation, template, bytes };
 }

@@ -33,7 +33,6 @@ export interface LaunchRequest {
   readonly from?: string;
 }
 
-
 /** A snapshot a driver wrote. */
 export interface SavedSnapshot {
   readonly kind: SnapshotKind;

@@ -1,11 +1,13 @@
 /*
  * `gvisor-exec enter`, run by sandboxd outside the box: starts one program of sandbox code through
  * runsc's control socket (urpc: one JSON object each way, descriptors by SCM_RIGHTS on the request's
- * first bytes). The box's kernel starts a bridge (`start`, bridge.c) with this process's stdin, stdout
- * and stderr and a status pipe; the bridge has the box's spawner (`init`, spawner.c) start the program
- * as the account asked for. Reports "pid <pid>" and "tree <pid>" (the program's, as the box names it)
- * on the status fd, or "error <stage> <errno>"; then waits for the bridge, which ends as the program
- * ended, and ends alike, passing on the signals it gets to the program.
+ * first bytes). The box's kernel starts a bridge (`start`, bridge.c) with three pipes of this process's
+ * for its stdin, stdout and stderr, and a status pipe; the bridge has the box's spawner (`init`,
+ * spawner.c) start the program as the account asked for. This process carries its own stdio (sandboxd's
+ * socket pairs) to and from those pipes: a box may hold host pipes when it is checkpointed, never host
+ * sockets (gVisor cannot load those again). Reports "pid <pid>" and "tree <pid>" (the program's, as the
+ * box names it) on the status fd, or "error <stage> <errno>"; then waits for the bridge, which ends as
+ * the program ended, and ends alike once its output is carried, passing on the signals it gets.
  */
 #define _GNU_SOURCE
 #include "gvisor-exec.h"
@@ -123,11 +125,48 @@ static void signal_box(const struct enter_options *o, long long pid, int signal)
   free(request.data);
 }
 
+/* One direction of stdio: bytes read from `from`, waiting to be written to `to`. */
+struct stream {
+  int from, to;
+  char data[65536];
+  size_t len, off;
+  int ended; /* `from` reached its end */
+};
+
+/* Moves what it can; at the end with nothing left, closes `to` (its reader sees the end). */
+static void pump(struct stream *s, short from_events, short to_events) {
+  if (s->from >= 0 && s->len == 0 && (from_events & (POLLIN | POLLHUP | POLLERR))) {
+    ssize_t got = read(s->from, s->data, sizeof s->data);
+    if (got > 0) {
+      s->len = (size_t)got;
+      s->off = 0;
+    } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+      close(s->from);
+      s->from = -1;
+      s->ended = 1;
+    }
+  }
+  if (s->to >= 0 && s->off < s->len && (to_events & (POLLOUT | POLLERR | POLLHUP))) {
+    ssize_t put = write(s->to, s->data + s->off, s->len - s->off);
+    if (put > 0) s->off += (size_t)put;
+    else if (put < 0 && errno != EAGAIN && errno != EINTR) s->len = s->off = 0; /* its reader left */
+    if (s->off == s->len) s->len = s->off = 0;
+  } else if (s->to < 0) {
+    s->len = s->off = 0;
+  }
+  if (s->ended && s->len == 0 && s->to >= 0) {
+    close(s->to);
+    s->to = -1;
+  }
+}
+
 void enter(const struct enter_options *o) {
   char *no_environment[] = {NULL};
   char **environment = o->env_fd >= 0 ? read_environment(o->env_fd) : no_environment;
-  int started[2];
-  if (pipe2(started, O_CLOEXEC) < 0) fail("pipe", errno);
+  int started[2], in[2], out[2], err[2];
+  if (pipe2(started, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+      pipe2(err, O_CLOEXEC) < 0)
+    fail("pipe", errno);
 
   /* The bridge runs as the box's root with no capability: enough to reach the spawner's socket. */
   struct text request = {0};
@@ -160,10 +199,23 @@ void enter(const struct enter_options *o) {
   add(&request, "}}", 2);
 
   int control = connect_control(o->socket);
-  int fds[4] = {0, 1, 2, started[1]};
+  int fds[4] = {in[0], out[1], err[1], started[1]};
   send_request(control, &request, fds, 4);
   free(request.data);
   close(started[1]);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  signal(SIGPIPE, SIG_IGN);
+  struct stream *streams = calloc(3, sizeof *streams);
+  if (streams == NULL) fail("memory", ENOMEM);
+  streams[0] = (struct stream){.from = 0, .to = in[1]};
+  streams[1] = (struct stream){.from = out[0], .to = 1};
+  streams[2] = (struct stream){.from = err[0], .to = 2};
+  for (int i = 0; i < 3; i++) {
+    fcntl(streams[i].from, F_SETFL, fcntl(streams[i].from, F_GETFL) | O_NONBLOCK);
+    fcntl(streams[i].to, F_SETFL, fcntl(streams[i].to, F_GETFL) | O_NONBLOCK);
+  }
   long long bridge = 0;
   if (!read_reply(control, &bridge) || bridge <= 0) fail("exec", EIO);
 
@@ -210,9 +262,18 @@ void enter(const struct enter_options *o) {
     close(status_fd);
     status_fd = -1;
   }
+  long long status = -1;
   for (;;) {
-    struct pollfd ready[2] = {{.fd = control, .events = POLLIN}, {.fd = signals, .events = POLLIN}};
-    if (poll(ready, 2, -1) < 0) {
+    /* The bridge ended and its output is carried: end as the program ended. */
+    if (status >= 0 && streams[1].to < 0 && streams[2].to < 0) mirror((unsigned)status);
+    struct pollfd ready[8] = {{.fd = status < 0 ? control : -1, .events = POLLIN},
+                              {.fd = signals, .events = POLLIN}};
+    for (int i = 0; i < 3; i++) {
+      struct stream *s = &streams[i];
+      ready[2 + 2 * i] = (struct pollfd){.fd = s->len == 0 ? s->from : -1, .events = POLLIN};
+      ready[3 + 2 * i] = (struct pollfd){.fd = s->len > s->off ? s->to : -1, .events = POLLOUT};
+    }
+    if (poll(ready, 8, -1) < 0) {
       if (errno == EINTR) continue;
       _exit(127);
     }
@@ -220,10 +281,11 @@ void enter(const struct enter_options *o) {
       struct signalfd_siginfo info;
       if (read(signals, &info, sizeof info) == sizeof info) signal_box(o, pid, (int)info.ssi_signo);
     }
+    for (int i = 0; i < 3; i++) pump(&streams[i], ready[2 + 2 * i].revents, ready[3 + 2 * i].revents);
     if (ready[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      long long status = 0;
-      if (!read_reply(control, &status)) _exit(127);
-      mirror((unsigned)status);
+      long long waited = 0;
+      if (!read_reply(control, &waited)) _exit(127);
+      status = waited;
     }
   }
 }

@@ -116,6 +116,24 @@ describe.each<Isolation>(['namespace', 'gvisor'])('%s sandboxes', (isolation) =>
     for (const sbx of [original, copy]) await sbx.kill();
   });
 
+  if (isolation === 'gvisor') {
+    it("takes a box with a background command running: the copy runs it on, the original's output goes on", async () => {
+      const original = await cp.createSandbox({ isolation });
+      const lines: string[] = [];
+      const handle = await original.commands.run('for i in $(seq 1 3000); do echo line $i; sleep 0.1; done', {
+        background: true,
+        onStdout: (data) => lines.push(data),
+      });
+      await expect.poll(() => lines.length).toBeGreaterThan(2);
+      const copy = await Sandbox.create({ snapshot: await original.snapshot(), controlPlaneUrl: cp.url });
+      const seen = lines.length;
+      await expect.poll(() => lines.length).toBeGreaterThan(seen + 2);
+      expect((await copy.commands.run('ps -eo args')).stdout).toContain('seq 1 3000');
+      await handle.kill();
+      for (const sbx of [copy, original]) await sbx.kill();
+    });
+  }
+
   it('forks: count sandboxes at once from one snapshot, each of its own', async () => {
     const original = await cp.createSandbox({ isolation });
     await original.commands.run('echo forked > /home/user/mark');
