@@ -10,6 +10,27 @@ import SlowFirstSequencer from './test/support/slow-first-sequencer.js';
  * child processes, so more of them run at once than there are cores; each runs in a process of its own
  * (files set process.env, and name their namespaces and tables by pid).
  */
+/**
+ * Integration files whose behaviours hold for every isolation, run a second time with gVisor sandboxes
+ * (`SDK_ISOLATION=gvisor`: the SDK asks for them; `TestSandboxes` launches them). Files that test one
+ * engine's own mechanics (the namespace driver's, its attacks, gVisor's own) are not among them; those of
+ * both engines test each one themselves (`snapshots.test.ts`).
+ */
+const BOTH_ISOLATIONS = [
+  'test/integration/sandbox/lifecycle.test.ts',
+  'test/integration/sandbox/background-commands.test.ts',
+  'test/integration/sandbox/files.test.ts',
+  'test/integration/sandbox/gateways.test.ts',
+  'test/integration/sandbox/root-account.test.ts',
+];
+
+const INTEGRATION = {
+  globalSetup: ['test/integration/support/global-setup.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
+  expect: { poll: { timeout: 10_000 } },
+};
+
 export default defineConfig({
   test: {
     maxWorkers: 3,
@@ -24,14 +45,13 @@ export default defineConfig({
           isolate: false,
         },
       },
+      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], ...INTEGRATION } },
       {
         test: {
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/integration/support/global-setup.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
-          expect: { poll: { timeout: 10_000 } },
+          name: 'integration-gvisor',
+          include: BOTH_ISOLATIONS,
+          env: { SDK_ISOLATION: 'gvisor' },
+          ...INTEGRATION,
         },
       },
     ],

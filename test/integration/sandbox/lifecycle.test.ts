@@ -13,6 +13,10 @@ describe('sandbox lifecycle through the SDK', () => {
   it('creates, runs commands, pauses, resumes and kills, leaving nothing behind', async () => {
     const sbx = await create();
     const states = firstValueFrom(sbx.state$.pipe(take(5), toArray()));
+    // The isolation this run asked for (the integration-gvisor project sets SDK_ISOLATION), and got.
+    const isolation = process.env.SDK_ISOLATION ?? 'namespace';
+    expect((await sbx.getInfo()).isolation).toBe(isolation);
+    expect((await sbx.commands.run('uname -r')).stdout.includes('gvisor')).toBe(isolation === 'gvisor');
     expect((await sbx.commands.run('echo hello; id -u')).stdout).toBe('hello\n1000\n');
     await sbx.commands.run('echo kept > /tmp/note');
     await sbx.pause();
