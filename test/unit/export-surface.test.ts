@@ -43,6 +43,7 @@ describe('the published entry', () => {
         'SecretNotFoundError',
         'SecretRef',
         'SecretStore',
+        'Snapshot',
         'SubAgent',
         'agentPoolWarmup',
         'checkSpecForRuntime',
