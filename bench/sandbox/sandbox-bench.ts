@@ -1,9 +1,11 @@
 /**
- * `npm run bench:sandbox` (root): sandboxes through the SDK and the embedded control plane with the
- * namespace driver. Over BENCH_SANDBOXES sandboxes (default 50): create → first command exit, pause and
- * resume through the SDK (and the driver's freeze/thaw alone), command round trip, and the memory of an
- * idle sandbox (its cgroup's usage), with how many idle sandboxes this machine's free memory holds.
- * Prints each figure beside its target.
+ * `npm run bench:sandbox` (root): sandboxes through the SDK and the embedded control plane, both
+ * isolations side by side in one run (machines of this kind differ 3× in speed: each gVisor figure is
+ * read as a ratio to the namespace driver's of the same run). Per isolation, over BENCH_SANDBOXES
+ * sandboxes (default 20): create → first command exit (cold, and from the warm pool), pause and resume
+ * through the SDK, command round trip, the memory of an idle sandbox (its cgroup's usage), a snapshot of
+ * an idle sandbox, a sandbox started from it → first command, and a fork of 10. Prints each figure and
+ * the issue's targets as ratios.
  */
 import { freemem } from 'node:os';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,17 +14,18 @@ import { join } from 'node:path';
 import { ControlPlane } from '../../control-plane/control-plane.js';
 import { createControlPlaneServer } from '../../control-plane/http-api.js';
 import { loadOrCreateOperatorKey } from '../../control-plane/operator-key.js';
+import type { Isolation } from '../../protocol/control-plane-api.js';
 import { ensureHostPackages } from '../../sandbox-drivers/namespace/host-requirements.js';
 import { NamespaceDriver } from '../../sandbox-drivers/namespace/namespace-driver.js';
 import { cgroupPaths } from '../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { Sandbox } from '../../sdk/sandbox.js';
 
-const COUNT = Number(process.env.BENCH_SANDBOXES ?? '50');
+const COUNT = Number(process.env.BENCH_SANDBOXES ?? '20');
+const FORK = 10;
 
-function percentiles(samples: number[]): { p50: number; p99: number } {
+function p50(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
+  return sorted[Math.floor(0.5 * sorted.length)] ?? NaN;
 }
 
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -31,82 +34,98 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return performance.now() - started;
 }
 
-const fmt = (label: string, { p50, p99 }: { p50: number; p99: number }, target?: string): string =>
-  `${label.padEnd(34)} p50 ${p50.toFixed(2).padStart(8)} ms   p99 ${p99.toFixed(2).padStart(8)} ms${target === undefined ? '' : `   (target ${target})`}`;
+/** One isolation's figures, p50 in ms (memory in MiB). */
+interface Figures {
+  cold: number;
+  pooled: number;
+  pause: number;
+  resume: number;
+  roundTrip: number;
+  memoryMb: number;
+  snapshot: number;
+  restore: number;
+  fork: number;
+}
 
-async function main(): Promise<void> {
-  ensureHostPackages();
-  const stateDir = mkdtempSync(join(tmpdir(), 'sdk-bench-sbx-'));
-  const driver = new NamespaceDriver({ stateDir });
-  // Cold creates run on a control plane without a warm pool; then a second one with a pool adopts the
-  // sandboxes from the journal (as after a restart) and serves the warm creates.
-  // The SDK below presents the operator key from SDK_API_KEY, as a caller's process does.
-  const operatorKey = loadOrCreateOperatorKey(stateDir).key;
-  process.env.SDK_API_KEY = operatorKey;
-  let plane = await ControlPlane.start({ stateDir, driver, operatorKey });
-  let server = createControlPlaneServer(plane);
-  const listen = async (): Promise<string> => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${String((server.address() as { port: number }).port)}`;
+/** A control plane on `stateDir` serving on loopback, its default isolation `isolation`. */
+async function servedPlane(
+  stateDir: string,
+  driver: NamespaceDriver,
+  operatorKey: string,
+  isolation: Isolation,
+  warmPool = 0,
+): Promise<{ url: string; plane: ControlPlane; close: () => Promise<void> }> {
+  const plane = await ControlPlane.start({
+    stateDir,
+    driver,
+    operatorKey,
+    warmPool,
+    defaultIsolation: isolation,
+  });
+  const server = createControlPlaneServer(plane);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${String((server.address() as { port: number }).port)}`;
+  return {
+    url,
+    plane,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await plane.close();
+    },
   };
-  let url = await listen();
+}
+
+async function measure(
+  isolation: Isolation,
+  driver: NamespaceDriver,
+  stateDir: string,
+  operatorKey: string,
+): Promise<Figures> {
+  const options = { template: 'sdk-base-caps', allowInternetAccess: false } as const;
+  let served = await servedPlane(stateDir, driver, operatorKey, isolation);
   const sandboxes: Sandbox[] = [];
   try {
-    const firstCommand: number[] = [];
+    const cold: number[] = [];
     for (let i = 0; i < COUNT; i++) {
-      firstCommand.push(
+      cold.push(
         await timed(async () => {
-          const sbx = await Sandbox.create({
-            template: 'sdk-base-caps',
-            allowInternetAccess: false,
-            controlPlaneUrl: url,
-          });
+          const sbx = await Sandbox.create({ ...options, isolation, controlPlaneUrl: served.url });
           await sbx.commands.run('true');
           sandboxes.push(sbx);
         }),
       );
     }
-    server.closeAllConnections();
-    server.close();
-    await plane.close();
-    plane = await ControlPlane.start({ stateDir, driver, operatorKey, warmPool: 2 });
-    server = createControlPlaneServer(plane);
-    url = await listen();
+    // A second control plane with a warm pool adopts them (as after a restart) and serves warm creates.
+    await served.close();
+    served = await servedPlane(stateDir, driver, operatorKey, isolation, 2);
+    const url = served.url;
     const adopted = await Promise.all(
       sandboxes.map((sbx) =>
         Sandbox.connect(sbx.sandboxId, { accessToken: sbx.accessToken, controlPlaneUrl: url }),
       ),
     );
     sandboxes.splice(0, sandboxes.length, ...adopted);
-    // Warm: creates paced so the pool (2 per spec) has refilled, as under a steady arrival rate.
-    const warmFirstCommand: number[] = [];
+    const pooled: number[] = [];
     for (let i = 0; i < COUNT; i++) {
-      while (plane.warmReady < 4) await new Promise((resolve) => setTimeout(resolve, 10)); // 2 per spec, both specs
+      while (served.plane.warmReady < 4) await new Promise((resolve) => setTimeout(resolve, 10));
       const started = performance.now();
-      const sbx = await Sandbox.create({
-        template: 'sdk-base-caps',
-        allowInternetAccess: false,
-        controlPlaneUrl: url,
-      });
+      const sbx = await Sandbox.create({ ...options, isolation, controlPlaneUrl: url });
       await sbx.commands.run('true');
-      warmFirstCommand.push(performance.now() - started);
+      pooled.push(performance.now() - started);
       await sbx.kill();
     }
     const [probe] = sandboxes;
     if (probe === undefined) throw new Error('no sandbox');
     const roundTrip: number[] = [];
-    for (let i = 0; i < 200; i++) roundTrip.push(await timed(() => probe.commands.run('true')));
+    for (let i = 0; i < 100; i++) roundTrip.push(await timed(() => probe.commands.run('true')));
     const pause: number[] = [];
     const resume: number[] = [];
-    const freeze: number[] = [];
-    const thaw: number[] = [];
     for (const sbx of sandboxes) {
       pause.push(await timed(() => sbx.pause()));
       resume.push(await timed(() => sbx.connect()));
-      freeze.push(await timed(() => driver.pause(sbx.sandboxId)));
-      thaw.push(await timed(() => driver.resume(sbx.sandboxId)));
     }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // let every sandboxd settle idle
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // every sandboxd settles idle
     const memory = sandboxes.map(
       (sbx) =>
         Number(
@@ -117,26 +136,82 @@ async function main(): Promise<void> {
         ) /
         2 ** 20,
     );
-    const meanMb = memory.reduce((a, b) => a + b, 0) / memory.length;
-    const fit = Math.floor(freemem() / 2 ** 20 / meanMb) + COUNT;
-
-    console.log(`sandbox benchmark: ${String(COUNT)} sandboxes, namespace driver, Node ${process.version}\n`);
-    console.log(fmt('create -> first command, cold', percentiles(firstCommand), 'p50 <= 100 ms'));
-    console.log(fmt('create -> first command, warm pool', percentiles(warmFirstCommand), 'p50 <= 80 ms'));
-    console.log(fmt('pause (SDK -> control plane)', percentiles(pause), '<= 5 ms'));
-    console.log(fmt('resume (SDK connect)', percentiles(resume), '<= 5 ms'));
-    console.log(fmt('freeze (driver alone)', percentiles(freeze)));
-    console.log(fmt('thaw (driver alone)', percentiles(thaw)));
-    console.log(fmt('command round trip (true)', percentiles(roundTrip)));
-    console.log(
-      `idle sandbox memory (cgroup usage)  mean ${meanMb.toFixed(1)} MiB; with ${(freemem() / 2 ** 30).toFixed(1)} GiB free, ` +
-        `about ${String(fit)} idle sandboxes fit (target 300: ${fit >= 300 ? 'met' : 'MISSED'})`,
-    );
+    // Snapshots of idle sandboxes, a sandbox started from each, then one fork of FORK.
+    const snapshot: number[] = [];
+    const restore: number[] = [];
+    for (const sbx of sandboxes.slice(0, Math.min(COUNT, 10))) {
+      let taken: Awaited<ReturnType<Sandbox['snapshot']>> | undefined;
+      snapshot.push(await timed(async () => (taken = await sbx.snapshot())));
+      if (taken === undefined) throw new Error('no snapshot');
+      const from = taken;
+      restore.push(
+        await timed(async () => {
+          const copy = await Sandbox.create({ snapshot: from, controlPlaneUrl: url });
+          await copy.commands.run('true');
+          sandboxes.push(copy);
+        }),
+      );
+    }
+    const fork = await timed(async () => sandboxes.push(...(await probe.fork({ count: FORK }))));
+    return {
+      cold: p50(cold),
+      pooled: p50(pooled),
+      pause: p50(pause),
+      resume: p50(resume),
+      roundTrip: p50(roundTrip),
+      memoryMb: memory.reduce((a, b) => a + b, 0) / memory.length,
+      snapshot: p50(snapshot),
+      restore: p50(restore),
+      fork,
+    };
   } finally {
     for (const sbx of sandboxes) await sbx.kill().catch(() => undefined);
-    server.closeAllConnections();
-    server.close();
-    await plane.close();
+    await served.close();
+  }
+}
+
+async function main(): Promise<void> {
+  ensureHostPackages();
+  const stateDir = mkdtempSync(join(tmpdir(), 'sdk-bench-sbx-'));
+  const driver = new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] });
+  await driver.prepareGvisor();
+  // The SDK presents the operator key from SDK_API_KEY, as a caller's process does.
+  const operatorKey = loadOrCreateOperatorKey(stateDir).key;
+  process.env.SDK_API_KEY = operatorKey;
+  try {
+    const ns = await measure('namespace', driver, stateDir, operatorKey);
+    const gv = await measure('gvisor', driver, stateDir, operatorKey);
+    const row = (label: string, a: number, b: number, unit = 'ms'): string =>
+      `${label.padEnd(38)} ${a.toFixed(1).padStart(9)} ${unit}  ${b.toFixed(1).padStart(9)} ${unit}`;
+    console.log(
+      `sandbox benchmark: ${String(COUNT)} sandboxes per isolation, Node ${process.version}, p50\n`,
+    );
+    console.log(`${''.padEnd(38)} ${'namespace'.padStart(12)}  ${'gvisor'.padStart(12)}`);
+    console.log(row('create -> first command, cold', ns.cold, gv.cold));
+    console.log(row('create -> first command, warm pool', ns.pooled, gv.pooled));
+    console.log(row('command round trip (true)', ns.roundTrip, gv.roundTrip));
+    console.log(row('pause (SDK)', ns.pause, gv.pause));
+    console.log(row('resume (SDK connect)', ns.resume, gv.resume));
+    console.log(row('idle sandbox memory (cgroup usage)', ns.memoryMb, gv.memoryMb, 'MiB'));
+    console.log(row('snapshot of an idle sandbox', ns.snapshot, gv.snapshot));
+    console.log(row('start from a snapshot -> first command', ns.restore, gv.restore));
+    console.log(row(`fork of ${String(FORK)}`, ns.fork, gv.fork));
+    const target = (label: string, ratio: number, limit: number): string =>
+      `${label.padEnd(60)} ${ratio.toFixed(2)} (target <= ${limit.toFixed(2)}: ${ratio <= limit ? 'met' : 'MISSED'})`;
+    console.log('\ntargets (issue 26), as ratios within this run:');
+    console.log(target('gvisor cold / namespace cold', gv.cold / ns.cold, 2));
+    console.log(target('gvisor pooled / namespace pooled', gv.pooled / ns.pooled, 1.1));
+    console.log(target('gvisor round trip / namespace round trip', gv.roundTrip / ns.roundTrip, 2));
+    console.log(target('gvisor start from snapshot / gvisor cold', gv.restore / gv.cold, 0.75));
+    console.log(target('gvisor snapshot / (gvisor pause + resume)', gv.snapshot / (gv.pause + gv.resume), 2));
+    console.log(
+      target(`gvisor fork of ${String(FORK)} / one gvisor start from snapshot`, gv.fork / gv.restore, 10),
+    );
+    const fit = Math.floor(freemem() / 2 ** 20 / gv.memoryMb);
+    console.log(
+      `\nwith ${(freemem() / 2 ** 30).toFixed(1)} GiB free, about ${String(fit)} more idle gVisor sandboxes fit`,
+    );
+  } finally {
     for (const id of await driver.list()) await driver.destroy(id);
     rmSync(stateDir, { recursive: true, force: true });
   }

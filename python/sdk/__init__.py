@@ -13,7 +13,7 @@ from .errors import (
     error_from_envelope,
 )
 from ._command_output import CommandResult
-from ._wire import Isolation, ProcessInfo, SandboxInfo, SandboxState
+from ._wire import Isolation, ProcessInfo, SandboxInfo, SandboxState, SnapshotKind
 from .async_commands import AsyncCommandHandle, AsyncCommands
 from .async_sandbox import AsyncSandbox
 from .commands import CommandHandle, Commands
@@ -23,6 +23,7 @@ from .async_files import AsyncFiles, AsyncFileStream
 from .files import Files, FileStream
 from .sandbox import Sandbox
 from .sandbox_pool import AsyncSandboxPool, SandboxPool
+from .snapshot import AsyncSnapshot, Snapshot
 from ._feeds import SandboxEvent
 from .daemon_events import (
     ActorTransition,
@@ -104,6 +105,7 @@ __all__ = [
     "AsyncGateways",
     "AsyncSandbox",
     "AsyncSandboxPool",
+    "AsyncSnapshot",
     "AsyncFiles",
     "AsyncFileStream",
     "AsyncWatchHandle",
@@ -131,6 +133,8 @@ __all__ = [
     "SandboxInfo",
     "SandboxPool",
     "SandboxState",
+    "Snapshot",
+    "SnapshotKind",
     "SdkException",
     "SecretNotFoundException",
     "error_from_envelope",

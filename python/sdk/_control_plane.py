@@ -7,7 +7,18 @@ import os
 from typing import Any, Literal
 
 from ._http import Call, Peer, model_parser
-from ._wire import ConnectedSandbox, CreatedSandbox, SandboxInfo, TemplateBuildLine, parse_template_build_line
+from ._wire import (
+    ConnectedSandbox,
+    CreatedSandbox,
+    EmptyAnswer,
+    ForkedSandboxes,
+    ForkRequest,
+    SandboxInfo,
+    SnapshotInfo,
+    SnapshotList,
+    TemplateBuildLine,
+    parse_template_build_line,
+)
 
 #: Where the control plane is when neither ``control_plane_url=`` nor ``SDK_CONTROL_PLANE_URL`` says.
 DEFAULT_CONTROL_PLANE_URL = "http://127.0.0.1:4780"
@@ -60,3 +71,29 @@ def build_template_call(plane: Peer, body: dict[str, Any]) -> Call[TemplateBuild
     """``POST /v1/templates`` with the operator key: NDJSON, a line per step, then ``built`` or
     ``failed`` (a line of another kind parses as None)."""
     return Call(plane, "POST", "/v1/templates", parse_template_build_line, operator_key(), body)
+
+
+def snapshot_call(plane: Peer, sandbox_id: str, token: str | None) -> Call[SnapshotInfo]:
+    """``POST /v1/sandboxes/:id/snapshots`` with the sandbox's token (or the operator key): takes a
+    snapshot; the sandbox goes on."""
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/snapshots", model_parser(SnapshotInfo), token)
+
+
+def snapshots_call(plane: Peer, key: str | None, sandbox_id: str | None = None) -> Call[SnapshotList]:
+    """``GET /v1/snapshots`` (every snapshot), or ``GET /v1/sandboxes/:id/snapshots`` (one sandbox's),
+    with the operator key."""
+    path = "/v1/snapshots" if sandbox_id is None else f"/v1/sandboxes/{sandbox_id}/snapshots"
+    return Call(plane, "GET", path, model_parser(SnapshotList), key)
+
+
+def fork_call(plane: Peer, sandbox_id: str, key: str | None, count: int) -> Call[ForkedSandboxes]:
+    """``POST /v1/sandboxes/:id/fork`` with the operator key: a snapshot, and ``count`` sandboxes
+    started from it (all or none)."""
+    body = ForkRequest(count=count).wire()
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/fork", model_parser(ForkedSandboxes), key, body)
+
+
+def delete_snapshot_call(plane: Peer, snapshot_id: str, key: str | None) -> Call[EmptyAnswer]:
+    """``DELETE /v1/snapshots/:snapshotId`` with the operator key (an unknown id is
+    ``invalid_argument``, field ``snapshot``)."""
+    return Call(plane, "DELETE", f"/v1/snapshots/{snapshot_id}", model_parser(EmptyAnswer), key)

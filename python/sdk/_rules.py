@@ -33,6 +33,9 @@ ENV_NAME_RULE: Final = "must be an environment variable name"
 TEMPLATE_NAME: Final = re.compile(
     r"(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})"
 )
+#: A snapshot's id: ``snap_`` and 16 lowercase hex digits (made by the control plane).
+SNAPSHOT_ID: Final = re.compile(r"snap_[0-9a-f]{16}")
+SNAPSHOT_ID_RULE: Final = "must be a snapshot id (snap_ and 16 hex digits)"
 #: A cloud region such as ``us-east-1``.
 REGION: Final = re.compile(r"[a-z]{2}(-[a-z]+)+-[0-9]{1,2}")
 REGION_RULE: Final = "must be a region such as us-east-1"

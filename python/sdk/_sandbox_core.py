@@ -18,15 +18,19 @@ from ._http import Call, Op
 from ._sandbox_options import ConnectOptions, CreateOptions
 from ._secret_text import SecretText
 from ._wire import (
+    CreatedSandbox,
     EmptyAnswer,
+    ForkedSandboxes,
     GatewayState,
     PidAnswer,
     ProcessEvent,
     ProcessInfo,
     SandboxInfo,
     SecretsState,
+    SnapshotInfo,
     VersionAnswer,
 )
+from ._check import Checker, check_int, whole
 from .errors import InvalidArgumentException, SandboxException
 
 T = TypeVar("T")
@@ -51,13 +55,18 @@ class Launched:
         return self.token.reveal()
 
 
+def launched_from(created: CreatedSandbox, plane_url: str, request_timeout: float) -> Launched:
+    """A sandbox the control plane created (or started from a snapshot for ``fork``), as a handle is
+    built on."""
+    token = SecretText(created.access_token)
+    return Launched(created.sandbox_id, token, created.daemon_url, plane_url, request_timeout, created.seq)
+
+
 def create_op(options: CreateOptions) -> Op[Launched]:
     """``Sandbox.create``: ``POST /v1/sandboxes`` with the operator key (``SDK_API_KEY``)."""
     url = plane_calls.control_plane_url(options.control_plane_url)
     created = yield plane_calls.create_call(plane_calls.control_plane(url), options.body())
-    timeout = options.request_timeout
-    token = SecretText(created.access_token)
-    return Launched(created.sandbox_id, token, created.daemon_url, url, timeout, created.seq)
+    return launched_from(created, url, options.request_timeout)
 
 
 def connect_op(options: ConnectOptions) -> Op[Launched]:
@@ -70,6 +79,14 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
         options.sandbox_id, SecretText(options.access_token), connected.daemon_url, url,
         options.request_timeout, connected.seq,
     )
+
+
+def fork_count(count: object) -> int:
+    """``sbx.fork(count=...)``: 1 to 100 sandboxes, checked before any call (``forkRequestSchema``)."""
+    check = Checker("sbx.fork")
+    check_int(check, ("count",), count, 1, 100)
+    check.done()
+    return whole(count)
 
 
 def to_pid(value: object) -> int:
@@ -110,16 +127,22 @@ class SandboxCore:
 
     def acting(self, call: Call[SandboxInfo]) -> Op[SandboxInfo]:
         """A call that acts on the sandbox: refused before any traffic once the sandbox ended."""
+        info: SandboxInfo = yield from self.guarded(call)
+        return self.learn(info)
+
+    def guarded(self, call: Call[T]) -> Op[T]:
+        """A call on the sandbox refused before any traffic once it ended; an answer that says it ended is
+        remembered."""
         if self.end_reason is not None:
             message = f"sandbox {self.sandbox_id} has ended ({self.end_reason})"
             raise SandboxException(message, "sandbox_ended")
         try:
-            info: SandboxInfo = yield call
+            answer: T = yield call
         except SandboxException as error:
             if error.code == "sandbox_ended" and self.end_reason is None:
                 self.end_reason = "ended"
             raise
-        return self.learn(info)
+        return answer
 
     def info_op(self) -> Op[SandboxInfo]:
         """The sandbox's facts now (also once it ended: from the control plane's record)."""
@@ -137,6 +160,15 @@ class SandboxCore:
     def kill_op(self) -> Op[SandboxInfo]:
         """Ends the sandbox."""
         return self.acting(plane_calls.kill_call(self._plane, self.sandbox_id, self.access_token))
+
+    def snapshot_op(self) -> Op[SnapshotInfo]:
+        """Takes a snapshot of the sandbox (resumed first when suspended, as any call); it goes on."""
+        return self.guarded(plane_calls.snapshot_call(self._plane, self.sandbox_id, self.access_token))
+
+    def fork_op(self, count: int) -> Op[ForkedSandboxes]:
+        """A snapshot, and ``count`` sandboxes started from it at once (the operator key, as create)."""
+        key = plane_calls.operator_key()
+        return self.guarded(plane_calls.fork_call(self._plane, self.sandbox_id, key, count))
 
     def activity_op(self) -> Op[SandboxInfo]:
         """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""

@@ -20,7 +20,7 @@ import httpx
 from ._accounts import ACCOUNT_RULE, account_field, check_account, is_account
 from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
-from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, TEMPLATE_NAME
+from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
 from .errors import AuthenticationException, InvalidArgumentException
@@ -33,6 +33,9 @@ SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
 
 #: Sandbox lifetime by default, seconds (``rules/limits.ts``).
 DEFAULT_SANDBOX_TIMEOUT: Final = 3600
+#: ``Sandbox.create``'s template and egress when not given.
+DEFAULT_TEMPLATE: Final = "sdk-base"
+DEFAULT_ALLOW_INTERNET_ACCESS: Final = True
 
 #: A callback of command output: each chunk as text.
 OutputCallback = Callable[[str], object]
@@ -129,14 +132,25 @@ class CreateOptions:
     execution_role_arn: str | None = None
     #: ``namespace`` or ``gvisor`` (the argument, else ``SDK_ISOLATION``); None: the control plane's.
     isolation: Isolation | None = None
+    #: The snapshot the sandbox starts from (its id), or None.
+    snapshot: str | None = None
+    #: Whether the caller gave ``template`` and ``allow_internet_access`` (from a snapshot, those not
+    #: given are the snapshot's sandbox's).
+    template_given: bool = True
+    allow_internet_access_given: bool = True
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
-        ``isolation`` only when one was chosen)."""
+        ``isolation`` only when one was chosen). From a snapshot, ``template`` and
+        ``allow_internet_access`` are sent only when the caller gave them (``sdk/sandbox-lifecycle.ts``)."""
+        fresh = self.snapshot is None
         return CreateSandboxRequest(
-            template=self.template,
+            template=self.template if fresh or self.template_given else None,
             isolation=self.isolation,
-            allow_internet_access=self.allow_internet_access,
+            snapshot=self.snapshot,
+            allow_internet_access=(
+                self.allow_internet_access if fresh or self.allow_internet_access_given else None
+            ),
             timeout_ms=self.timeout_ms,
             idle_policy=IdlePolicyBody(max_idle_seconds=IDLE_SECONDS, auto_resume=True),
             memory_mb=self.memory_mb,
@@ -162,14 +176,19 @@ def resolve_create_options(
     execution_role_arn: object = None,
     pool: object = None,
     pool_kind: PoolKind = "SandboxPool",
+    snapshot: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets`` and ``persist``. Without
-    ``isolation``, ``SDK_ISOLATION`` (read once the options pass, as ``sdk/sandbox-options.ts`` does)."""
+    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``persist`` and ``snapshot``.
+    ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
+    ``snapshot``, the snapshot's). Without ``isolation``, ``SDK_ISOLATION`` (read once the options pass,
+    as ``sdk/sandbox-options.ts`` does), but not from a snapshot, which fixes the isolation."""
     check = Checker("Sandbox.create")
-    if not matches(TEMPLATE_NAME, template):
+    if template is not None and not matches(TEMPLATE_NAME, template):
         check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
-    check_bool(check, ("allow_internet_access",), allow_internet_access)
+    if allow_internet_access is not None:
+        check_bool(check, ("allow_internet_access",), allow_internet_access)
+    from_snapshot = _snapshot(check, snapshot)
     chosen = _isolation(check, isolation)
     routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
     envs = check_secrets_map(check, ("secrets",), {} if secrets is None else secrets)
@@ -191,15 +210,39 @@ def resolve_create_options(
     _check_persist(check, persist, execution_role_arn)
     if pool is not None and persist is not None:
         check.add(("persist",), "is not accepted with pool")  # a pool's slots have no home to restore
+    if pool is not None and snapshot is not None:
+        check.add(("snapshot",), "is not accepted with pool")
     check.done()
     cache = secret_cache if isinstance(secret_cache, SecretCache) else None
+    if isolation is not None:
+        chosen_isolation = chosen
+    else:  # a snapshot fixes the isolation: SDK_ISOLATION is for sandboxes started from their template
+        chosen_isolation = isolation_from_environment() if from_snapshot is None else None
     return CreateOptions(
-        str(template), bool(allow_internet_access), timeout_ms, memory, cpu, url, seconds,
-        routes, envs, cache, bool(keep_on_failure),
+        DEFAULT_TEMPLATE if template is None else str(template),
+        DEFAULT_ALLOW_INTERNET_ACCESS if allow_internet_access is None else bool(allow_internet_access),
+        timeout_ms, memory, cpu, url, seconds, routes, envs, cache, bool(keep_on_failure),
         persist=persist if isinstance(persist, S3Prefix) else None,
         execution_role_arn=execution_role_arn if isinstance(execution_role_arn, str) else None,
-        isolation=chosen if isolation is not None else isolation_from_environment(),
+        isolation=chosen_isolation,
+        snapshot=from_snapshot,
+        template_given=template is not None,
+        allow_internet_access_given=allow_internet_access is not None,
     )
+
+
+def _snapshot(check: Checker, value: object) -> str | None:
+    """``snapshot``: None, a snapshot id, or a ``Snapshot``/``AsyncSnapshot`` (its id)."""
+    if value is None:
+        return None
+    from .snapshot import SnapshotFacts  # here: sdk.snapshot imports this module
+
+    if isinstance(value, SnapshotFacts):
+        return value.id
+    if not matches(SNAPSHOT_ID, value):
+        check.add(("snapshot",), "must be a snapshot id (snap_ and 16 hex digits) or a Snapshot")
+        return None
+    return str(value)
 
 
 #: The pool ``Sandbox.create`` takes (``SandboxPool``) and ``AsyncSandbox.create`` takes.

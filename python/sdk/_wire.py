@@ -59,6 +59,49 @@ class ConnectedSandbox(SandboxInfo):
     daemon_url: str
 
 
+#: What a snapshot holds: ``memory`` (a gVisor sandbox's processes, memory and files) or ``filesystem``
+#: (a namespace sandbox's own files: its changes to its template, and its home).
+SnapshotKind = Literal["memory", "filesystem"]
+
+
+class SnapshotInfo(_Wire):
+    """A snapshot as the control plane keeps it (never a secret)."""
+
+    snapshot_id: str
+    #: The sandbox it was taken of.
+    sandbox_id: str
+    #: When it was taken, milliseconds since the epoch.
+    created_at: float
+    kind: SnapshotKind
+    isolation: Isolation
+    template: str
+    #: What it takes in the control plane's state folder.
+    bytes: int = Field(ge=0)
+
+
+class SnapshotList(_Wire):
+    """Answer of ``GET /v1/snapshots`` and ``GET /v1/sandboxes/:id/snapshots``, oldest first."""
+
+    snapshots: list[SnapshotInfo]
+
+
+class ForkRequest(_Wire):
+    """Body of ``POST /v1/sandboxes/:id/fork``: how many sandboxes to start from the snapshot."""
+
+    count: int = Field(ge=1, le=100)
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body."""
+        return self.model_dump(by_alias=True)
+
+
+class ForkedSandboxes(_Wire):
+    """Answer to fork: the snapshot taken, and each sandbox started from it (with its access token)."""
+
+    snapshot: SnapshotInfo
+    sandboxes: list[CreatedSandbox]
+
+
 class IdlePolicyBody(_Wire):
     """``idlePolicy`` of a create request: suspend after this many idle seconds, resume on an SDK call."""
 
@@ -68,11 +111,14 @@ class IdlePolicyBody(_Wire):
 
 class CreateSandboxRequest(_Wire):
     """Body of ``POST /v1/sandboxes``; ``isolation`` (the control plane's default), ``memory_mb`` and
-    ``cpus`` (the template's) are left out when ``None``."""
+    ``cpus`` (the template's) are left out when ``None``, and so are ``template`` and
+    ``allow_internet_access`` (from ``snapshot``, the snapshot's sandbox's unless the caller set them)."""
 
-    template: str
+    template: str | None = None
     isolation: Isolation | None = None
-    allow_internet_access: bool
+    #: Start from this snapshot (``snap_`` and 16 hex digits): its template, isolation and limits.
+    snapshot: str | None = None
+    allow_internet_access: bool | None = None
     timeout_ms: int = Field(ge=1)
     idle_policy: IdlePolicyBody
     memory_mb: int | None = None

@@ -7,7 +7,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Mapping
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
-from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
+from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
@@ -27,6 +27,7 @@ from .async_commands import AsyncCommands
 from .async_files import AsyncFiles
 from .sandbox_agent import AsyncSandboxAgent
 from .errors import SandboxException
+from .snapshot import AsyncSnapshot, SnapshotFacts
 
 if TYPE_CHECKING:
     from .sandbox_pool import AsyncSandboxPool
@@ -108,8 +109,8 @@ class AsyncSandbox(AsyncSandboxExtras):
     async def create(
         cls,
         *,
-        template: str = "sdk-base",
-        allow_internet_access: bool = True,
+        template: str | None = None,
+        allow_internet_access: bool | None = None,
         isolation: Isolation | None = None,
         timeout: float = DEFAULT_SANDBOX_TIMEOUT,
         memory_mb: int | None = None,
@@ -123,9 +124,11 @@ class AsyncSandbox(AsyncSandboxExtras):
         persist: S3Prefix | None = None,
         execution_role_arn: str | None = None,
         pool: AsyncSandboxPool | None = None,
+        snapshot: str | SnapshotFacts | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
-        With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s.
+        With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s; with ``snapshot``
+        (an id, a ``Snapshot`` or an ``AsyncSnapshot``) it starts from that snapshot.
 
         :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
             ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
@@ -151,6 +154,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             persist=persist,
             execution_role_arn=execution_role_arn,
             pool=pool,
+            snapshot=snapshot,
             pool_kind="AsyncSandboxPool",
         )
         if pool is not None:
@@ -187,6 +191,27 @@ class AsyncSandbox(AsyncSandboxExtras):
     async def pause(self) -> None:
         """Suspends the sandbox with its memory kept."""
         await adrive(self._core.pause_op(), self._transport)
+
+    async def snapshot(self) -> AsyncSnapshot:
+        """As :meth:`sdk.sandbox.Sandbox.snapshot`, awaited: an ``AsyncSnapshot`` (``list`` and
+        ``delete`` awaited).
+
+        :raises SandboxException: ``no_space`` past the control plane's cap of snapshots,
+            ``sandbox_ended``...
+        """
+        return AsyncSnapshot._of(await adrive(self._core.snapshot_op(), self._transport))
+
+    async def fork(self, *, count: int = 1) -> list[AsyncSandbox]:
+        """As :meth:`sdk.sandbox.Sandbox.fork`, awaited: ``count`` (1 to 100) new handles, all or none.
+
+        :raises InvalidArgumentException: for a bad ``count``, before any call
+        """
+        forked = await adrive(self._core.fork_op(fork_count(count)), self._transport)
+        plane_url, timeout = self._core.launched.plane_url, self._transport.request_timeout
+        return [
+            type(self)(launched_from(created, plane_url, timeout), AsyncTransport(timeout))
+            for created in forked.sandboxes
+        ]
 
     async def kill(self) -> None:
         """Ends the sandbox and removes every resource.

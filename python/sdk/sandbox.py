@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
-from ._sandbox_core import Launched, SandboxCore, connect_op, create_op
+from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
@@ -27,6 +27,7 @@ from .commands import Commands
 from .files import Files
 from .sandbox_agent import SandboxAgent
 from .errors import SandboxException
+from .snapshot import Snapshot, SnapshotFacts
 
 if TYPE_CHECKING:
     from .sandbox_pool import SandboxPool
@@ -108,8 +109,8 @@ class Sandbox(SandboxExtras):
     def create(
         cls,
         *,
-        template: str = "sdk-base",
-        allow_internet_access: bool = True,
+        template: str | None = None,
+        allow_internet_access: bool | None = None,
         isolation: Isolation | None = None,
         timeout: float = DEFAULT_SANDBOX_TIMEOUT,
         memory_mb: int | None = None,
@@ -123,12 +124,15 @@ class Sandbox(SandboxExtras):
         persist: S3Prefix | None = None,
         execution_role_arn: str | None = None,
         pool: SandboxPool | None = None,
+        snapshot: str | SnapshotFacts | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
 
-        :param template: image name or ARN (``sdk-base``, ``sdk-base-caps``, ``sdk-agent``)
-        :param allow_internet_access: False for closed egress
+        :param template: image name or ARN (``sdk-base``, the default, ``sdk-base-caps``, ``sdk-agent``);
+            from a ``snapshot``, the snapshot's unless given (a different one is refused)
+        :param allow_internet_access: False for closed egress (default True; from a ``snapshot``, as the
+            snapshot's sandbox had it unless given)
         :param isolation: the boundary between the sandbox's code and the host: ``namespace`` (the host's
             kernel behind namespaces, cgroups and a seccomp filter) or ``gvisor`` (gVisor's kernel in
             between); by default ``SDK_ISOLATION``, else the control plane's default
@@ -147,8 +151,11 @@ class Sandbox(SandboxExtras):
             :meth:`checkpoint_files` (``S3Prefix``); needs ``execution_role_arn``
         :param execution_role_arn: the role (assumed with the caller's credentials) that reaches ``persist``
         :param pool: take the sandbox from this ``SandboxPool`` (``pool.take()``, a hot slot): the other
-            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets`` and
-            ``persist`` are refused with it
+            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets``, ``persist``
+            and ``snapshot`` are refused with it
+        :param snapshot: start from this snapshot (``sbx.snapshot()``, or its id): its template,
+            isolation and limits (``SDK_ISOLATION`` does not apply), and with a memory snapshot its
+            running processes; a snapshot holds no gateway, so give ``gateways`` here
         :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
             ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
@@ -174,6 +181,7 @@ class Sandbox(SandboxExtras):
             persist=persist,
             execution_role_arn=execution_role_arn,
             pool=pool,
+            snapshot=snapshot,
         )
         if pool is not None:
             return pool.take()
@@ -209,6 +217,31 @@ class Sandbox(SandboxExtras):
     def pause(self) -> None:
         """Suspends the sandbox with its memory kept."""
         drive(self._core.pause_op(), self._transport)
+
+    def snapshot(self) -> Snapshot:
+        """Takes a snapshot of the sandbox, which goes on running: with gVisor its processes, memory and
+        files (``kind`` ``memory``), with namespaces its files (``filesystem``). A suspended sandbox is
+        resumed first, as by any call. ``Sandbox.create(snapshot=...)`` starts a new sandbox from it.
+
+        :raises SandboxException: ``no_space`` past the control plane's cap of snapshots,
+            ``sandbox_ended``...
+        """
+        return Snapshot._of(drive(self._core.snapshot_op(), self._transport))
+
+    def fork(self, *, count: int = 1) -> list[Sandbox]:
+        """Takes a snapshot and starts ``count`` sandboxes from it at once (1 to 100), each with its own
+        id, token, network and clocks, none with gateways (give them with
+        ``Sandbox.create(snapshot=..., gateways=...)`` instead). All of them or none. Needs the operator
+        key (``SDK_API_KEY``), as ``create``.
+
+        :raises InvalidArgumentException: for a bad ``count``, before any call
+        """
+        forked = drive(self._core.fork_op(fork_count(count)), self._transport)
+        plane_url, timeout = self._core.launched.plane_url, self._transport.request_timeout
+        return [
+            type(self)(launched_from(created, plane_url, timeout), Transport(timeout))
+            for created in forked.sandboxes
+        ]
 
     def kill(self) -> None:
         """Ends the sandbox and removes every resource.

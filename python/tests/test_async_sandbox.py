@@ -155,8 +155,9 @@ async def test_async_with_kills_the_sandbox_at_exit(control_plane: ControlPlane)
         ({"timeout": 9 * 3600}, "timeout"),
         ({"memory_mb": 20_000}, "memory_mb"),
         ({"cpus": 100}, "cpus"),
-        ({"allow_internet_access": None}, "allow_internet_access"),
+        ({"allow_internet_access": 1}, "allow_internet_access"),  # None is "not given": the default
         ({"isolation": "vm"}, "isolation"),
+        ({"snapshot": "snap_NOPE"}, "snapshot"),
     ],
 )
 async def test_bad_create_options_raise_before_any_call(

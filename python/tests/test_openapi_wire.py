@@ -41,7 +41,12 @@ from sdk._wire import (
     ConnectedSandbox,
     CreatedSandbox,
     CreateSandboxRequest,
+    EmptyAnswer,
+    ForkedSandboxes,
+    ForkRequest,
     SandboxInfo,
+    SnapshotInfo,
+    SnapshotList,
     TemplateBuiltLine,
     TemplateFailedLine,
     TemplateStepLine,
@@ -62,6 +67,13 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
         ("get", "/v1/events", "200", "application/x-ndjson"),
     ],
     InspectionRecord: [("get", "/v1/inspect", "200", "application/x-ndjson")],
+    SnapshotInfo: [("post", "/v1/sandboxes/{sandboxId}/snapshots", "201", "application/json")],
+    SnapshotList: [
+        ("get", "/v1/snapshots", "200", "application/json"),
+        ("get", "/v1/sandboxes/{sandboxId}/snapshots", "200", "application/json"),
+    ],
+    ForkedSandboxes: [("post", "/v1/sandboxes/{sandboxId}/fork", "201", "application/json")],
+    EmptyAnswer: [("delete", "/v1/snapshots/{snapshotId}", "200", "application/json")],
     # The lines of a template build: each model is the alternative of the answer's ``oneOf`` whose
     # ``type`` it has.
     TemplateStepLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
@@ -73,10 +85,12 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
 REQUESTS: dict[type[BaseModel], tuple[str, str]] = {
     CreateSandboxRequest: ("post", "/v1/sandboxes"),
     BuildTemplateRequest: ("post", "/v1/templates"),
+    ForkRequest: ("post", "/v1/sandboxes/{sandboxId}/fork"),
 }
 
 #: Each control-plane call of the SDK: how the test makes it (sandbox id ``SBX``), and its operation.
 SBX = "0123456789ab"
+SNAP = "snap_0123456789abcdef"
 CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
     "create_call": (lambda p: plane_calls.create_call(p, {}), ("post", "/v1/sandboxes")),
     "connect_call": (lambda p: plane_calls.connect_call(p, SBX, "t"), ("post", "/v1/sandboxes/{sandboxId}/connect")),
@@ -91,6 +105,20 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
         ("post", "/v1/sandboxes/{sandboxId}/activity"),
     ),
     "build_template_call": (lambda p: plane_calls.build_template_call(p, {}), ("post", "/v1/templates")),
+    "snapshot_call": (
+        lambda p: plane_calls.snapshot_call(p, SBX, "t"),
+        ("post", "/v1/sandboxes/{sandboxId}/snapshots"),
+    ),
+    "snapshots_call": (lambda p: plane_calls.snapshots_call(p, "k"), ("get", "/v1/snapshots")),
+    "snapshots_call:sandbox": (
+        lambda p: plane_calls.snapshots_call(p, "k", SBX),
+        ("get", "/v1/sandboxes/{sandboxId}/snapshots"),
+    ),
+    "fork_call": (lambda p: plane_calls.fork_call(p, SBX, "k", 2), ("post", "/v1/sandboxes/{sandboxId}/fork")),
+    "delete_snapshot_call": (
+        lambda p: plane_calls.delete_snapshot_call(p, SNAP, "k"),
+        ("delete", "/v1/snapshots/{snapshotId}"),
+    ),
 }
 FEEDS: dict[str, tuple[Any, tuple[str, str]]] = {
     "sandbox_feed": (lambda url: feeds.sandbox_feed(url, SBX, "t", 1), ("get", "/v1/sandboxes/{sandboxId}/events")),
@@ -288,7 +316,8 @@ def test_every_control_plane_call_is_in_the_document(document: dict[str, Any]) -
     assert made == covered, f"control-plane calls this test does not map: {sorted(made ^ covered)}"
     for name, (make, (method, path)) in CALLS.items():
         call = make(plane)
-        assert (call.method.lower(), call.path.replace(SBX, "{sandboxId}")) == (method, path), name
+        made_path = call.path.replace(SNAP, "{snapshotId}").replace(SBX, "{sandboxId}")
+        assert (call.method.lower(), made_path) == (method, path), name
         spec = operation(document, method, path)
         models = [m for m, ops in ANSWERS.items() if any(op[:2] == (method, path) for op in ops)]
         status = next(s for s in spec["responses"] if s.startswith("2"))

@@ -239,6 +239,7 @@ def test_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:
         ({"template": "Not A Template"}, "template"),
         ({"allow_internet_access": "yes"}, "allow_internet_access"),
         ({"isolation": "kvm"}, "isolation"),
+        ({"snapshot": "snap_nope"}, "snapshot"),
         ({"isolation": 1}, "isolation"),
         ({"timeout": 0}, "timeout"),
         ({"timeout": 8 * 3600 + 1}, "timeout"),

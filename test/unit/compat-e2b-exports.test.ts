@@ -22,6 +22,7 @@ describe('the published E2B shim entry (sdk/compat/e2b)', () => {
       'SandboxError',
       'SandboxNotFoundError',
       'SandboxPaginator',
+      'SnapshotPaginator',
       'Secret',
       'Template',
       'TemplateError',

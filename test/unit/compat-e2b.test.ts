@@ -37,6 +37,8 @@ import {
 import { nativeTemplate } from '../../sdk/compat/e2b/connection.js';
 import { toE2BError } from '../../sdk/compat/e2b/errors.js';
 import { e2bEntry, followed } from '../../sdk/compat/e2b/file-entries.js';
+import { requireMemorySnapshot } from '../../sdk/compat/e2b/snapshots.js';
+import type { SandboxInfo as NativeSandboxInfo } from '../../protocol/control-plane-api.js';
 
 interface Recorded {
   readonly method: string;
@@ -163,6 +165,55 @@ describe('Sandbox.create: server, key and template', () => {
     expect(requests.map((r) => [r.method, r.url])).toEqual([['POST', '/v1/sandboxes']]);
   });
 
+  it("takes a snapshot id where the template goes (E2B's Sandbox.create(snapshotId)): the snapshot's template, E2B's lifetime and egress", async () => {
+    process.env.SDK_API_KEY = 'k';
+    process.env.SDK_ISOLATION = 'gvisor'; // a snapshot fixes the isolation: not sent
+    try {
+      await expect(Sandbox.create('snap_0123456789abcdef')).rejects.toBeInstanceOf(AuthenticationError);
+      await expect(
+        Sandbox.create({ template: 'snap_0123456789abcdef', allowInternetAccess: false, timeoutMs: 60_000 }),
+      ).rejects.toBeInstanceOf(AuthenticationError);
+    } finally {
+      Reflect.deleteProperty(process.env, 'SDK_ISOLATION');
+    }
+    expect(requests.map((r) => [r.method, r.url])).toEqual(Array(2).fill(['POST', '/v1/sandboxes']));
+    // No template (the snapshot's); egress as E2B sends it at create (open unless closed).
+    expect(requests.map((r) => r.body)).toEqual([
+      expect.objectContaining({
+        snapshot: 'snap_0123456789abcdef',
+        timeoutMs: 300_000,
+        allowInternetAccess: true,
+      }),
+      expect.objectContaining({
+        snapshot: 'snap_0123456789abcdef',
+        timeoutMs: 60_000,
+        allowInternetAccess: false,
+      }),
+    ]);
+    for (const { body } of requests) {
+      expect(body).not.toHaveProperty('template');
+      expect(body).not.toHaveProperty('isolation');
+    }
+  });
+
+  it('takes a snapshot by id (reading the isolation first when the memory is to be kept) and forks by id, with the key', async () => {
+    process.env.SDK_API_KEY = 'k';
+    await expect(Sandbox.createSnapshot('0123456789ab')).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(Sandbox.createSnapshot('0123456789ab', { keepMemory: false })).rejects.toBeInstanceOf(
+      AuthenticationError,
+    );
+    await expect(Sandbox.fork('0123456789ab', { count: 2 })).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(Sandbox.listSnapshots().nextItems()).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(Sandbox.deleteSnapshot('snap_0123456789abcdef')).rejects.toBeInstanceOf(AuthenticationError);
+    expect(requests.map((r) => [r.method, r.url, r.authorization])).toEqual([
+      ['GET', '/v1/sandboxes/0123456789ab', 'Bearer k'],
+      ['POST', '/v1/sandboxes/0123456789ab/snapshots', 'Bearer k'],
+      ['GET', '/v1/sandboxes/0123456789ab', 'Bearer k'],
+      ['GET', '/v1/snapshots', 'Bearer k'],
+      ['DELETE', '/v1/snapshots/snap_0123456789abcdef', 'Bearer k'],
+    ]);
+  });
+
   it('ignores E2B_DOMAIN when SDK_CONTROL_PLANE_URL names the server', async () => {
     process.env.E2B_DOMAIN = 'e2b.app';
     process.env.SDK_API_KEY = 'k';
@@ -270,6 +321,67 @@ describe('refusals before any call', () => {
     await expect(Sandbox.connect('not-an-id')).rejects.toBeInstanceOf(SandboxNotFoundError);
     // Not a string at all is a malformed argument.
     await expect(Sandbox.getInfo(42 as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it("checks snapshot and fork options first: name refused, keepMemory a boolean, count 1 to 100, the copies' lifetime", async () => {
+    const named = await failure(Sandbox.createSnapshot('0123456789ab', { name: 'my-snapshot' }));
+    expect(named).toBeInstanceOf(NotSupportedError);
+    expect(named).toMatchObject({ feature: 'Sandbox.createSnapshot({ name })' });
+    expect((named as Error).message).toMatch(/ids only.*Sandbox\.create/);
+    await expect(
+      Sandbox.createSnapshot('0123456789ab', { keepMemory: 'yes' as never }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(Sandbox.createSnapshot('0123456789ab', { colour: 'red' } as never)).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(Sandbox.createSnapshot('0123456789ab', { domain: 'e2b.app' })).rejects.toMatchObject({
+      feature: 'domain',
+    });
+    await expect(Sandbox.createSnapshot('not-an-id')).rejects.toBeInstanceOf(SandboxNotFoundError);
+    for (const count of [0, -1, 1.5, 101, '2']) {
+      const error = await failure(Sandbox.fork('0123456789ab', { count: count as never }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error).toBeInstanceOf(NativeInvalidArgumentError);
+      expect((error as Error).message).toMatch(/count must be a whole number from 1 to 100/);
+    }
+    await expect(Sandbox.fork('0123456789ab', { timeoutMs: -1 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(Sandbox.fork('0123456789ab', { timeoutMs: 9 * 3_600_000 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(Sandbox.fork('0123456789ab', { keepMemory: 1 as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    // `mode` ('full' or 'filesystem') is the same choice; it must agree with keepMemory.
+    await expect(Sandbox.createSnapshot('0123456789ab', { mode: 'partial' as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(
+      Sandbox.createSnapshot('0123456789ab', { mode: 'full', keepMemory: false }),
+    ).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(Sandbox.fork('0123456789ab', { mode: 'memory' as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(Sandbox.fork('not-an-id')).rejects.toBeInstanceOf(SandboxNotFoundError);
+    // A create from a snapshot id takes create's checks too.
+    await expect(Sandbox.create('snap_0123456789abcdef', { timeoutMs: -1 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+  });
+
+  it('forks only with the key, and answers false for a snapshot id that cannot be one', async () => {
+    Reflect.deleteProperty(process.env, 'SDK_API_KEY');
+    const error = await failure(Sandbox.fork('0123456789ab'));
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as Error).message).toMatch(/Sandbox\.fork needs the control plane's operator key/);
+    await expect(Sandbox.createSnapshot('0123456789ab')).rejects.toBeInstanceOf(AuthenticationError);
+    process.env.SDK_API_KEY = 'operator-key';
+    expect(await Sandbox.deleteSnapshot('my-snapshot:default')).toBe(false);
+    await expect(Sandbox.deleteSnapshot(42 as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(() => Sandbox.listSnapshots({ limit: 0 })).toThrow(InvalidArgumentError);
+    expect(() => Sandbox.listSnapshots({ nextToken: 'next' })).toThrow(InvalidArgumentError);
+    expect(() => Sandbox.listSnapshots({ sandboxId: 7 as never })).toThrow(InvalidArgumentError);
   });
 
   it("refuses a list query with a state E2B does not have, or an order other than 'asc' / 'desc'", () => {
@@ -424,5 +536,48 @@ describe("commands as E2B's envd runs them (the same line and table as the Pytho
     expect(signalError('SIGRTMIN')).toBe('signal: SIGRTMIN');
     expect(signalError(null)).toBe('signal: unknown');
     expect(Object.keys(GO_SIGNAL_NAMES)).toHaveLength(31);
+  });
+});
+
+describe("snapshots: E2B's keep the memory", () => {
+  const info = (isolation: 'namespace' | 'gvisor'): NativeSandboxInfo => ({
+    sandboxId: '0123456789ab',
+    template: 'sdk-base',
+    isolation,
+    state: 'running',
+    allowInternetAccess: true,
+    endReason: null,
+    suspendReason: null,
+    deadlineAt: 0,
+    seq: 1,
+  });
+
+  it('refuses a memory snapshot of a namespace sandbox, naming the option, gVisor and files only', () => {
+    let error: unknown;
+    try {
+      requireMemorySnapshot('createSnapshot', info('namespace'), true);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(NotSupportedError);
+    expect(error).toBeInstanceOf(SandboxError);
+    expect(error).toMatchObject({ feature: 'createSnapshot({ keepMemory: true })', code: 'not_supported' });
+    const message = (error as Error).message;
+    expect(message).toContain('namespace isolation');
+    expect(message).toContain("isolation: 'gvisor'");
+    expect(message).toContain('SDK_ISOLATION=gvisor');
+    expect(message).toContain('{ keepMemory: false }');
+  });
+
+  it("takes a gVisor sandbox's (memory) either way, and a namespace sandbox's files when asked", () => {
+    expect(() => {
+      requireMemorySnapshot('fork', info('gvisor'), true);
+    }).not.toThrow();
+    expect(() => {
+      requireMemorySnapshot('fork', info('gvisor'), false);
+    }).not.toThrow();
+    expect(() => {
+      requireMemorySnapshot('fork', info('namespace'), false);
+    }).not.toThrow();
   });
 });

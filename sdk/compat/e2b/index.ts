@@ -14,10 +14,15 @@
 export {
   Sandbox,
   SandboxPaginator,
+  SnapshotPaginator,
+  type CreateSnapshotOpts,
   type SandboxConnectOpts,
+  type SandboxForkOpts,
   type SandboxInfo,
   type SandboxListOpts,
   type SandboxState,
+  type SnapshotInfo,
+  type SnapshotListOpts,
 } from './sandbox.js';
 export type { SandboxOpts } from './sandbox-opts.js';
 export type { ConnectionOpts } from './connection.js';

@@ -1,7 +1,8 @@
 /**
- * E2B's `Sandbox.create` options as the native SDK's: the template mapped (`base` → `sdk-base`),
- * E2B's 5-minute default lifetime, `envs` for every command (sent to sandboxd), `gateways` refused,
- * and every option we cannot honour refused by name. Checked before any call.
+ * E2B's `Sandbox.create` options as the native SDK's: the template mapped (`base` → `sdk-base`), or a
+ * snapshot id where the template goes (E2B's `Sandbox.create(snapshotId)`), E2B's 5-minute default
+ * lifetime, `envs` for every command (sent to sandboxd), `gateways` refused, and every option we cannot
+ * honour refused by name. Checked before any call.
  */
 import { LIMITS } from '../../../rules/limits.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../../../rules/names.js';
@@ -13,12 +14,17 @@ import {
   requireApiKey,
   resolveConnection,
   type ConnectionOpts,
+  type ResolvedConnection,
 } from './connection.js';
 import { NotSupportedError, invalidArgument } from './errors.js';
+import { isSnapshotId } from './snapshots.js';
 
 /** Options of `Sandbox.create` (E2B's `SandboxOpts`), as far as the shim reads them. */
 export interface SandboxOpts extends ConnectionOpts {
-  /** A template built with `sdk template build`, or E2B's `base` (our `sdk-base`, the default). */
+  /**
+   * A template built with `sdk template build`, or E2B's `base` (our `sdk-base`, the default); or a
+   * snapshot id (`createSnapshot().snapshotId`, `snap_…`), as E2B takes one where the template goes.
+   */
   template?: string;
   /** Refused when not empty: the control plane keeps no metadata of a sandbox. */
   metadata?: Record<string, string>;
@@ -35,9 +41,14 @@ export interface SandboxOpts extends ConnectionOpts {
   allowInternetAccess?: boolean;
 }
 
-/** What `Sandbox.create` sends: the native options, the key and the sandbox's `envs`. */
+/**
+ * What `Sandbox.create` sends: the native options (`snapshot` set when it starts from one), the key
+ * and the sandbox's `envs`.
+ */
 export interface ResolvedCreate {
   readonly native: SandboxOptions;
+  /** `E2B_TEMPLATE_ID` of its commands: the template's name, or the snapshot id it starts from. */
+  readonly templateId: string;
   readonly apiKey: string;
   readonly envs: Readonly<Record<string, string>>;
 }
@@ -106,16 +117,56 @@ export function resolveCreate(
     throw invalidArgument('Sandbox.create: template must be a template name', 'template');
   }
   const apiKey = requireApiKey('Sandbox.create', connection);
+  if (isSnapshotId(template)) {
+    // Egress as E2B sends it at create (open unless closed), as the Python shim.
+    return snapshotCreate(template, connection, apiKey, options.timeoutMs, {
+      envs: { ...envs },
+      allowInternetAccess: options.allowInternetAccess ?? true,
+      templateId: template,
+    });
+  }
+  const native = nativeTemplate(template, options.allowInternetAccess === false);
   return {
     apiKey,
     envs: { ...envs },
+    templateId: native,
     native: {
-      template: nativeTemplate(template, options.allowInternetAccess === false),
+      template: native,
       timeoutMs: options.timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS,
       controlPlaneUrl: connection.controlPlaneUrl,
       ...(options.allowInternetAccess === undefined
         ? {}
         : { allowInternetAccess: options.allowInternetAccess }),
+      ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
+    },
+  };
+}
+
+/**
+ * The create of a sandbox from a snapshot (`Sandbox.create(snapshotId)`, each copy of `fork`): the
+ * snapshot's template, isolation and limits, its egress unless `allowInternetAccess` is given, E2B's
+ * lifetime; `templateId` (`E2B_TEMPLATE_ID`) the snapshot id unless given.
+ */
+export function snapshotCreate(
+  snapshot: string,
+  connection: ResolvedConnection,
+  apiKey: string,
+  timeoutMs: number | undefined,
+  extra: {
+    envs?: Readonly<Record<string, string>>;
+    allowInternetAccess?: boolean | undefined;
+    templateId?: string;
+  } = {},
+): ResolvedCreate {
+  return {
+    apiKey,
+    envs: extra.envs ?? {},
+    templateId: extra.templateId ?? snapshot,
+    native: {
+      snapshot,
+      timeoutMs: timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS,
+      controlPlaneUrl: connection.controlPlaneUrl,
+      ...(extra.allowInternetAccess === undefined ? {} : { allowInternetAccess: extra.allowInternetAccess }),
       ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
     },
   };

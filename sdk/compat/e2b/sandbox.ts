@@ -1,12 +1,18 @@
 /**
- * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults), `connect`, `kill`,
- * `getInfo`, `list`, `pause`, `isRunning`, with `files` and `commands` in E2B's shapes and the native
- * handle as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses
- * `gateways`: create with the native SDK to use the agent. What only E2B's cloud has (hosts on its
- * domains, metrics, snapshots, timeouts changed after create) raises `NotSupportedError` naming it.
+ * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults, or from a snapshot
+ * id), `connect`, `kill`, `getInfo`, `list`, `pause`, `isRunning`, `createSnapshot`, `fork`,
+ * `listSnapshots`, `deleteSnapshot`, with `files` and `commands` in E2B's shapes and the native handle
+ * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
+ * create with the native SDK to use the agent. What only E2B's cloud has (hosts on its domains,
+ * metrics, timeouts changed after create) raises `NotSupportedError` naming it.
  */
 import { SdkError } from '../../../rules/errors.js';
-import { sandboxInfoSchema } from '../../../protocol/control-plane-api.js';
+import {
+  sandboxInfoSchema,
+  snapshotSchema,
+  type SandboxInfo as NativeSandboxInfo,
+  type SnapshotInfo as NativeSnapshotInfo,
+} from '../../../protocol/control-plane-api.js';
 import { ControlPlaneClient } from '../../control-plane-client.js';
 import { Sandbox as NativeSandbox } from '../../sandbox.js';
 import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
@@ -15,21 +21,24 @@ import { putSecretEnvs } from '../../sandbox-secrets.js';
 import { SecretCache } from '../../secret-store/secret-cache.js';
 import { Commands, Pty } from './commands.js';
 import {
-  NATIVE_DEFAULT_TEMPLATE,
   checkRequestOpts,
   requireApiKey,
   resolveConnection,
   type ConnectionOpts,
+  type ResolvedConnection,
 } from './connection.js';
 import {
   AuthenticationError,
+  InvalidArgumentError,
   NotSupportedError,
+  SandboxError,
   SandboxNotFoundError,
   e2bCall,
   invalidArgument,
+  toE2BError,
 } from './errors.js';
 import { Filesystem } from './files.js';
-import { resolveCreate, type SandboxOpts } from './sandbox-opts.js';
+import { resolveCreate, snapshotCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
 import {
   SandboxPaginator,
   e2bInfo,
@@ -37,8 +46,31 @@ import {
   type SandboxListOpts,
   type SandboxState,
 } from './sandbox-info.js';
+import {
+  CREATE_SNAPSHOT_KEYS,
+  FORK_KEYS,
+  LIST_SNAPSHOT_KEYS,
+  SnapshotPaginator,
+  checkCreateSnapshotOpts,
+  checkForkOpts,
+  deletedSchema,
+  e2bSnapshot,
+  requireMemorySnapshot,
+  wellFormedSnapshotId,
+  type CreateSnapshotOpts,
+  type SandboxForkOpts,
+  type SnapshotInfo,
+  type SnapshotListOpts,
+} from './snapshots.js';
 
 export { SandboxPaginator, type SandboxInfo, type SandboxListOpts, type SandboxState };
+export {
+  SnapshotPaginator,
+  type CreateSnapshotOpts,
+  type SandboxForkOpts,
+  type SnapshotInfo,
+  type SnapshotListOpts,
+};
 
 /** Options of `Sandbox.connect`: E2B's, plus `accessToken` for a sandbox another process created. */
 export interface SandboxConnectOpts extends ConnectionOpts {
@@ -71,7 +103,10 @@ const NO_SET_TIMEOUT =
   "the control plane sets a sandbox's lifetime at create only (timeoutMs of Sandbox.create)";
 const NO_HOSTS = "E2B's hosted domains are not served; sandbox ports are reachable from inside the sandbox";
 const NO_METRICS = "metrics are E2B's cloud's";
-const NO_SNAPSHOTS = "snapshots are E2B's cloud's; pause keeps a sandbox's memory";
+/** Copies of one fork started at once (as the control plane's own fork). */
+const FORK_CONCURRENCY = 4;
+/** A well-formed snapshot id standing for the one a fork takes, to check its copies' options first. */
+const ANY_SNAPSHOT = 'snap_0000000000000000';
 
 /**
  * An E2B-compatible sandbox. Change only the import of a program written for E2B:
@@ -95,10 +130,16 @@ export class Sandbox {
   /** Terminals are not offered: every method raises `NotSupportedError`. */
   readonly pty: Pty;
   readonly #native: NativeSandbox;
+  /** The key `create` or `connect` was given (E2B's handle keeps its connection's): `fork` needs one. */
+  readonly #apiKey: string | undefined;
+  /** `envs` of the `create` that made this handle (or of the sandbox it forked): `fork` gives them on. */
+  readonly #envs: Readonly<Record<string, string>>;
 
-  private constructor(native: NativeSandbox) {
+  private constructor(native: NativeSandbox, apiKey?: string, envs: Readonly<Record<string, string>> = {}) {
     this.sandboxId = native.sandboxId;
     this.#native = native;
+    this.#apiKey = apiKey;
+    this.#envs = envs;
     // E2B's health check: a call that broke tells a gone sandbox (TimeoutError) from other failures.
     const probe = async (): Promise<boolean | undefined> => {
       try {
@@ -128,7 +169,9 @@ export class Sandbox {
   }
 
   /**
-   * Creates a sandbox from a template (E2B's `base`, our `sdk-base`, by default).
+   * Creates a sandbox from a template (E2B's `base`, our `sdk-base`, by default), or from a snapshot
+   * when its id is given where the template goes (`Sandbox.create(snapshot.snapshotId)`, as E2B): the
+   * snapshot's template, isolation and limits, its files (and with a memory snapshot its processes).
    *
    * @throws InvalidArgumentError for `gateways`, an unknown option or a malformed value, before any call
    * @throws NotSupportedError for an option only E2B's cloud has (`domain`, `metadata`, `mcp`, …)
@@ -138,34 +181,7 @@ export class Sandbox {
   static async create(template: string, opts?: SandboxOpts): Promise<Sandbox>;
   static async create(templateOrOpts?: string | SandboxOpts, opts?: SandboxOpts): Promise<Sandbox> {
     const resolved = resolveCreate(templateOrOpts, opts);
-    const native = await e2bCall(async () => {
-      const options = resolveSandboxOptions(resolved.native);
-      const launched = await launchSandbox(options, resolved.apiKey);
-      const sbx = await openSandbox(launched, {
-        creating: { gateways: {}, secretCache: new SecretCache(), createdWith: resolved.native },
-        keepOnFailure: false,
-      });
-      // E2B's sandbox-wide envs live in sandboxd (as the native `secrets`), so every command gets them,
-      // also from a handle connected in another process; a command's own `envs` win. Under them, what
-      // E2B's envd gives every command (not E2B_TEAM_ID: there are no teams here), as the Python shim.
-      const daemon = {
-        url: launched.daemonUrl,
-        accessToken: launched.accessToken,
-        requestTimeoutMs: launched.plane.requestTimeoutMs,
-      };
-      const envs = {
-        E2B_SANDBOX: 'true',
-        E2B_SANDBOX_ID: launched.sandboxId,
-        E2B_TEMPLATE_ID: resolved.native.template ?? NATIVE_DEFAULT_TEMPLATE,
-        ...resolved.envs,
-      };
-      await putSecretEnvs(daemon, envs).catch(async (error: unknown) => {
-        await sbx.kill().catch(() => undefined);
-        throw error;
-      });
-      return sbx;
-    });
-    return new Sandbox(native);
+    return new Sandbox(await launchE2B(resolved), resolved.apiKey, resolved.envs);
   }
 
   /**
@@ -208,7 +224,7 @@ export class Sandbox {
     // The native connect answers for an ended sandbox too; E2B says it is not found.
     const info = e2bInfo(await e2bCall(() => native.getInfo()));
     if (opts.timeoutMs !== undefined) keepsLifetime('Sandbox.connect', info, opts.timeoutMs);
-    return new Sandbox(native);
+    return new Sandbox(native, connection.apiKey);
   }
 
   /** Ends a sandbox by id with the key; false when it did not exist or had ended. */
@@ -298,22 +314,91 @@ export class Sandbox {
   static readonly updateNetwork: (sandboxId: string, opts?: object) => Promise<never> = () =>
     Promise.reject(notSupported('Sandbox.updateNetwork', 'egress is set at create (allowInternetAccess)'));
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  static readonly createSnapshot: (sandboxId: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('Sandbox.createSnapshot', NO_SNAPSHOTS));
+  /**
+   * Takes a snapshot of a sandbox by id, with the key; the sandbox goes on running. E2B's snapshot keeps
+   * the memory: a gVisor sandbox's does; of a namespace sandbox (files only) it is refused unless
+   * `keepMemory: false`. Start a sandbox from it with `Sandbox.create(snapshotId)`.
+   *
+   * @throws NotSupportedError for `name`, and for a memory snapshot of a namespace sandbox
+   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
+   */
+  static async createSnapshot(sandboxId: string, opts: CreateSnapshotOpts = {}): Promise<SnapshotInfo> {
+    const { plane, key } = operatorCall('Sandbox.createSnapshot', opts, CREATE_SNAPSHOT_KEYS);
+    const keepMemory = checkCreateSnapshotOpts('Sandbox.createSnapshot', opts);
+    checkSandboxId(sandboxId);
+    const taken = await snapshotById(plane, key, sandboxId, keepMemory, 'Sandbox.createSnapshot');
+    return e2bSnapshot(taken.snapshotId);
+  }
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  static readonly listSnapshots: (opts?: object) => never = () => {
-    throw notSupported('Sandbox.listSnapshots', NO_SNAPSHOTS);
-  };
+  /** The control plane's snapshots (or one sandbox's), with the key, oldest first, in pages of `limit`. */
+  static listSnapshots(opts: SnapshotListOpts = {}): SnapshotPaginator {
+    const { plane, key } = operatorCall('Sandbox.listSnapshots', opts, LIST_SNAPSHOT_KEYS);
+    return new SnapshotPaginator(plane, key, opts);
+  }
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  static readonly deleteSnapshot: (snapshotId: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('Sandbox.deleteSnapshot', NO_SNAPSHOTS));
+  /**
+   * Deletes a snapshot and its files, with the key; false when there was no such snapshot. Sandboxes
+   * started from it go on.
+   */
+  static async deleteSnapshot(snapshotId: string, opts: ConnectionOpts = {}): Promise<boolean> {
+    const { plane, key } = operatorCall('Sandbox.deleteSnapshot', opts);
+    if (!wellFormedSnapshotId(snapshotId)) return false;
+    try {
+      await e2bCall(() =>
+        plane.call('DELETE', `/v1/snapshots/${encodeURIComponent(snapshotId)}`, deletedSchema, {
+          token: key,
+        }),
+      );
+      return true;
+    } catch (error) {
+      // The control plane answers an unknown (well-formed) id as an invalid argument.
+      if (error instanceof InvalidArgumentError) return false;
+      throw error;
+    }
+  }
 
-  /** @throws NotSupportedError: forking sandboxes is E2B's cloud's */
-  static readonly fork: (sandboxId: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('Sandbox.fork', "forking sandboxes is E2B's cloud's"));
+  /**
+   * Forks a sandbox by id, with the key, as `fork` on a handle (the copies get no `envs` of its create:
+   * only the handle that created it knows them).
+   */
+  static async fork(sandboxId: string, opts: SandboxForkOpts = {}): Promise<Array<Sandbox | Error>> {
+    const plan = forkPlan('Sandbox.fork', opts, {});
+    checkSandboxId(sandboxId);
+    const taken = await snapshotById(plan.plane, plan.apiKey, sandboxId, plan.keepMemory, 'Sandbox.fork');
+    return Sandbox.#copies(taken, plan);
+  }
+
+  /**
+   * Starts `plan.count` sandboxes from one snapshot, at most four at once, each of its own (its own id
+   * and `E2B_SANDBOX_ID`, `plan`'s lifetime and `envs`), then deletes the snapshot (E2B's fork leaves
+   * none). E2B's answer: one entry per copy, the sandbox or the error it failed with.
+   */
+  static async #copies(snapshot: Taken, plan: ForkPlan): Promise<Array<Sandbox | Error>> {
+    const results: Array<Sandbox | Error> = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < plan.count) {
+        const index = next++;
+        try {
+          const copy = snapshotCreate(snapshot.snapshotId, plan.connection, plan.apiKey, plan.timeoutMs, {
+            envs: plan.envs,
+            templateId: snapshot.template,
+          });
+          results[index] = new Sandbox(await launchE2B(copy), plan.apiKey, plan.envs);
+        } catch (error) {
+          results[index] = error instanceof Error ? error : new SandboxError(String(error));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(plan.count, FORK_CONCURRENCY) }, worker));
+    // Its sandboxes hold their files now; a failure to delete leaves it listed (listSnapshots).
+    await plan.plane
+      .call('DELETE', `/v1/snapshots/${encodeURIComponent(snapshot.snapshotId)}`, deletedSchema, {
+        token: plan.apiKey,
+      })
+      .catch(() => undefined);
+    return results;
+  }
 
   /**
    * Resumes the sandbox when paused (E2B's instance `connect`). A `timeoutMs` within the lifetime left
@@ -381,11 +466,48 @@ export class Sandbox {
   readonly getMetrics: (opts?: ConnectionOpts) => Promise<never> = () =>
     Promise.reject(notSupported('getMetrics', NO_METRICS));
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  readonly createSnapshot: (opts?: object) => Promise<never> = () =>
-    Promise.reject(
-      notSupported('createSnapshot', "snapshots are E2B's cloud's; pause keeps a sandbox's memory"),
-    );
+  /**
+   * Takes a snapshot of the sandbox, which goes on running; `Sandbox.create(snapshotId)` starts a new
+   * sandbox from it. E2B's snapshot keeps the memory (processes go on in the copy): a gVisor sandbox's
+   * does (create it with `SDK_ISOLATION=gvisor`); of a namespace sandbox, whose snapshots hold its files
+   * only, it is refused unless `keepMemory: false`.
+   *
+   * @throws NotSupportedError for `name`, and for a memory snapshot of a namespace sandbox
+   * @throws SandboxNotFoundError once the sandbox has ended
+   */
+  async createSnapshot(opts: CreateSnapshotOpts = {}): Promise<SnapshotInfo> {
+    resolveConnection('createSnapshot', opts, CREATE_SNAPSHOT_KEYS);
+    const keepMemory = checkCreateSnapshotOpts('createSnapshot', opts);
+    return e2bSnapshot((await this.#snapshot(keepMemory, 'createSnapshot')).snapshotId);
+  }
+
+  /**
+   * Starts `count` sandboxes (1 by default) from one snapshot of this one, which goes on running: E2B's
+   * answer, one entry per copy, the sandbox or the error it failed with. Each copy is a sandbox of its own
+   * (id, access token, E2B's 5-minute lifetime or `timeoutMs`) with the `envs` this handle was created
+   * with; the snapshot is deleted afterwards, as E2B's fork leaves none. Memory as `createSnapshot`: a
+   * namespace sandbox forks with `keepMemory: false`. Needs the key (`apiKey`, given here or to `create`
+   * / `connect`, else `SDK_API_KEY`).
+   *
+   * @throws InvalidArgumentError for a bad `count` or `timeoutMs`, before any call
+   * @throws NotSupportedError for a memory snapshot of a namespace sandbox
+   */
+  async fork(opts: SandboxForkOpts = {}): Promise<Array<Sandbox | Error>> {
+    const plan = forkPlan('fork', withKey(opts, this.#apiKey), this.#envs);
+    return Sandbox.#copies(await this.#snapshot(plan.keepMemory, 'fork'), plan);
+  }
+
+  /**
+   * A snapshot with the sandbox's token; one with memory only of a gVisor sandbox, whose isolation is
+   * read first.
+   */
+  async #snapshot(keepMemory: boolean, call: string): Promise<Taken> {
+    if (keepMemory) {
+      requireMemorySnapshot(call, liveInfo(await e2bCall(() => this.#native.getInfo())), keepMemory);
+    }
+    const taken = await e2bCall(() => this.#native.snapshot());
+    return { snapshotId: taken.id, template: taken.template };
+  }
 
   /** @throws NotSupportedError: signed URLs are on E2B's hosted domains */
   readonly uploadUrl: (path?: string, opts?: object) => Promise<never> = () =>
@@ -408,17 +530,117 @@ export class Sandbox {
   readonly updateNetwork: (opts?: object) => Promise<never> = () =>
     Promise.reject(notSupported('updateNetwork', 'egress is set at create (allowInternetAccess)'));
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  readonly listSnapshots: (opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('listSnapshots', "snapshots are E2B's cloud's"));
+  /** This sandbox's snapshots (`Sandbox.listSnapshots({ sandboxId })`), with the key. */
+  listSnapshots(opts: Omit<SnapshotListOpts, 'sandboxId'> = {}): SnapshotPaginator {
+    return Sandbox.listSnapshots({ ...withKey(opts, this.#apiKey), sandboxId: this.sandboxId });
+  }
 
-  /** @throws NotSupportedError: snapshots are E2B's cloud's */
-  readonly deleteSnapshot: (snapshotId?: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('deleteSnapshot', "snapshots are E2B's cloud's"));
+  /** `Sandbox.deleteSnapshot` (the shim's, E2B has it as a static only), with the handle's key. */
+  async deleteSnapshot(snapshotId: string, opts: ConnectionOpts = {}): Promise<boolean> {
+    return Sandbox.deleteSnapshot(snapshotId, withKey(opts, this.#apiKey));
+  }
+}
 
-  /** @throws NotSupportedError: forking sandboxes is E2B's cloud's */
-  readonly fork: (opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('fork', "forking sandboxes is E2B's cloud's"));
+/**
+ * Launches a shim sandbox (`create`, and each copy of `fork`): the native sandbox, then E2B's `envs` in
+ * sandboxd (`PUT /v1/secrets`, as the native `secrets`) so every command gets them, also from a handle
+ * connected in another process; a command's own `envs` win. Under them, what E2B's envd gives every
+ * command (not E2B_TEAM_ID: there are no teams here), as the Python shim.
+ */
+async function launchE2B(resolved: ResolvedCreate): Promise<NativeSandbox> {
+  return e2bCall(async () => {
+    const options = resolveSandboxOptions(resolved.native);
+    const launched = await launchSandbox(options, resolved.apiKey);
+    const sbx = await openSandbox(launched, {
+      creating: { gateways: {}, secretCache: new SecretCache(), createdWith: resolved.native },
+      keepOnFailure: false,
+    });
+    const daemon = {
+      url: launched.daemonUrl,
+      accessToken: launched.accessToken,
+      requestTimeoutMs: launched.plane.requestTimeoutMs,
+    };
+    const envs = {
+      E2B_SANDBOX: 'true',
+      E2B_SANDBOX_ID: launched.sandboxId,
+      E2B_TEMPLATE_ID: resolved.templateId,
+      ...resolved.envs,
+    };
+    await putSecretEnvs(daemon, envs).catch(async (error: unknown) => {
+      await sbx.kill().catch(() => undefined);
+      throw error;
+    });
+    return sbx;
+  });
+}
+
+/** Takes a snapshot of a sandbox by id with the key; one with memory only of a gVisor sandbox. */
+async function snapshotById(
+  plane: ControlPlaneClient,
+  key: string,
+  sandboxId: string,
+  keepMemory: boolean,
+  call: string,
+): Promise<Taken> {
+  const path = `/v1/sandboxes/${encodeURIComponent(sandboxId)}`;
+  if (keepMemory) {
+    const info = await e2bCall(() => plane.call('GET', path, sandboxInfoSchema, { token: key }));
+    requireMemorySnapshot(call, liveInfo(info), keepMemory);
+  }
+  return e2bCall(() => plane.call('POST', `${path}/snapshots`, snapshotSchema, { token: key }));
+}
+
+/** What `fork` needs of the snapshot it took: its id, and the template its copies run. */
+type Taken = Pick<NativeSnapshotInfo, 'snapshotId' | 'template'>;
+
+/** What a fork does, its options checked before any call. */
+interface ForkPlan {
+  readonly count: number;
+  readonly keepMemory: boolean;
+  readonly timeoutMs: number | undefined;
+  readonly connection: ResolvedConnection;
+  readonly plane: ControlPlaneClient;
+  readonly apiKey: string;
+  /** `envs` of the forked sandbox's create, which each copy gets. */
+  readonly envs: Readonly<Record<string, string>>;
+}
+
+/**
+ * `fork`'s options, checked before any call: `count`, `keepMemory`, the copies' `timeoutMs` (as the
+ * native create checks it) and the key.
+ *
+ * @throws InvalidArgumentError, NotSupportedError (E2B's hosted options), AuthenticationError (no key)
+ */
+function forkPlan(call: string, opts: SandboxForkOpts, envs: Readonly<Record<string, string>>): ForkPlan {
+  const connection = resolveConnection(call, opts, FORK_KEYS);
+  const { count, keepMemory } = checkForkOpts(call, opts);
+  const apiKey = requireApiKey(call, connection);
+  try {
+    resolveSandboxOptions(snapshotCreate(ANY_SNAPSHOT, connection, apiKey, opts.timeoutMs).native);
+  } catch (error) {
+    throw toE2BError(error);
+  }
+  return {
+    count,
+    keepMemory,
+    timeoutMs: opts.timeoutMs,
+    connection,
+    plane: new ControlPlaneClient(connection.controlPlaneUrl, connection.requestTimeoutMs),
+    apiKey,
+    envs,
+  };
+}
+
+/** `opts` with the handle's key when they give none (E2B's handle keeps the key of its connection). */
+function withKey<T extends ConnectionOpts>(opts: T, apiKey: string | undefined): T {
+  if (typeof opts !== 'object' || (opts as unknown) === null) return opts; // refused as it is
+  return opts.apiKey === undefined && apiKey !== undefined ? { ...opts, apiKey } : opts;
+}
+
+/** A sandbox's native facts while it lives; an ended one is `SandboxNotFoundError`, as E2B's answer. */
+function liveInfo(info: NativeSandboxInfo): NativeSandboxInfo {
+  e2bInfo(info);
+  return info;
 }
 
 /**

@@ -334,10 +334,6 @@ describe('an E2B program: lifecycle', () => {
     for (const feature of [
       'setTimeout',
       'getMetrics',
-      'createSnapshot',
-      'listSnapshots',
-      'deleteSnapshot',
-      'fork',
       'getMcpToken',
       'updateNetwork',
       'uploadUrl',

@@ -40,11 +40,14 @@ from .refused import AsyncSecret, AsyncTemplate, AsyncVolume, RefusedApi, Secret
 from .sandbox import Sandbox
 from .sandbox_info import (
     AsyncSandboxPaginator,
+    AsyncSnapshotPaginator,
     SandboxInfo,
     SandboxListOrder,
     SandboxPaginator,
     SandboxQuery,
     SandboxState,
+    SnapshotInfo,
+    SnapshotPaginator,
 )
 
 __all__ = [
@@ -53,6 +56,7 @@ __all__ = [
     "AsyncFilesystem",
     "AsyncSandbox",
     "AsyncSandboxPaginator",
+    "AsyncSnapshotPaginator",
     "AsyncSecret",
     "AsyncTemplate",
     "AsyncVolume",
@@ -85,6 +89,8 @@ __all__ = [
     "SandboxPaginator",
     "SandboxQuery",
     "SandboxState",
+    "SnapshotInfo",
+    "SnapshotPaginator",
     "Secret",
     "Stderr",
     "Stdout",

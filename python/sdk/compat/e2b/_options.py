@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final, Mapping
 
 from ..._control_plane import control_plane_url
-from ..._rules import ENV_NAME, ENV_NAME_RULE
+from ..._rules import ENV_NAME, ENV_NAME_RULE, SNAPSHOT_ID
 from ..._accounts import ACCOUNT_HOMES, ACCOUNT_RULE, Account
 from .exceptions import (
     AuthenticationException,
@@ -186,6 +186,14 @@ def connect_timeout(timeout: object) -> int | None:
 
 
 _SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
+
+
+def is_snapshot_id(template: object) -> bool:
+    """Whether ``Sandbox.create``'s ``template`` is a snapshot id (``snap_`` and 16 hex digits): E2B's
+    ``Sandbox.create(snapshot.snapshot_id)`` starts the sandbox from that snapshot (E2B's snapshots are
+    templates)."""
+    return isinstance(template, str) and SNAPSHOT_ID.fullmatch(template) is not None
+
 
 
 def check_sandbox_id(sandbox_id: object) -> str:

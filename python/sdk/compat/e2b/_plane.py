@@ -1,5 +1,5 @@
-"""The control-plane calls the shim makes with the API key (the operator key): create, and E2B's
-class-side ``list``, ``kill``, ``get_info`` and ``pause`` by sandbox id. Written once as operations
+"""The control-plane calls the shim makes with the API key (the operator key): create, E2B's
+class-side ``list``, ``kill``, ``get_info`` and ``pause`` by sandbox id, and the snapshots' calls. Written once as operations
 (``sdk._http.Op``) that the sync and the async shim drive."""
 
 from __future__ import annotations
@@ -8,24 +8,24 @@ from pydantic import TypeAdapter
 
 from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
-from ..._sandbox_core import Launched
+from ..._sandbox_core import Launched, launched_from
 from ..._sandbox_options import CreateOptions
-from ..._secret_text import SecretText
-from ..._wire import CreatedSandbox, SandboxInfo
+from ..._wire import CreatedSandbox, EmptyAnswer, SandboxInfo, SnapshotInfo, SnapshotList
 
 _SANDBOX_LIST: TypeAdapter[list[SandboxInfo]] = TypeAdapter(list[SandboxInfo])
 
 
-def create_op(options: CreateOptions, api_key: str) -> Op[Launched]:
+def create_call(options: CreateOptions, api_key: str) -> Call[CreatedSandbox]:
     """``POST /v1/sandboxes`` with the shim's key (the native SDK reads only ``SDK_API_KEY``)."""
+    plane = plane_calls.control_plane(plane_calls.control_plane_url(options.control_plane_url))
+    return Call(plane, "POST", "/v1/sandboxes", model_parser(CreatedSandbox), api_key, options.body())
+
+
+def create_op(options: CreateOptions, api_key: str) -> Op[Launched]:
+    """Creates a sandbox with the shim's key: what the native handle is built on."""
+    created: CreatedSandbox = yield create_call(options, api_key)
     url = plane_calls.control_plane_url(options.control_plane_url)
-    plane = plane_calls.control_plane(url)
-    created: CreatedSandbox = yield Call(
-        plane, "POST", "/v1/sandboxes", model_parser(CreatedSandbox), api_key, options.body()
-    )
-    timeout = options.request_timeout
-    token = SecretText(created.access_token)
-    return Launched(created.sandbox_id, token, created.daemon_url, url, timeout, created.seq)
+    return launched_from(created, url, options.request_timeout)
 
 
 def list_op(url: str, api_key: str) -> Op[list[SandboxInfo]]:
@@ -57,3 +57,23 @@ def pause_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:
     peer = plane_calls.control_plane(url)
     info: SandboxInfo = yield plane_calls.action_call(peer, sandbox_id, api_key, "pause")
     return info
+
+
+def snapshot_op(url: str, api_key: str, sandbox_id: str) -> Op[SnapshotInfo]:
+    """``POST /v1/sandboxes/:id/snapshots`` with the key."""
+    peer = plane_calls.control_plane(url)
+    taken: SnapshotInfo = yield plane_calls.snapshot_call(peer, sandbox_id, api_key)
+    return taken
+
+
+def snapshots_op(url: str, api_key: str) -> Op[list[SnapshotInfo]]:
+    """``GET /v1/snapshots``: every snapshot of the control plane, oldest first."""
+    listed: SnapshotList = yield plane_calls.snapshots_call(plane_calls.control_plane(url), api_key)
+    return listed.snapshots
+
+
+def delete_snapshot_op(url: str, api_key: str, snapshot_id: str) -> Op[EmptyAnswer]:
+    """``DELETE /v1/snapshots/:snapshotId`` with the key."""
+    peer = plane_calls.control_plane(url)
+    deleted: EmptyAnswer = yield plane_calls.delete_snapshot_call(peer, snapshot_id, api_key)
+    return deleted

@@ -36,6 +36,7 @@ from ._options import (
     TOKENS,
     Server,
     check_envs,
+    is_snapshot_id,
     native_template,
     resolve_server,
     sandbox_envs,
@@ -90,11 +91,13 @@ _UNSUPPORTED_AT_CREATE: Final = {
 
 @dataclass(frozen=True)
 class CreatePlan:
-    """A sandbox to create: the native options, the key to create it with, its sandbox-wide envs."""
+    """A sandbox to create: the native options, the key to create it with, its sandbox-wide envs, and
+    its ``E2B_TEMPLATE_ID`` (the template's name, or the snapshot id it starts from)."""
 
     options: CreateOptions
     api_key: str = field(repr=False)
     envs: dict[str, str] = field(repr=False)
+    template_id: str = ""
 
 
 def plan_create(
@@ -131,17 +134,22 @@ def plan_create(
     if not isinstance(secure, bool):
         raise InvalidArgumentException("secure: must be a bool")
     checked_envs = check_envs(envs)
+    # E2B's snapshots are templates: Sandbox.create(snapshot_id) starts from the snapshot, its template and
+    # isolation the snapshot's; allow_internet_access is sent, as E2B sends it.
+    snapshot = template if is_snapshot_id(template) else None
     with translated():
         options = resolve_create_options(
-            template=native_template(template, closed_egress=allow_internet_access is False),
+            template=None if snapshot else native_template(template, closed_egress=allow_internet_access is False),
             allow_internet_access=allow_internet_access,
             timeout=DEFAULT_SANDBOX_TIMEOUT if timeout is None else timeout,
             memory_mb=None,
             cpus=None,
             control_plane_url=server.url,
             request_timeout=server.request_timeout,
+            snapshot=snapshot,
         )
-    return CreatePlan(options, server.key("Sandbox.create"), checked_envs)
+    template_id = str(snapshot) if snapshot else options.template
+    return CreatePlan(options, server.key("Sandbox.create"), checked_envs, template_id)
 
 
 def class_server(api: dict[str, Any], feature: str) -> tuple[Server, str]:
@@ -292,10 +300,6 @@ class Unsupported:
     download_url = staticmethod(_refuse("download_url", "signed file URLs are E2B's hosted service"))
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))
     update_network = staticmethod(_refuse("update_network", "egress is set at create (allow_internet_access)"))
-    create_snapshot = staticmethod(_refuse("create_snapshot", "snapshots are E2B's"))
-    list_snapshots = staticmethod(_refuse("list_snapshots", "snapshots are E2B's"))
-    delete_snapshot = staticmethod(_refuse("delete_snapshot", "snapshots are E2B's"))
-    fork = staticmethod(_refuse("fork", "forking sandboxes is E2B's"))
     get_mcp_url = staticmethod(_refuse("get_mcp_url", "the MCP gateway is E2B's"))
     get_mcp_token = staticmethod(_refuse("get_mcp_token", "the MCP gateway is E2B's"))
 
@@ -332,6 +336,9 @@ class ShimHandle(Unsupported, Generic[N, F, C]):
         self._native = native
         self._files = files
         self._commands = commands
+        #: The sandbox-wide ``envs`` it was created with, when this handle created it (a fork's sandboxes
+        #: get them too).
+        self._create_envs: dict[str, str] = {}
 
     @property
     def native(self) -> N:

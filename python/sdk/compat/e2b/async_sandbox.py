@@ -9,10 +9,26 @@ from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, AsyncTransport, Op, adrive
+from ..._sandbox_core import Launched
+from ..._wire import SnapshotInfo as NativeSnapshotInfo
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
-from ._plane import create_op, info_op, list_op
+from ._plane import create_op, info_op, list_op, snapshots_op
+from ._plane import snapshot_op as take_op
+from ._snapshot_plan import (
+    ForkOutcome,
+    check_keep_memory,
+    check_list_snapshots,
+    check_snapshot_id,
+    check_snapshot_name,
+    delete_snapshot_op,
+    fork_op,
+    listed_snapshots,
+    plan_fork,
+    snapshot_op,
+    to_e2b_snapshot,
+)
 from ._sandbox_plan import (
     ShimHandle,
     check_list,
@@ -32,9 +48,11 @@ from .async_files import AsyncFilesystem
 from .exceptions import SandboxNotFoundException, translated
 from .sandbox_info import (
     AsyncSandboxPaginator,
+    AsyncSnapshotPaginator,
     SandboxInfo,
     SandboxListOrder,
     SandboxQuery,
+    SnapshotInfo,
     live_items,
     to_e2b_info,
 )
@@ -135,6 +153,105 @@ async def _pause(self: AsyncSandbox, /, **api: Any) -> bool:
     return await _drive(self, pause_op(self._native._core))
 
 
+async def _snapshot_by_id(
+    cls: type[AsyncSandbox], /, sandbox_id: str, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None,
+    **api: Any,
+) -> SnapshotInfo:  # fmt: skip
+    """``await AsyncSandbox.create_snapshot(sandbox_id)`` with the API key, as the sync shim's."""
+    check_snapshot_name(name, "create_snapshot")
+    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    checked = check_sandbox_id(sandbox_id)
+
+    def take(url: str, key: str) -> Op[NativeSnapshotInfo]:
+        return snapshot_op(info_op(url, key, checked), take_op(url, key, checked), memory, "create_snapshot")
+
+    return to_e2b_snapshot(await _plane_call(api, "create_snapshot", take))
+
+
+async def _snapshot(
+    self: AsyncSandbox, /, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any
+) -> SnapshotInfo:
+    """``await sbx.create_snapshot()``: as the sync shim's (a namespace sandbox needs
+    ``keep_memory=False``)."""
+    check_snapshot_name(name, "create_snapshot")
+    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    resolve_server(**api)
+    core = self._native._core
+    taken = await _drive(self, snapshot_op(core.info_op(), core.snapshot_op(), memory, "create_snapshot"))
+    return to_e2b_snapshot(taken)
+
+
+def _list_snapshots_of_all(
+    cls: type[AsyncSandbox], /, sandbox_id: str | None = None, limit: int | None = None,
+    next_token: str | None = None, name: str | None = None, **api: Any,
+) -> AsyncSnapshotPaginator:  # fmt: skip
+    """``AsyncSandbox.list_snapshots(sandbox_id=None)``: as the sync shim's (``await next_items()``)."""
+    check_list_snapshots(sandbox_id, name, "list_snapshots")
+    class_server(api, "list_snapshots")
+
+    async def read() -> list[SnapshotInfo]:
+        return listed_snapshots(await _plane_call(api, "list_snapshots", snapshots_op), sandbox_id, name)
+
+    return AsyncSnapshotPaginator(read, limit, next_token)
+
+
+def _list_snapshots(
+    self: AsyncSandbox, /, limit: int | None = None, next_token: str | None = None, name: str | None = None,
+    **api: Any,
+) -> AsyncSnapshotPaginator:  # fmt: skip
+    """``sbx.list_snapshots()``: this sandbox's snapshots."""
+    return _list_snapshots_of_all(type(self), self.sandbox_id, limit, next_token, name, **api)
+
+
+async def _fork_by_id(
+    cls: type[AsyncSandbox], /, sandbox_id: str, timeout: int | None = None, count: int | None = None,
+    logger: logging.Logger | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any,
+) -> list[AsyncSandbox | Exception]:  # fmt: skip
+    """``await AsyncSandbox.fork(sandbox_id, timeout, count)`` with the API key, as the sync shim's."""
+    server = resolve_server(**api)
+    plan = plan_fork(server, timeout, count, keep_memory, {}, "fork", mode)
+    checked = check_sandbox_id(sandbox_id)
+    info, take = info_op(server.url, plan.api_key, checked), take_op(server.url, plan.api_key, checked)
+    return _handles(cls, await _on_plane(server, fork_op(plan, info, take)), plan.envs)
+
+
+async def _fork(
+    self: AsyncSandbox, /, timeout: int | None = None, count: int | None = None, *, keep_memory: bool | None = None, mode: str | None = None,
+    **api: Any,
+) -> list[AsyncSandbox | Exception]:  # fmt: skip
+    """``await sbx.fork(timeout, count)``: as the sync shim's ``fork``."""
+    server = resolve_server(**api)
+    plan = plan_fork(server, timeout, count, keep_memory, self._create_envs, "fork", mode)
+    core = self._native._core
+    outcomes = await _drive(self, fork_op(plan, core.info_op(), core.snapshot_op()))
+    return _handles(type(self), outcomes, plan.envs)
+
+
+def _handles(
+    cls: type[AsyncSandbox], outcomes: list[ForkOutcome], envs: Mapping[str, str]
+) -> list[AsyncSandbox | Exception]:
+    """A handle for each sandbox a fork started; the exception of each that did not start."""
+    handles: list[AsyncSandbox | Exception] = []
+    for outcome in outcomes:
+        if isinstance(outcome, Launched):
+            sbx = cls(NativeAsyncSandbox(outcome, AsyncTransport(outcome.request_timeout)))
+            sbx._create_envs = dict(envs)
+            handles.append(sbx)
+        else:
+            handles.append(outcome)
+    return handles
+
+
+async def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
+    """``await AsyncSandbox.delete_snapshot(snapshot_id)``: True when deleted, False when there was no
+    such snapshot."""
+    checked = check_snapshot_id(snapshot_id)
+    if checked is None:
+        class_server(api, "delete_snapshot")
+        return False
+    return await _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
+
+
 class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands]):
     """An E2B sandbox handle (async) on the native SDK.
 
@@ -181,9 +298,10 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
             native = await NativeAsyncSandbox._open(op, plan.options.request_timeout, plan.options)
         TOKENS.remember(native.sandbox_id, native.access_token)
         sbx = cls(native)
+        sbx._create_envs = dict(plan.envs)
         try:  # E2B's default variables, and create's envs
             with translated():
-                await adrive(envs_op(native._core, plan.options.template, plan.envs), native._transport)
+                await adrive(envs_op(native._core, plan.template_id, plan.envs), native._transport)
         except BaseException:
             await sbx.kill()
             raise
@@ -193,6 +311,10 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
     kill = dual(_kill_by_id, _kill)
     get_info = dual(_info_by_id, _info)
     pause = dual(_pause_by_id, _pause)
+    create_snapshot = dual(_snapshot_by_id, _snapshot)
+    list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
+    fork = dual(_fork_by_id, _fork)
+    delete_snapshot = staticmethod(_delete_snapshot)
 
     @staticmethod
     def list(

@@ -12,10 +12,26 @@ from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, Op, Transport, drive
+from ..._sandbox_core import Launched
+from ..._wire import SnapshotInfo as NativeSnapshotInfo
 from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
-from ._plane import create_op, info_op, list_op
+from ._plane import create_op, info_op, list_op, snapshots_op
+from ._plane import snapshot_op as take_op
+from ._snapshot_plan import (
+    ForkOutcome,
+    check_keep_memory,
+    check_list_snapshots,
+    check_snapshot_id,
+    check_snapshot_name,
+    delete_snapshot_op,
+    fork_op,
+    listed_snapshots,
+    plan_fork,
+    snapshot_op,
+    to_e2b_snapshot,
+)
 from ._sandbox_plan import (
     ShimHandle,
     check_list,
@@ -33,7 +49,16 @@ from ._sandbox_plan import (
 from .commands import Commands
 from .exceptions import SandboxNotFoundException, translated
 from .files import Filesystem
-from .sandbox_info import SandboxInfo, SandboxListOrder, SandboxPaginator, SandboxQuery, live_items, to_e2b_info
+from .sandbox_info import (
+    SandboxInfo,
+    SandboxListOrder,
+    SandboxPaginator,
+    SandboxQuery,
+    SnapshotInfo,
+    SnapshotPaginator,
+    live_items,
+    to_e2b_info,
+)
 
 R = TypeVar("R")
 
@@ -135,6 +160,113 @@ def _pause(self: Sandbox, /, **api: Any) -> bool:
     return _drive(self, pause_op(self._native._core))
 
 
+def _snapshot_by_id(
+    cls: type[Sandbox], /, sandbox_id: str, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any
+) -> SnapshotInfo:
+    """``Sandbox.create_snapshot(sandbox_id)`` with the API key (see :func:`_snapshot`)."""
+    check_snapshot_name(name, "create_snapshot")
+    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    checked = check_sandbox_id(sandbox_id)
+
+    def take(url: str, key: str) -> Op[NativeSnapshotInfo]:
+        return snapshot_op(info_op(url, key, checked), take_op(url, key, checked), memory, "create_snapshot")
+
+    return to_e2b_snapshot(_plane_call(api, "create_snapshot", take))
+
+
+def _snapshot(self: Sandbox, /, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any) -> SnapshotInfo:
+    """``sbx.create_snapshot()``: a snapshot of the sandbox, which goes on running; its ``snapshot_id``
+    starts new sandboxes (``Sandbox.create(snapshot_id)``). E2B's snapshots keep memory and processes:
+    only a gVisor sandbox's does here, so a namespace sandbox raises ``NotSupportedException`` unless
+    ``keep_memory=False`` (an extension: its files only).
+
+    :raises NotSupportedException: for ``name`` (snapshots here have no names), or a namespace sandbox
+        without ``keep_memory=False``, before the snapshot
+    """
+    check_snapshot_name(name, "create_snapshot")
+    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    resolve_server(**api)
+    core = self._native._core
+    return to_e2b_snapshot(_drive(self, snapshot_op(core.info_op(), core.snapshot_op(), memory, "create_snapshot")))
+
+
+def _list_snapshots_of_all(
+    cls: type[Sandbox], /, sandbox_id: str | None = None, limit: int | None = None, next_token: str | None = None,
+    name: str | None = None, **api: Any,
+) -> SnapshotPaginator:  # fmt: skip
+    """``Sandbox.list_snapshots(sandbox_id=None)``: the control plane's snapshots (of ``sandbox_id`` when
+    given, whose id is ``name`` when given), oldest first, in pages of ``limit`` (100 by default)."""
+    check_list_snapshots(sandbox_id, name, "list_snapshots")
+    class_server(api, "list_snapshots")
+    return SnapshotPaginator(
+        lambda: listed_snapshots(_plane_call(api, "list_snapshots", snapshots_op), sandbox_id, name),
+        limit,
+        next_token,
+    )
+
+
+def _list_snapshots(
+    self: Sandbox, /, limit: int | None = None, next_token: str | None = None, name: str | None = None, **api: Any
+) -> SnapshotPaginator:
+    """``sbx.list_snapshots()``: this sandbox's snapshots, as ``Sandbox.list_snapshots(sandbox_id)``."""
+    return _list_snapshots_of_all(type(self), self.sandbox_id, limit, next_token, name, **api)
+
+
+def _fork_by_id(
+    cls: type[Sandbox], /, sandbox_id: str, timeout: int | None = None, count: int | None = None,
+    logger: logging.Logger | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any,
+) -> list[Sandbox | Exception]:  # fmt: skip
+    """``Sandbox.fork(sandbox_id, timeout, count)`` with the API key (see :func:`_fork`)."""
+    server = resolve_server(**api)
+    plan = plan_fork(server, timeout, count, keep_memory, {}, "fork", mode)
+    checked = check_sandbox_id(sandbox_id)
+    info, take = info_op(server.url, plan.api_key, checked), take_op(server.url, plan.api_key, checked)
+    return _handles(cls, _on_plane(server, fork_op(plan, info, take)), plan.envs)
+
+
+def _fork(
+    self: Sandbox, /, timeout: int | None = None, count: int | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any
+) -> list[Sandbox | Exception]:
+    """``sbx.fork(timeout, count)``: one snapshot of the sandbox (which goes on), and ``count`` new
+    sandboxes started from it (1 by default, at most 100), each living ``timeout`` seconds (300 by
+    default), with E2B's default variables and this handle's create ``envs``. Each succeeds or fails on
+    its own: the list holds a handle or the exception of each, as E2B's. As ``create_snapshot``, a
+    namespace sandbox raises ``NotSupportedException`` unless ``keep_memory=False`` (files only).
+
+    :raises InvalidArgumentException: for a bad ``count`` or ``timeout``, before any call
+    :raises NotSupportedException: for a namespace sandbox without ``keep_memory=False``
+    """
+    server = resolve_server(**api)
+    plan = plan_fork(server, timeout, count, keep_memory, self._create_envs, "fork", mode)
+    core = self._native._core
+    return _handles(type(self), _drive(self, fork_op(plan, core.info_op(), core.snapshot_op())), plan.envs)
+
+
+def _handles(
+    cls: type[Sandbox], outcomes: list[ForkOutcome], envs: Mapping[str, str]
+) -> list[Sandbox | Exception]:
+    """A handle for each sandbox a fork started; the exception of each that did not start."""
+    handles: list[Sandbox | Exception] = []
+    for outcome in outcomes:
+        if isinstance(outcome, Launched):
+            sbx = cls(NativeSandbox(outcome, Transport(outcome.request_timeout)))
+            sbx._create_envs = dict(envs)
+            handles.append(sbx)
+        else:
+            handles.append(outcome)
+    return handles
+
+
+def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
+    """``Sandbox.delete_snapshot(snapshot_id)`` (also on a handle) with the API key: True when deleted,
+    False when there was no such snapshot. Sandboxes started from it go on."""
+    checked = check_snapshot_id(snapshot_id)
+    if checked is None:  # no id this control plane makes: no such snapshot
+        class_server(api, "delete_snapshot")
+        return False
+    return _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
+
+
 class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
     """An E2B sandbox handle (sync) on the native SDK.
 
@@ -170,8 +302,9 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
         gateways: object = None,
         **api: Any,
     ) -> Sandbox:
-        """Creates a sandbox from ``template`` (E2B's ``base``, the default, is ``sdk-base``; any other
-        name passes unchanged) for ``timeout`` seconds (default 300). ``envs`` are in the environment of
+        """Creates a sandbox from ``template`` (E2B's ``base``, the default, is ``sdk-base``; a snapshot id,
+        ``create_snapshot().snapshot_id``, starts it from that snapshot; any other name passes unchanged)
+        for ``timeout`` seconds (default 300). ``envs`` are in the environment of
         every command. ``api_key`` (else ``SDK_API_KEY``) and ``request_timeout``
         are honoured; ``domain`` and E2B's other hosted-service options are refused.
 
@@ -191,9 +324,10 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
             native = NativeSandbox._open(op, plan.options.request_timeout, plan.options)
         TOKENS.remember(native.sandbox_id, native.access_token)
         sbx = cls(native)
+        sbx._create_envs = dict(plan.envs)
         try:  # E2B's default variables, and create's envs
             with translated():
-                drive(envs_op(native._core, plan.options.template, plan.envs), native._transport)
+                drive(envs_op(native._core, plan.template_id, plan.envs), native._transport)
         except BaseException:
             sbx.kill()
             raise
@@ -203,6 +337,10 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
     kill = dual(_kill_by_id, _kill)
     get_info = dual(_info_by_id, _info)
     pause = dual(_pause_by_id, _pause)
+    create_snapshot = dual(_snapshot_by_id, _snapshot)
+    list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
+    fork = dual(_fork_by_id, _fork)
+    delete_snapshot = staticmethod(_delete_snapshot)
 
     @staticmethod
     def list(

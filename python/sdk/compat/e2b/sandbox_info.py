@@ -1,12 +1,13 @@
-"""E2B's ``SandboxInfo`` from the control plane's facts, and the paginators of ``Sandbox.list`` and
-``AsyncSandbox.list``."""
+"""E2B's ``SandboxInfo`` from the control plane's facts, E2B's ``SnapshotInfo``, and the paginators of
+``Sandbox.list`` and ``AsyncSandbox.list`` (``SandboxPaginator``...) and of ``list_snapshots``
+(``SnapshotPaginator``...)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Awaitable, Callable, Literal
+from typing import Awaitable, Callable, Generic, Literal, TypeVar
 
 from ..._wire import SandboxInfo as NativeSandboxInfo
 from ._options import native_template
@@ -87,16 +88,29 @@ class SandboxQuery:
     template: str | None = None
 
 
-class _Pages:
-    """Where ``Sandbox.list`` is in its pages: the control plane answers with every sandbox at once, so
-    each page is a slice of ``limit`` (E2B's 100 when None) of the listing read for it, from
-    ``next_token`` (as the TypeScript shim's ``SandboxPaginator``)."""
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """E2B's answer of ``create_snapshot`` and item of ``list_snapshots``: ``snapshot_id`` is what
+    ``Sandbox.create(snapshot_id)`` starts a sandbox from. Snapshots here have no names, so ``names`` is
+    empty."""
 
-    def __init__(self, limit: object, next_token: object) -> None:
+    snapshot_id: str
+    names: list[str] = field(default_factory=list)
+
+
+Item = TypeVar("Item")
+
+
+class _Pages(Generic[Item]):
+    """Where ``Sandbox.list`` (or ``list_snapshots``, ``feature``) is in its pages: the control plane
+    answers with every item at once, so each page is a slice of ``limit`` (E2B's 100 when None) of the
+    listing read for it, from ``next_token`` (as the TypeScript shim's ``SandboxPaginator``)."""
+
+    def __init__(self, limit: object, next_token: object, feature: str = "Sandbox.list") -> None:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidArgumentException("Sandbox.list: limit: must be a whole number, 1 or more")
+            raise InvalidArgumentException(f"{feature}: limit: must be a whole number, 1 or more")
         if next_token is not None and (not isinstance(next_token, str) or not next_token.isdigit()):
-            raise InvalidArgumentException("Sandbox.list: next_token: must be a token a page gave")
+            raise InvalidArgumentException(f"{feature}: next_token: must be a token a page gave")
         self._limit: int = DEFAULT_LIST_LIMIT if limit is None else limit
         self._next_token: str | None = next_token
         self._has_next = True
@@ -116,7 +130,7 @@ class _Pages:
         if not self._has_next:
             raise SandboxException("No more items to fetch")
 
-    def _page(self, items: list[SandboxInfo]) -> list[SandboxInfo]:
+    def _page(self, items: list[Item]) -> list[Item]:
         start = int(self._next_token or "0")
         end = start + self._limit
         self._has_next = end < len(items)
@@ -124,7 +138,7 @@ class _Pages:
         return items[start:end]
 
 
-class SandboxPaginator(_Pages):
+class SandboxPaginator(_Pages[SandboxInfo]):
     """``Sandbox.list()``'s answer: ``next_items()`` reads the next page (``limit`` sandboxes, 100 by
     default) while ``has_next``; ``next_token`` is where the next page starts."""
 
@@ -141,7 +155,7 @@ class SandboxPaginator(_Pages):
         return self._page(self._read())
 
 
-class AsyncSandboxPaginator(_Pages):
+class AsyncSandboxPaginator(_Pages[SandboxInfo]):
     """``AsyncSandbox.list()``'s answer: ``await next_items()`` reads the next page (``limit``
     sandboxes, 100 by default) while ``has_next``; ``next_token`` is where the next page starts."""
 
@@ -153,6 +167,41 @@ class AsyncSandboxPaginator(_Pages):
 
     async def next_items(self) -> list[SandboxInfo]:
         """The next page of live sandboxes.
+
+        :raises SandboxException: once every page has been read
+        """
+        self._check()
+        return self._page(await self._read())
+
+
+class SnapshotPaginator(_Pages[SnapshotInfo]):
+    """``list_snapshots()``'s answer: ``next_items()`` reads the next page (``limit`` snapshots, 100 by
+    default, oldest first) while ``has_next``; ``next_token`` is where the next page starts."""
+
+    def __init__(self, read: Callable[[], list[SnapshotInfo]], limit: object, next_token: object) -> None:
+        super().__init__(limit, next_token, "list_snapshots")
+        self._read = read
+
+    def next_items(self) -> list[SnapshotInfo]:
+        """The next page of snapshots.
+
+        :raises SandboxException: once every page has been read
+        """
+        self._check()
+        return self._page(self._read())
+
+
+class AsyncSnapshotPaginator(_Pages[SnapshotInfo]):
+    """``AsyncSandbox.list_snapshots()``'s answer: ``await next_items()`` reads the next page."""
+
+    def __init__(
+        self, read: Callable[[], Awaitable[list[SnapshotInfo]]], limit: object, next_token: object
+    ) -> None:
+        super().__init__(limit, next_token, "list_snapshots")
+        self._read = read
+
+    async def next_items(self) -> list[SnapshotInfo]:
+        """The next page of snapshots.
 
         :raises SandboxException: once every page has been read
         """
