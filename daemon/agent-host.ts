@@ -111,11 +111,11 @@ export class AgentHost {
       startRuntime: () => this.#startRuntime(),
       rejectBusy: () => void (this.#busyRefusals += 1),
       terminateTree: () => {
-        void this.#current?.tree.signal('SIGTERM');
+        void this.#current?.tree.signal('SIGTERM').catch(() => undefined);
         this.#watchTree();
       },
       freezeAndKillTree: () => {
-        void this.#current?.tree.freezeAndKill();
+        void this.#current?.tree.freezeAndKill().catch(() => undefined);
         this.#watchTree();
       },
       reportOutcome: () => this.#reportOutcome(),
@@ -248,7 +248,7 @@ export class AgentHost {
   close(): void {
     clearTimeout(this.#clock);
     clearInterval(this.#poll);
-    void this.#current?.tree.signal('SIGKILL');
+    void this.#current?.tree.signal('SIGKILL').catch(() => undefined);
     this.#standby.drop();
     this.#actor.stop();
   }
@@ -356,10 +356,13 @@ export class AgentHost {
       if (looking) return;
       looking = true;
       const tree = this.#current?.tree;
-      void (tree === undefined ? Promise.resolve(true) : tree.isEmpty()).then((empty) => {
-        looking = false;
-        if (empty && this.#current?.tree === tree) this.#send({ type: 'tree_empty' });
-      });
+      void (tree === undefined ? Promise.resolve(true) : tree.isEmpty()).then(
+        (empty) => {
+          looking = false;
+          if (empty && this.#current?.tree === tree) this.#send({ type: 'tree_empty' });
+        },
+        () => (looking = false), // not read this time: the next tick looks again
+      );
     }, TREE_POLL_MS);
   }
 

@@ -17,6 +17,9 @@ import { descendantsIn } from './process-tree.js';
 /** Rounds of SIGSTOP before the kill: a forking tree is caught within a few. */
 const FREEZE_ROUNDS = 50;
 
+/** Reads of a process space that did not answer before a signal gives up. */
+const READ_ATTEMPTS = 20;
+
 /** One execution's processes. */
 export class ExecutionTree {
   #root = 0;
@@ -54,7 +57,7 @@ export class ExecutionTree {
     this.#root = pid;
   }
 
-  /** The pids of the tree now. */
+  /** The pids of the tree now; rejects when its process space cannot be read. */
   async pids(): Promise<number[]> {
     if (this.cgroupDir !== undefined) {
       try {
@@ -67,7 +70,8 @@ export class ExecutionTree {
       }
     }
     if (this.#root === 0) return [];
-    const processes = await this.space.list().catch(() => []);
+    // A box that does not answer (busy, frozen) tells nothing: never taken as an empty tree.
+    const processes = await this.space.list();
     const alive = processes.some((entry) => entry.pid === this.#root) ? [this.#root] : [];
     return [...alive, ...descendantsIn(processes, this.#root).keys()];
   }
@@ -77,9 +81,21 @@ export class ExecutionTree {
     return (await this.pids()).length === 0;
   }
 
+  /** The pids of the tree, read again when its process space did not answer (a busy box). */
+  async #pidsPatiently(): Promise<number[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pids();
+      } catch (error) {
+        if (attempt >= READ_ATTEMPTS) throw error;
+        await sleep(50);
+      }
+    }
+  }
+
   /** Sends `signal` to every process of the tree. */
   async signal(signal: NodeJS.Signals): Promise<void> {
-    const pids = await this.pids();
+    const pids = await this.#pidsPatiently();
     await Promise.all(pids.map((pid) => this.space.signal(pid, signal)));
   }
 
@@ -87,7 +103,7 @@ export class ExecutionTree {
   async freezeAndKill(): Promise<void> {
     const stopped = new Set<number>();
     for (let round = 0; round < FREEZE_ROUNDS; round++) {
-      const fresh = (await this.pids()).filter((pid) => !stopped.has(pid));
+      const fresh = (await this.#pidsPatiently()).filter((pid) => !stopped.has(pid));
       if (fresh.length === 0) break;
       await Promise.all(fresh.map((pid) => this.space.signal(pid, 'SIGSTOP')));
       for (const pid of fresh) stopped.add(pid);

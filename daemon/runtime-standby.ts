@@ -76,7 +76,7 @@ export class StandbySlot {
     if (held === undefined) return;
     this.#held = undefined;
     clearTimeout(held.expiry);
-    void held.tree.freezeAndKill();
+    void held.tree.freezeAndKill().catch(() => undefined);
     this.retire(held.tree);
   }
 }
