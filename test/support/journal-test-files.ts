@@ -1,22 +1,21 @@
 /**
- * Journal tests' shared parts: a temporary journal path (removed after each test), a file layer that
+ * Journal tests' shared parts: a temporary journal path (removed after its test), a file layer that
  * counts calls, fails one or holds one back, and small helpers.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
-import { afterEach } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { Journal, nodeJournalFiles, type JournalFiles } from '../../actors/journal.js';
 
-export const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
+/**
+ * A journal path in a folder of its own, removed when the calling test finishes (per test, not per
+ * file: with `isolate: false` a hook registered when this module loads would reach one file only).
+ */
 export function journalPath(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sdk-journal-'));
-  dirs.push(dir);
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return join(dir, 'state', 'journal.jsonl');
 }
 

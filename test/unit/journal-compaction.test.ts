@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawn } from 'node:child_process';
 import ts from 'typescript';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   Journal,
   JournalBrokenError,
@@ -13,7 +13,6 @@ import {
   JournalCompactionError,
 } from '../../actors/journal.js';
 import {
-  dirs,
   ioError,
   journalPath,
   outcome,
@@ -153,7 +152,7 @@ describe('journal compaction and crashes', () => {
 
   it('holds every record whose append resolved in a process SIGKILLed mid-run, compactions included', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sdk-journal-kill-'));
-    dirs.push(dir);
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     // The fixture runs on plain Node: it gets the journal's modules transpiled on their own.
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
     for (const name of ['journal', 'journal-errors', 'journal-files', 'journal-lines']) {
