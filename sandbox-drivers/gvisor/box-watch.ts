@@ -1,8 +1,7 @@
 /**
  * Hears of a gVisor box's death: its gVisor kernel's host process (the sandbox process runsc started,
- * named in runsc's state) looked at every `SANDBOXD_POLL_MS` by pid and start time. The kernel ends
- * when the box's memory runs out (gVisor has no OOM killer of its own: the host's takes the kernel) or
- * when it crashes; the sandbox then has no code left and ends as failed.
+ * named in runsc's state) looked at every `SANDBOXD_POLL_MS` by pid and start time. When the kernel
+ * ends (it crashed, or the host killed it) the sandbox has no code left and ends as failed.
  */
 import { SANDBOXD_POLL_MS, startOf } from '../namespace/sandboxd-watch.js';
 import { readBoxState, type BoxPaths } from './runsc-box.js';
