@@ -34,6 +34,12 @@ async function snapshotsOf(sandboxId: string): Promise<SnapshotInfo[]> {
   return all;
 }
 
+/** `endAt` is `lifetimeMs` after a create made between `before` and `after` (ms since the epoch). */
+function expectLifetime(endAt: Date, before: number, after: number, lifetimeMs: number): void {
+  expect(endAt.getTime()).toBeGreaterThanOrEqual(before + lifetimeMs);
+  expect(endAt.getTime()).toBeLessThanOrEqual(after + lifetimeMs);
+}
+
 describe('E2B snapshots of a namespace sandbox (its files)', () => {
   it("refuses E2B's snapshot and fork (memory kept), naming keepMemory and gVisor, taking nothing", async () => {
     expect((await sbx.native.getInfo()).isolation).toBe('namespace');
@@ -56,7 +62,9 @@ describe('E2B snapshots of a namespace sandbox (its files)', () => {
     expect(snapshot.names).toEqual([]);
     await sbx.files.write('notes.txt', 'changed after');
 
+    const before = Date.now();
     const copy = await Sandbox.create(snapshot.snapshotId, { envs: { OWN: 'mine' } });
+    const after = Date.now();
     try {
       expect(copy.sandboxId).not.toBe(sbx.sandboxId);
       expect(await copy.files.read('notes.txt')).toBe('kept');
@@ -66,7 +74,8 @@ describe('E2B snapshots of a namespace sandbox (its files)', () => {
       expect(stdout).toBe(`${copy.sandboxId} ${snapshot.snapshotId} mine\n`);
       const info = await copy.getInfo();
       expect(info.templateId).toBe('sdk-base');
-      expect(info.endAt.getTime() - Date.now()).toBeLessThanOrEqual(300_000); // E2B's lifetime
+      // E2B's lifetime from its create on: the deadline the control plane set then, whatever the speed.
+      expectLifetime(info.endAt, before, after, 300_000);
     } finally {
       await copy.kill();
     }
@@ -81,7 +90,9 @@ describe('E2B snapshots of a namespace sandbox (its files)', () => {
 
   it('fork({ count: 2, keepMemory: false }): two sandboxes of their own with the files and envs, no snapshot left', async () => {
     await sbx.files.write('mark.txt', 'forked');
+    const before = Date.now();
     const copies = await sbx.fork({ count: 2, keepMemory: false, timeoutMs: 120_000 });
+    const after = Date.now();
     expect(copies).toHaveLength(2);
     const sandboxes = copies.filter((c): c is Sandbox => c instanceof Sandbox);
     try {
@@ -91,7 +102,7 @@ describe('E2B snapshots of a namespace sandbox (its files)', () => {
         expect(await copy.files.read('mark.txt')).toBe('forked');
         const { stdout } = await copy.commands.run('echo "$E2B_SANDBOX_ID $E2B_TEMPLATE_ID $GREETING"');
         expect(stdout).toBe(`${copy.sandboxId} sdk-base hello from envs\n`);
-        expect((await copy.getInfo()).endAt.getTime() - Date.now()).toBeLessThanOrEqual(120_000);
+        expectLifetime((await copy.getInfo()).endAt, before, after, 120_000);
       }
     } finally {
       for (const copy of sandboxes) await copy.kill();
