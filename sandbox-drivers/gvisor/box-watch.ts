@@ -3,36 +3,16 @@
  * named in runsc's state) looked at every `SANDBOXD_POLL_MS` by pid and start time. When the kernel
  * ends (it crashed, or the host killed it) the sandbox has no code left and ends as failed.
  */
-import { SANDBOXD_POLL_MS, startOf } from '../namespace/sandboxd-watch.js';
+import { startOf, watchProcess } from '../namespace/sandboxd-watch.js';
 import { readBoxState, type BoxPaths } from './runsc-box.js';
 
 /** Calls `onDead` once when the box's kernel has ended (at once when it is not found). Returns the stop. */
 export function watchBox(paths: BoxPaths, id: string, onDead: () => void): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const dead = (): void => {
-    if (stopped) return;
-    stopped = true;
-    onDead();
-  };
-  void readBoxState(paths, id).then(async (state) => {
-    const pid = state?.pid;
-    const start = pid === undefined ? undefined : await startOf(String(pid));
-    if (pid === undefined || start === undefined) {
-      dead();
-      return;
-    }
-    const look = (): void => {
-      if (stopped) return;
-      timer = setTimeout(() => {
-        void startOf(String(pid)).then((now) => (now === start ? look() : dead()));
-      }, SANDBOXD_POLL_MS);
-      timer.unref();
-    };
-    look();
+  const kernel = readBoxState(paths, id).then(async (state) => {
+    if (state === undefined) return undefined;
+    const pid = String(state.pid);
+    const start = await startOf(pid);
+    return start === undefined ? undefined : { pid, start };
   });
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  return watchProcess(kernel, onDead);
 }

@@ -21,7 +21,7 @@ import { cgroupPaths } from './sandbox-cgroups.js';
 export const SANDBOXD_POLL_MS = 500;
 
 /** A process: its host pid and start time (clock ticks since boot). */
-interface ProcessIdentity {
+export interface ProcessIdentity {
   readonly pid: string;
   readonly start: number;
 }
@@ -65,6 +65,48 @@ export async function findSandboxd(instance: string, id: string): Promise<Proces
 }
 
 /**
+ * Calls `onDead` once when the process `found` names has ended: looked at every `SANDBOXD_POLL_MS` by
+ * pid and start time (at once when `found` names none), or sooner when `exited` settles. Returns the
+ * stop function.
+ */
+export function watchProcess(
+  found: Promise<ProcessIdentity | undefined>,
+  onDead: () => void,
+  exited?: Promise<void>,
+): () => void {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const dead = (): void => {
+    if (stopped) return;
+    stopped = true;
+    clearTimeout(timer);
+    onDead();
+  };
+  void exited?.then(dead);
+  void found.then((process) => {
+    if (process === undefined) {
+      dead();
+      return;
+    }
+    const look = (): void => {
+      if (stopped) return;
+      timer = setTimeout(() => {
+        void startOf(process.pid).then((start) => {
+          if (start === process.start) look();
+          else dead();
+        });
+      }, SANDBOXD_POLL_MS);
+      timer.unref();
+    };
+    look();
+  });
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
+/**
  * Calls `onDead` once when sandboxd has ended: when `exited` settles (the launch chain's exit, heard by
  * the driver that launched the sandbox), or when its process is found gone, looked at every
  * `SANDBOXD_POLL_MS` (at once when there is none). The look is what an adopting driver has; it also
@@ -77,34 +119,5 @@ export function watchSandboxd(
   exited: Promise<void> | undefined,
   onDead: () => void,
 ): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const dead = (): void => {
-    if (stopped) return;
-    stopped = true;
-    clearTimeout(timer);
-    onDead();
-  };
-  void exited?.then(dead);
-  void findSandboxd(instance, id).then((daemon) => {
-    if (daemon === undefined) {
-      dead();
-      return;
-    }
-    const look = (): void => {
-      if (stopped) return;
-      timer = setTimeout(() => {
-        void startOf(daemon.pid).then((start) => {
-          if (start === daemon.start) look();
-          else dead();
-        });
-      }, SANDBOXD_POLL_MS);
-      timer.unref();
-    };
-    look();
-  });
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  return watchProcess(findSandboxd(instance, id), onDead, exited);
 }
