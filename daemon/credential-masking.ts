@@ -390,6 +390,7 @@ function* settingValue(words: readonly Word[]): Generator<Span> {
     const name = words[i]?.text ?? '';
     if (/^[\w.:/@-]+$/.test(name) && !name.startsWith('-') && isCredentialName(name)) {
       yield* wordSpan(words[i + 1]);
+      i++; // the value is not a name: a secret like `Pwd.-a-A` would mask the word after it
     }
   }
 }

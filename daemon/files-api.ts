@@ -28,6 +28,7 @@ import {
 } from '../protocol/files-wire.js';
 import type { RouteReply } from '../protocol/router.js';
 import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
+import { countPassedOn, passedOn } from './buffer-collection.js';
 import { rootAvailable, type SandboxUser } from './sandbox-spawn.js';
 import { checkedAccount, queryAccount } from './sandbox-account.js';
 import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } from './files-helper.js';
@@ -253,6 +254,7 @@ async function sendFile(
   const send = (chunk: Buffer): void => {
     const part = chunk.length > unsent ? chunk.subarray(0, unsent) : chunk;
     unsent -= part.length;
+    passedOn(part.length);
     if (part.length > 0 && !res.write(part)) child.stdout.pause();
     if (unsent === 0) {
       child.stdout.off('data', send);
@@ -291,6 +293,7 @@ async function receiveFile(
   const child = helper(user, account, ['write', path]);
   req.on('error', () => undefined);
   req.pipe(child.stdin);
+  countPassedOn(req);
   const gone = clientGone(res);
   const left = new Promise<'left'>((resolve) => {
     gone.addEventListener('abort', () => resolve('left'), { once: true });

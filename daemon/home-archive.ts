@@ -21,6 +21,7 @@ import {
   archiveExitValue,
 } from '../protocol/home-archive.js';
 import type { RouteReply } from '../protocol/router.js';
+import { countPassedOn } from './buffer-collection.js';
 import { killProcessTree, spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
 import { quote } from './shell-quote.js';
@@ -99,6 +100,7 @@ export async function receiveHomeArchive(req: IncomingMessage, user: SandboxUser
   tar.stdin.on('error', () => undefined);
   req.on('error', () => undefined); // a client that went away: `close` below tells
   req.pipe(tar.stdin);
+  countPassedOn(req);
   const brokeOff = new Promise<'broke off'>((resolve) => {
     req.once('close', () => {
       if (!req.complete) resolve('broke off');

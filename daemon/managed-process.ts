@@ -4,6 +4,7 @@
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { ProcessEvent } from '../protocol/process-events.js';
+import { passedOn } from './buffer-collection.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
 import type { ProcessSpace } from './process-space.js';
 import { killTree } from './process-tree.js';
@@ -160,6 +161,7 @@ export class ManagedProcess {
   async writeStdin(data: Buffer): Promise<void> {
     const stdin = this.#child.stdin;
     if (stdin.writableEnded || stdin.destroyed) return;
+    passedOn(data.length);
     if (stdin.write(data)) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
@@ -188,6 +190,7 @@ export class ManagedProcess {
 
   #data(stream: 'stdout' | 'stderr', chunk: Buffer): void {
     this.#record({ type: 'data', stream, data: chunk.toString('base64') });
+    passedOn(chunk.length);
   }
 
   #record(event: ProcessEvent): void {

@@ -10,6 +10,8 @@
 export const SANDBOXD_NODE_FLAGS: readonly string[] = [
   '--max-semi-space-size=1',
   '--heap-growing-percent=20',
+  // Frees Buffers passed on before V8's external-memory limit would (daemon/buffer-collection.ts).
+  '--expose-gc',
 ];
 
 /**

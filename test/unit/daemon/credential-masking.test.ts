@@ -44,6 +44,12 @@ describe('a recorded command line', () => {
     // A password that reads like a credential flag's name is still the option's value (seen by the
     // property test: the database after it was masked too).
     ['sh -c "mysql -pwd_.0--A- shop < dump.sql"', 'sh -c "mysql -p*** shop < dump.sql"'],
+    // A setting's value that reads like a credential's name is a value, not a name (seen by the property
+    // test: `--profile` after it was masked as its value).
+    [
+      "aws configure set aws_session_token 'Pwd.-a-A' --profile dev",
+      "aws configure set aws_session_token '***' --profile dev",
+    ],
     ['curl -H PRIVATE-TOKEN: abc123 https://x', 'curl -H PRIVATE-TOKEN: *** https://x'],
     [
       "npm config set '//registry.example/:_authToken' npm_abc",
