@@ -77,9 +77,42 @@ export async function prepareBox(paths: BoxPaths, spec: object, sandboxdId: numb
 }
 
 /**
+ * The `oom_score_adj` of the box's stub processes on the host: Linux's, for sandbox code, as the
+ * namespace driver gives its commands. Sandbox code's memory is all the box kernel's (one memory file),
+ * so when it exhausts the sandbox's memory the host's OOM killer picks among the kernel, its file
+ * server and the systrap platform's stubs (one per address space of sandbox code, the hog's mapping its
+ * pages). With all at 0 it picked the kernel about as often as the hog's stub, ending the whole sandbox;
+ * with the stubs at 1000 it picks a stub, and gVisor kills the processes of that address space, as Linux
+ * kills the hog in a namespace sandbox. (Lowering the kernel's instead needs CAP_SYS_RESOURCE, which
+ * hosts of this kind do not give root.) Set on the stubs there are when the box has started; every later
+ * one is forked from the first (`globalPool.source` in gVisor's systrap) and inherits it.
+ */
+export const BOX_STUB_OOM_SCORE_ADJ = '1000';
+
+/** Raises every stub of box kernel `kernelPid` (its children) to `BOX_STUB_OOM_SCORE_ADJ`. */
+async function raiseStubsOomScore(kernelPid: number): Promise<void> {
+  const threads = await readdir(`/proc/${String(kernelPid)}/task`);
+  const children = await Promise.all(
+    threads.map((tid) => readFile(`/proc/${String(kernelPid)}/task/${tid}/children`, 'utf8').catch(() => '')),
+  );
+  const stubs = children
+    .join(' ')
+    .split(/\s+/)
+    .filter((pid) => pid !== '');
+  if (stubs.length === 0) throw new Error('the box kernel has no stub process');
+  // A stub gone meanwhile is gVisor's business; the source stub, forked first, is always there.
+  await Promise.all(
+    stubs.map((pid) =>
+      writeFile(`/proc/${pid}/oom_score_adj`, BOX_STUB_OOM_SCORE_ADJ).catch(() => undefined),
+    ),
+  );
+}
+
+/**
  * Starts the box from its bundle: runsc joins `cgroupProcs` first, then runs the container detached
  * (its init is the box's pid 1); resolves once it runs, with the host pid of its gVisor kernel. Then
- * links the control socket into sandboxd's folder, sandboxd's alone.
+ * raises its stubs' `oom_score_adj` (`BOX_STUB_OOM_SCORE_ADJ`) and links the control socket into
+ * sandboxd's folder, sandboxd's alone.
  *
  * @throws Error with runsc's last words when the box could not start
  */
@@ -116,6 +149,7 @@ export async function startBox(
   const state = await readBoxState(paths, id);
   if (state === undefined) throw new Error('runsc left no state for the box');
   const { pid, socket } = state;
+  await raiseStubsOomScore(pid);
   const linked = join(paths.control, 'control.sock');
   await link(socket, linked);
   await chown(linked, sandboxdId, sandboxdId);

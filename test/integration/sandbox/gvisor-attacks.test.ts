@@ -6,8 +6,9 @@
  * in a user namespace of their own, its network reaches sandboxd's gateway listeners and nothing else of
  * the sandbox's namespace, closed egress holds against root's raw sockets, and the runsc control socket
  * that starts every process is out of the box's reach.
+ * Sandbox code that exhausts the box's memory is killed alone (`BOX_STUB_OOM_SCORE_ADJ`).
  */
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { release } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,5 +121,40 @@ describe("runsc's control socket", () => {
     // As the user: not even the folder.
     const asUser = await closed.commands.run('ls /run/sdk 2>&1; echo end');
     expect(asUser.stdout).toMatch(/Permission denied\nend\n$/);
+  });
+});
+
+describe("sandbox code exhausting the box's memory", () => {
+  it('is killed alone, as Linux kills a hog: the box kernel, its other processes and sandboxd live on', async () => {
+    const small = await sandboxes.launch({ isolation: 'gvisor', memoryBytes: 192 * 2 ** 20 });
+    const kernel = (await readBoxState(boxPaths(sandboxes.driver.instance, small.id), small.id))?.pid;
+    await small.commands.run('sleep 300 >/dev/null 2>&1 &');
+    const hog = `node -e "const held = []; for (;;) held.push(Buffer.alloc(8 << 20, 1))"; echo "exit=$?"`;
+    // Twice: the box is whole after the first.
+    for (const attempt of [1, 2]) {
+      const { stdout } = await small.commands.run(hog);
+      expect({ attempt, stdout }).toEqual({ attempt, stdout: 'exit=137\n' });
+    }
+    const { userMemory } = cgroupPaths(sandboxes.driver.instance, small.id);
+    const oomKills = Number(
+      /oom_kill (\d+)/.exec(readFileSync(join(userMemory, 'memory.oom_control'), 'utf8'))?.[1],
+    );
+    expect(oomKills).toBeGreaterThanOrEqual(2); // the sandbox's own limit ended them, not gVisor
+    // Answered by sandboxd, through the same box kernel, where the bystander still runs.
+    expect((await small.commands.run('pgrep -x sleep >/dev/null && echo bystander lives')).stdout).toBe(
+      'bystander lives\n',
+    );
+    expect((await readBoxState(boxPaths(sandboxes.driver.instance, small.id), small.id))?.pid).toBe(kernel);
+    // Why the hog and not the kernel: every stub (one per address space, the bystander's and those made
+    // since the box started among them) is the OOM killer's first choice, the kernel is not.
+    const adj = (pid: string): string => readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim();
+    const stubs = readdirSync(`/proc/${String(kernel)}/task`).flatMap((tid) =>
+      readFileSync(`/proc/${String(kernel)}/task/${tid}/children`, 'utf8')
+        .split(' ')
+        .filter(Boolean),
+    );
+    expect(stubs.length).toBeGreaterThanOrEqual(3); // the first, pid 1's, the bystander's
+    expect(new Set(stubs.map(adj))).toEqual(new Set(['1000']));
+    expect(adj(String(kernel))).toBe('0');
   });
 });
