@@ -47,6 +47,21 @@ export interface BoxSpecInput {
   /** The host id of the sandbox's id 0. */
   readonly hostBase: number;
   readonly memoryBytes: number;
+  /** Processes (tasks) each account of sandbox code may have: the box's RLIMIT_NPROC. */
+  readonly maxPids: number;
+}
+
+/**
+ * The host tasks a box whose sandbox has `maxPids` may have: the sandbox's pids cgroup limit with gVisor.
+ * Sandbox code's processes are gVisor's, refused past `maxPids` an account inside the box (RLIMIT_NPROC,
+ * which gVisor enforces on root too: it has no CAP_SYS_RESOURCE); on the host each costs about two tasks
+ * of the platform's (a stub process and its thread, pooled for reuse), and the box kernel, its file
+ * server and sandboxd some 40 together. At `maxPids` itself, 100 `sleep`s in a box of 64 took the host
+ * count past it and the kernel, unable to start a thread, died with the sandbox. The cgroup stays the
+ * host's last bound (root may fork as many other ids).
+ */
+export function boxHostTasks(maxPids: number): number {
+  return 64 + 5 * maxPids;
 }
 
 type Mount = { destination: string; type: string; source: string; options?: string[] };
@@ -86,7 +101,10 @@ export function boxSpec(input: BoxSpecInput): object {
         permitted: MOBY_CAPABILITIES,
         ambient: [],
       },
-      rlimits: [{ type: 'RLIMIT_NOFILE', hard: BOX_OPEN_FILES, soft: BOX_OPEN_FILES }],
+      rlimits: [
+        { type: 'RLIMIT_NOFILE', hard: BOX_OPEN_FILES, soft: BOX_OPEN_FILES },
+        { type: 'RLIMIT_NPROC', hard: input.maxPids, soft: input.maxPids },
+      ],
     },
     root: { path: view.merged, readonly: false },
     hostname: 'sandbox',

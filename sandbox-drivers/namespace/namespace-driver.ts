@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
 import { BOX_LINK, createBoxNetwork, removeBoxNetwork, boxNetworkNames } from '../gvisor/box-network.js';
-import { boxSpec } from '../gvisor/box-spec.js';
+import { boxHostTasks, boxSpec } from '../gvisor/box-spec.js';
 import { watchBox } from '../gvisor/box-watch.js';
 import {
   BOX_CONTROL_DIR,
@@ -304,7 +304,11 @@ export class NamespaceDriver implements SandboxDriver {
           createSandboxCgroups(
             this.instance,
             id,
-            { memoryBytes, maxPids: request.maxPids, cpus: request.cpus },
+            {
+              memoryBytes,
+              maxPids: gvisor ? boxHostTasks(request.maxPids) : request.maxPids,
+              cpus: request.cpus,
+            },
             owners.sandboxd,
           ),
         ]);
@@ -322,7 +326,14 @@ export class NamespaceDriver implements SandboxDriver {
         const paths = boxPaths(this.instance, id);
         if (gvisor) {
           const netns = `/run/netns/${boxNetworkNames(this.instance, id).namespace}`;
-          const spec = boxSpec({ view, sdkImage: images.sdk, netns, hostBase: range.hostBase, memoryBytes });
+          const spec = boxSpec({
+            view,
+            sdkImage: images.sdk,
+            netns,
+            hostBase: range.hostBase,
+            memoryBytes,
+            maxPids: request.maxPids,
+          });
           await prepareBox(paths, spec, owners.sandboxd);
         }
         sandbox = spawnSandbox({

@@ -6,7 +6,8 @@
  * in a user namespace of their own, its network reaches sandboxd's gateway listeners and nothing else of
  * the sandbox's namespace, closed egress holds against root's raw sockets, and the runsc control socket
  * that starts every process is out of the box's reach.
- * Sandbox code that exhausts the box's memory is killed alone (`BOX_STUB_OOM_SCORE_ADJ`).
+ * Sandbox code that exhausts the box's memory is killed alone (`BOX_STUB_OOM_SCORE_ADJ`); one that forks
+ * without end is refused inside the box (RLIMIT_NPROC) before the host's pids bound would end it.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -156,5 +157,22 @@ describe("sandbox code exhausting the box's memory", () => {
     expect(stubs.length).toBeGreaterThanOrEqual(3); // the first, pid 1's, the bystander's
     expect(new Set(stubs.map(adj))).toEqual(new Set(['1000']));
     expect(adj(String(kernel))).toBe('0');
+  });
+});
+
+describe('sandbox code forking without end', () => {
+  it("is refused inside the box past the sandbox's maxPids, as user and as root; the box lives on", async () => {
+    const small = await sandboxes.launch({ isolation: 'gvisor', maxPids: 64 });
+    const bomb = 'for i in $(seq 1 100); do sleep 5 & done 2>&1 | head -1; wait';
+    for (const user of ['user', 'root'] as const) {
+      const forked = await small.commands.run(bomb, { user, timeoutMs: 30_000 });
+      expect({ user, stdout: forked.stdout }).toEqual({
+        user,
+        stdout: expect.stringMatching(/fork|Resource temporarily unavailable/i) as unknown,
+      });
+    }
+    // The host's bound (`boxHostTasks`) was never reached: the box kernel, which could not have
+    // started a thread past it, still answers.
+    expect((await small.commands.run('echo alive')).stdout).toBe('alive\n');
   });
 });
