@@ -25,6 +25,18 @@ export function sandboxPath(sandboxId: string, rest = ''): string {
   return `/v1/sandboxes/${encodeURIComponent(sandboxId)}${rest}`;
 }
 
+/**
+ * A snapshot id, `snap_` and 16 hex digits: the control plane's `SNAPSHOT_ID` (`rules/names.ts`, a value
+ * the page may not import), stricter than `ID_PATTERN`.
+ */
+export const SNAPSHOT_ID_PATTERN = /^snap_[0-9a-f]{16}$/;
+
+/** `/v1/snapshots/<id>` from an id checked against `SNAPSHOT_ID_PATTERN`. */
+export function snapshotPath(snapshotId: string): string {
+  if (!SNAPSHOT_ID_PATTERN.test(snapshotId)) throw new ApiError(0, 'invalid_id', 'not a snapshot id');
+  return `/v1/snapshots/${encodeURIComponent(snapshotId)}`;
+}
+
 /** `/v1/sandboxes/<id>/agent/executions/<eid>` from checked ids. */
 export function executionPath(sandboxId: string, executionId: string, rest = ''): string {
   if (!ID_PATTERN.test(executionId)) throw new ApiError(0, 'invalid_id', 'not an execution id');
@@ -43,6 +55,13 @@ async function errorOf(response: Response): Promise<ApiError> {
   return new ApiError(response.status, `http_${response.status}`, response.statusText || 'request failed');
 }
 
+/** A call's method, JSON body (sent as `application/json`) and abort signal. */
+export interface CallInit {
+  readonly method?: string;
+  readonly body?: unknown;
+  readonly signal?: AbortSignal;
+}
+
 /** Calls the API with one operator key. */
 export class Api {
   readonly #key: string;
@@ -55,10 +74,16 @@ export class Api {
   }
 
   /** A request; resolves with the response when it is a success, else rejects with an `ApiError`. */
-  async request(path: string, init: { method?: string; signal?: AbortSignal } = {}): Promise<Response> {
+  async request(path: string, init: CallInit = {}): Promise<Response> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#key}`,
+      accept: 'application/json, application/x-ndjson',
+    };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
     const response = await fetch(path, {
       method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${this.#key}`, accept: 'application/json, application/x-ndjson' },
+      headers,
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       cache: 'no-store',
       credentials: 'omit',
       redirect: 'error',
@@ -71,7 +96,7 @@ export class Api {
   }
 
   /** A JSON answer. The control plane's schemas are the contract; the page trusts its own origin. */
-  async json<T>(path: string, init: { method?: string; signal?: AbortSignal } = {}): Promise<T> {
+  async json<T>(path: string, init: CallInit = {}): Promise<T> {
     const response = await this.request(path, init);
     const text = await response.text();
     return (text === '' ? {} : JSON.parse(text)) as T;

@@ -2,7 +2,7 @@
  * One sandbox: its facts and operator actions; the statechart of the sandbox actor or of an actor it
  * hosts (a gateway route, the agent) with the current state lit and each transition shown as it
  * happens; that actor's transition log and time travel; a timeline of every actor's states; gateway
- * routes and their request log; commands; agent executions.
+ * routes and their request log; commands; agent executions; snapshots, each able to start a sandbox.
  */
 import type { InspectionFeedRecord } from '../../protocol/control-plane-api.js';
 import type { InspectorSandbox, MachineGraphs, SandboxHistory } from '../../protocol/inspector-api.js';
@@ -19,6 +19,7 @@ import { RequestLog, RoutesPanel } from './routes.js';
 import { clocksOf, memoryCell, stateLabel } from './sandbox-table.js';
 import { followSandboxRecords } from './sandbox-records.js';
 import type { SandboxesSource } from './sandboxes.js';
+import { SnapshotsPanel } from './snapshots.js';
 import { Statechart } from './statechart.js';
 import type { StatusLine } from './status.js';
 import { TimeTravel, type TravelPoint } from './time-travel.js';
@@ -70,6 +71,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
   const facts = h('div', { class: 'facts' });
   const actions = new SandboxActions(sandboxId, api, status, () => {
     source.refresh();
+    snapshots.refresh();
   });
   const tabs = h('div', { class: 'tabs', role: 'tablist' });
   const chartHolder = h('div', { class: 'chart-holder' });
@@ -88,6 +90,9 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
   const requests = new RequestLog();
   const commands = new CommandsPanel();
   const executions = new ExecutionsPanel(api, sandboxId);
+  const snapshots = new SnapshotsPanel(api, status, sandboxId, () => {
+    source.refresh();
+  });
   const logTitle = h('h2', {}, 'Transition log');
   const recordsNote = h('p', { class: 'muted small', hidden: true });
 
@@ -109,6 +114,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     const state = sandboxState();
     view.dataset.state = state ?? 'unknown';
     actions.setState(state ?? 'ended');
+    snapshots.setState(state ?? 'ended');
     if (sandbox === null) {
       badge.className = 'badge tone-done';
       badge.textContent = state ?? 'not in the table';
@@ -327,6 +333,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       card('Commands', {}, recordsNote, commands.element),
     ),
     card('Agent executions', {}, executions.element),
+    snapshots.element,
   );
   fill(root, view);
   drawTabs();
@@ -348,6 +355,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     if (record.actorId === sandboxId) {
       drawHeader();
       readHistory();
+      snapshots.refresh();
     }
     if (record.kind === 'gateway_route') drawRoutes();
     if (record.kind === 'agent_execution') executions.refresh();
@@ -389,6 +397,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       unsubscribeFeed();
       records.stop();
       executions.destroy();
+      snapshots.destroy();
       chart?.destroy();
     },
   };

@@ -3,7 +3,8 @@
  * real control plane with real sandboxes, gateway routes and an agent (opencode and the scripted model
  * over HTTPS). The browser reaches the control plane through a recording proxy, so every byte the page
  * received can be searched for the planted model key (and for the credentials of command lines, masked
- * by sandboxd: issue 24). Screenshots go to test/artifacts/.
+ * by sandboxd: issue 24). Snapshots (issue 26) are listed in a sandbox's view, and a sandbox is started
+ * from one there. Screenshots go to test/artifacts/.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sandboxHistorySchema } from '../../../protocol/inspector-api.js';
-import type { Sandbox } from '../../../sdk/sandbox.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
 import { CREDENTIAL_FORMS } from '../../support/credential-forms.js';
 import { text, toolCall } from '../../support/model-server/index.js';
 import { MODEL_KEY, useAgentWorld } from '../agent/agent-world.js';
@@ -289,6 +290,77 @@ describe('the inspector page', () => {
     }
     expect(world.cp.plane.list()).toHaveLength(before);
     expect(proxy?.received().toString('latin1')).not.toContain('access-control-allow-origin');
+  });
+
+  it("lists a sandbox's snapshots, takes one, deletes one, and starts a sandbox from one", async () => {
+    const original = await world.cp.createSandbox();
+    const snapshotIds: string[] = [];
+    let copyId: string | undefined;
+    try {
+      await original.commands.run('echo kept-in-the-snapshot > /home/user/notes');
+      const snapshot = await original.snapshot();
+      snapshotIds.push(snapshot.id);
+      expect(snapshot.kind).toBe('filesystem'); // a namespace sandbox's
+
+      await openSandbox(original.sandboxId);
+      const rows = page.locator('[data-testid=snapshots] tr[data-snapshot-id]');
+      const listed = page.locator(`[data-testid=snapshots] tr[data-snapshot-id="${snapshot.id}"]`);
+      await listed.waitFor();
+      expect(await listed.getAttribute('data-kind')).toBe('filesystem');
+      expect(await listed.innerText()).toContain('filesystem');
+
+      // One more from the page, listed at once; then deleted from the page (after its confirm step).
+      await page.locator('button[data-action=take-snapshot]').click();
+      await expect.poll(() => rows.count()).toBe(2);
+      const taken = world.cp.plane
+        .snapshots(TEST_OPERATOR_KEY, original.sandboxId)
+        .find((info) => info.snapshotId !== snapshot.id);
+      expect(taken).toBeDefined();
+      snapshotIds.push(taken?.snapshotId ?? '');
+      await screenshot(page, 'inspector-snapshots');
+      const second = page.locator(
+        `[data-testid=snapshots] tr[data-snapshot-id="${taken?.snapshotId ?? ''}"]`,
+      );
+      await second.locator('button[data-action=delete-snapshot]').click();
+      await second.locator('button[data-action=confirm-delete-snapshot]').click();
+      await expect.poll(() => rows.count()).toBe(1);
+      expect(world.cp.plane.snapshots(TEST_OPERATOR_KEY).map((info) => info.snapshotId)).not.toContain(
+        taken?.snapshotId,
+      );
+
+      // Start a sandbox from the first: the page goes to the new sandbox's view.
+      const answer = page.waitForResponse(
+        (res) => res.request().method() === 'POST' && new URL(res.url()).pathname === '/v1/sandboxes',
+      );
+      await listed.locator('button[data-action=start-from-snapshot]').click();
+      const created = (await (await answer).json()) as { sandboxId: string; accessToken: string };
+      copyId = created.sandboxId;
+      expect(copyId).not.toBe(original.sandboxId);
+      const view = page.locator('[data-testid=sandbox-view]');
+      await expect.poll(() => view.getAttribute('data-sandbox-id')).toBe(copyId);
+      expect(page.url()).toContain(`#/sandboxes/${copyId}`);
+      await expect.poll(() => view.getAttribute('data-state')).toBe('running');
+      await expect.poll(() => page.locator('[data-testid=status]').innerText()).toContain(copyId);
+      expect(world.cp.plane.get(copyId).state).toBe('running');
+      expect(world.cp.plane.get(copyId).template).toBe('sdk-base-caps');
+      // The copy runs a command, and the file written before the snapshot is in it.
+      const copy = await Sandbox.connect(copyId, {
+        accessToken: created.accessToken,
+        controlPlaneUrl: world.cp.url,
+      });
+      expect((await copy.commands.run('cat /home/user/notes')).stdout.trim()).toBe('kept-in-the-snapshot');
+      // The copy's own snapshots: none yet.
+      await expect
+        .poll(() => page.locator('[data-testid=snapshots]').innerText())
+        .toContain('No snapshots of this sandbox yet');
+      await screenshot(page, 'inspector-started-from-snapshot');
+    } finally {
+      if (copyId !== undefined) await world.cp.plane.kill(copyId, TEST_OPERATOR_KEY).catch(() => undefined);
+      await original.kill().catch(() => undefined);
+      for (const id of snapshotIds) {
+        await world.cp.plane.deleteSnapshot(id, TEST_OPERATOR_KEY).catch(() => undefined);
+      }
+    }
   });
 
   it('kills a sandbox from the page', async () => {
