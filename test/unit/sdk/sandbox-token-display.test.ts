@@ -157,8 +157,17 @@ describe('a creating handle with gateways', () => {
 });
 
 describe("the E2B shim's Sandbox never shows the token", () => {
+  // The shim remembers the token of each sandbox it made or connected, for the whole process; unit files
+  // share modules (isolate: false), so a handle left alive lets a later file connect to SANDBOX_ID
+  // without a token.
+  const handles: E2BSandbox[] = [];
+  afterEach(async () => {
+    await Promise.all(handles.splice(0).map((sbx) => sbx.kill()));
+  });
+
   it('not the shim handle, nor its native handle, nor the operator key', async () => {
     const sbx = await E2BSandbox.create();
+    handles.push(sbx);
     expect(sbx.native.accessToken).toBe(TOKEN);
     for (const value of [sbx, sbx.native, sbx.files, sbx.commands, [sbx], { sbx }]) {
       expect(leaks(value, [TOKEN, OPERATOR_KEY])).toEqual([]);
@@ -168,6 +177,7 @@ describe("the E2B shim's Sandbox never shows the token", () => {
 
   it('a connected shim handle and a list paginator neither', async () => {
     const sbx = await E2BSandbox.connect(SANDBOX_ID, { accessToken: TOKEN });
+    handles.push(sbx);
     expect(leaks(sbx, [TOKEN, OPERATOR_KEY])).toEqual([]);
     expect(leaks(sbx.native, [TOKEN, OPERATOR_KEY])).toEqual([]);
     expect(leaks(E2BSandbox.list(), [OPERATOR_KEY])).toEqual([]);
