@@ -6,7 +6,9 @@
  * ever signalled. Without a commands' cgroup (on a host, or beside a gVisor box, whose processes are no
  * host processes) the tree is the runtime and its descendants by parent pid in the sandbox's process
  * space; in a gVisor box the runtime is its tree's subreaper (`gvisor-exec start --subreaper`), so an
- * orphan of the tree stays in it.
+ * orphan of the tree stays in it while the runtime lives. Once the runtime has exited (on SIGTERM, at a
+ * timeout) its children go to the box's pid 1: every process once read in the tree stays the tree's
+ * while it runs (the same pid and start time), with its descendants.
  */
 import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +25,9 @@ const READ_ATTEMPTS = 20;
 /** One execution's processes. */
 export class ExecutionTree {
   #root = 0;
+  /** Without a cgroup: the processes read in the tree last time (pid → start time). */
+  #members = new Map<number, string>();
+  #rootStart: string | undefined;
 
   private constructor(
     /** The execution's cgroup folder, or undefined when none could be made. */
@@ -72,8 +77,17 @@ export class ExecutionTree {
     if (this.#root === 0) return [];
     // A box that does not answer (busy, frozen) tells nothing: never taken as an empty tree.
     const processes = await this.space.list();
-    const alive = processes.some((entry) => entry.pid === this.#root) ? [this.#root] : [];
-    return [...alive, ...descendantsIn(processes, this.#root).keys()];
+    const starts = new Map(processes.map((entry) => [entry.pid, entry.start]));
+    const tree = new Map<number, string>();
+    // The root by pid until its start time is known (a fresh runtime), by both after.
+    this.#rootStart ??= starts.get(this.#root);
+    if (this.#rootStart !== undefined && starts.get(this.#root) === this.#rootStart)
+      tree.set(this.#root, this.#rootStart);
+    for (const [pid, start] of this.#members) if (starts.get(pid) === start) tree.set(pid, start);
+    for (const pid of [...tree.keys()])
+      for (const [child, start] of descendantsIn(processes, pid)) tree.set(child, start);
+    this.#members = tree;
+    return [...tree.keys()];
   }
 
   /** True when no process of the tree remains. */
