@@ -22,7 +22,7 @@ const BOTH_ISOLATIONS = [
   'test/integration/sandbox/files.test.ts',
   'test/integration/sandbox/gateways.test.ts',
   'test/integration/sandbox/root-account.test.ts',
-  'test/integration/agent/runtime-a-control.test.ts',
+  'test/integration/agent/runtime-a-trees.test.ts',
 ];
 
 const INTEGRATION = {
