@@ -11,7 +11,10 @@
  *   (c) the SDK's cost per event (a recorded wire stream read through `AgentStream`, event-cost.ts);
  *   (d) calls to sandboxd per run, from its audit `call` events;
  *   (e) peak memory of the agent sandbox (`memory.max_usage_in_bytes` of its `user` cgroup), beside the
- *       bare runtime's (a cgroup of its own).
+ *       bare runtime's (a cgroup of its own);
+ *   (f) a new sandbox to its first model request: pool.take() beside Sandbox.create() (pool-start.ts);
+ *   (g) a gVisor sandbox restored from a snapshot taken after prepare() to its first model request,
+ *       beside a cold gVisor Sandbox.create() (snapshot-start.ts).
  *
  * And runtime_b (the deep-agents runner on the template's Node) in the same sandbox through
  * `run(prompt, { spec, runtime: 'runtime_b' })`, beside the same runner started directly on the host:
@@ -39,6 +42,7 @@ import { AuditFollower } from './audit-follower.js';
 import { BARE_BINARY, BARE_RUNNER, BareRuntime, type BareRun } from './bare-runtime.js';
 import { measureEventCost } from './event-cost.js';
 import { measurePoolStart } from './pool-start.js';
+import { measureSnapshotStart } from './snapshot-start.js';
 import { median, mib, ms, samples, verdict } from '../support/report.js';
 import { PACKAGE_ROOT, startLoopbackModel, startNamespaceModel, type TimedModel } from './timed-model.js';
 
@@ -226,17 +230,16 @@ async function main(): Promise<void> {
     const eventsPerRun = recorded.filter((line) => line.includes('"event"')).length;
     const eventsPerRunB = recordedB.filter((line) => line.includes('"event"')).length;
     const cost = await measureEventCost(recorded);
-    const starts = await measurePoolStart(
-      {
-        controlPlaneUrl: cp.url,
-        gateways,
-        secretCache,
-        spec,
-        upstream,
-        script: () => upstream.model.reset(script('runtime_a')),
-      },
-      POOL_ITERATIONS,
-    );
+    const startWorld = {
+      controlPlaneUrl: cp.url,
+      gateways,
+      secretCache,
+      spec,
+      upstream,
+      script: () => upstream.model.reset(script('runtime_a')),
+    };
+    const starts = await measurePoolStart(startWorld, POOL_ITERATIONS);
+    const restores = await measureSnapshotStart(startWorld, POOL_ITERATIONS, PREPARE_LEAD_MS);
 
     const bareFirst = median(bares.map((r) => r.firstRequestMs));
     const limitedFirst = median(limited.map((r) => r.firstRequestMs));
@@ -378,6 +381,18 @@ async function main(): Promise<void> {
     );
     note(
       `Sandbox.create() + run() ${samples(starts.cold)} ms; pool.take() + run() ${samples(starts.pooled)} ms`,
+    );
+    const [gvisorCold, restored] = [median(restores.cold), median(restores.restored)];
+    row(
+      '(g) restored -> first model request',
+      ms(restored),
+      `${(restored / gvisorCold).toFixed(2)}x gVisor's cold create + run(); target <= 0.30x`,
+      restored <= 0.3 * gvisorCold,
+    );
+    note(
+      `Sandbox.create({ snapshot }) of a gVisor sdk-agent sandbox snapshotted ${String(PREPARE_LEAD_MS)} ms after ` +
+        `prepare(), + run(): ${samples(restores.restored)} ms; cold gVisor Sandbox.create() + run() ` +
+        `${samples(restores.cold)} ms`,
     );
   } finally {
     for (const cleanup of cleanups.reverse()) {

@@ -23,7 +23,10 @@ export interface PoolStartWorld {
 }
 
 /** ms from `start` (which opens a sandbox) to its agent's first model request; the sandbox is killed. */
-async function timeToFirstRequest(world: PoolStartWorld, start: () => Promise<Sandbox>): Promise<number> {
+export async function timeToFirstRequest(
+  world: PoolStartWorld,
+  start: () => Promise<Sandbox>,
+): Promise<number> {
   world.script();
   const called = performance.now();
   const sbx = await start();

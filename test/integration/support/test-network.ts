@@ -4,6 +4,8 @@
  * addresses derive from the process id, so parallel test files never collide.
  */
 import { execFileSync, spawn, type ChildProcessByStdio } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { pickFreeSubnet } from '../../../sandbox-drivers/namespace/free-subnet.js';
@@ -64,8 +66,16 @@ export function createTestNetwork(slot: number): TestNetwork {
   };
 }
 
-/** The agent example's TCP forwarder (`scripted-model.mjs forward …`), from the sources. */
-const FORWARDER = fileURLToPath(new URL('../../../examples/scripted-model.mjs', import.meta.url));
+/**
+ * The agent example's TCP forwarder (`scripted-model.mjs forward …`), from the sources: found from the
+ * package's root, the first folder up with a package.json, so a compiled copy of this module (the
+ * benchmarks' `.bench-build/`, one level deeper) finds it too.
+ */
+const FORWARDER = ((): string => {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return join(dir, 'examples', 'scripted-model.mjs');
+})();
 
 /**
  * Starts the forwarder inside `network`'s namespace: a connection to `network.nsAddress:port` there
