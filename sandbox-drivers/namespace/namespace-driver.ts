@@ -10,7 +10,6 @@
  * destroys only the sandboxes it created.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
@@ -28,14 +27,10 @@ import {
 } from '../gvisor/runsc-box.js';
 import { GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { ensureRunsc } from '../gvisor/runsc.js';
-import { checkpointBox, restoreArgs } from '../gvisor/box-checkpoint.js';
-import { restoreFiles, saveFiles } from './saved-files.js';
-import {
-  folderBytes,
-  readSnapshotManifest,
-  SNAPSHOT_MANIFEST,
-  type SnapshotManifest,
-} from './snapshot-manifest.js';
+import { restoreArgs } from '../gvisor/box-checkpoint.js';
+import { restoreFiles } from './saved-files.js';
+import { snapshotSandbox } from './sandbox-snapshot.js';
+import { readSnapshotManifest } from './snapshot-manifest.js';
 import type {
   Isolation,
   LaunchedSandbox,
@@ -60,7 +55,6 @@ import {
   sandboxMemory,
   createSandboxCgroups,
   freeze,
-  isFrozen,
   killAndRemoveCgroups,
   killSandboxProcesses,
   listSandboxCgroups,
@@ -82,7 +76,7 @@ import { sandboxdSeccompProgram, sandboxSeccompProgram } from './seccomp/seccomp
 import { COMMAND_CGROUP_DIR, SDK_DIR, sandboxdLayout, sandboxLayout } from './sandbox-layout.js';
 import { SDK_EXEC, SDK_EXEC_IN_ROOT, spawnSandbox, type StartingSandbox } from './sandboxd-process.js';
 import { watchSandboxd } from './sandboxd-watch.js';
-import { listRootViews, mountRootView, removeRootView, viewPaths, type ViewPaths } from './root-view.js';
+import { listRootViews, mountRootView, removeRootView, type ViewPaths } from './root-view.js';
 import { holdUserNamespace } from './user-namespace.js';
 import { claimRange, claimsOf, releaseRange, sandboxdId } from './uid-ranges.js';
 
@@ -432,37 +426,8 @@ export class NamespaceDriver implements SandboxDriver {
     }
   }
 
-  async snapshot(id: string, dir: string): Promise<SavedSnapshot> {
-    const range = claimsOf(this.instance).get(id);
-    if (range === undefined) throw new Error(`no sandbox ${id} on this host`);
-    const view = viewPaths(this.instance, id);
-    const paths = boxPaths(this.instance, id);
-    const isolation: Isolation = existsSync(paths.bundle) ? 'gvisor' : 'namespace';
-    const frozen = await isFrozen(this.instance, id);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (isolation === 'gvisor') {
-      // gVisor stops its own kernel (a frozen one could not write its state): thawed meanwhile.
-      if (frozen) await thaw(this.instance, id);
-      try {
-        await checkpointBox(await this.#runscPath(), paths, id, dir, () => saveFiles(view, dir));
-      } finally {
-        if (frozen) await freeze(this.instance, id);
-      }
-    } else {
-      if (!frozen) await freeze(this.instance, id);
-      try {
-        await saveFiles(view, dir);
-      } finally {
-        if (!frozen) await thaw(this.instance, id);
-      }
-    }
-    const saved: SnapshotManifest = {
-      kind: isolation === 'gvisor' ? 'memory' : 'filesystem',
-      isolation,
-      hostBase: range.hostBase,
-    };
-    await writeFile(join(dir, SNAPSHOT_MANIFEST), JSON.stringify(saved), { mode: 0o600 });
-    return { kind: saved.kind, bytes: await folderBytes(dir) };
+  snapshot(id: string, dir: string): Promise<SavedSnapshot> {
+    return snapshotSandbox(this.instance, id, dir, () => this.#runscPath());
   }
 
   pause(id: string): Promise<void> {
