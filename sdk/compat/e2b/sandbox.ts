@@ -4,41 +4,28 @@
  * `listSnapshots`, `deleteSnapshot`, with `files` and `commands` in E2B's shapes and the native handle
  * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
  * create with the native SDK to use the agent. What only E2B's cloud has (hosts on its domains,
- * metrics, timeouts changed after create) raises `NotSupportedError` naming it.
+ * metrics, timeouts changed after create) raises `NotSupportedError` naming it. The snapshot and fork
+ * calls are `sandbox-snapshots.ts`', which the class delegates to.
  */
 import { SdkError } from '../../../rules/errors.js';
-import {
-  sandboxInfoSchema,
-  snapshotSchema,
-  type SandboxInfo as NativeSandboxInfo,
-  type SnapshotInfo as NativeSnapshotInfo,
-} from '../../../protocol/control-plane-api.js';
-import { ControlPlaneClient } from '../../control-plane-client.js';
+import { sandboxInfoSchema } from '../../../protocol/control-plane-api.js';
 import { Sandbox as NativeSandbox } from '../../sandbox.js';
 import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
 import { resolveSandboxOptions } from '../../sandbox-options.js';
 import { putSecretEnvs } from '../../sandbox-secrets.js';
 import { SecretCache } from '../../secret-store/secret-cache.js';
 import { Commands, Pty } from './commands.js';
-import {
-  checkRequestOpts,
-  requireApiKey,
-  resolveConnection,
-  type ConnectionOpts,
-  type ResolvedConnection,
-} from './connection.js';
+import { checkRequestOpts, resolveConnection, type ConnectionOpts } from './connection.js';
 import {
   AuthenticationError,
-  InvalidArgumentError,
   NotSupportedError,
-  SandboxError,
   SandboxNotFoundError,
   e2bCall,
   invalidArgument,
-  toE2BError,
 } from './errors.js';
 import { Filesystem } from './files.js';
-import { resolveCreate, snapshotCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
+import { checkSandboxId, operatorCall } from './operator-call.js';
+import { resolveCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
 import {
   SandboxPaginator,
   e2bInfo,
@@ -47,16 +34,16 @@ import {
   type SandboxState,
 } from './sandbox-info.js';
 import {
-  CREATE_SNAPSHOT_KEYS,
-  FORK_KEYS,
-  LIST_SNAPSHOT_KEYS,
+  createSnapshotById,
+  createSnapshotOf,
+  deleteSnapshot,
+  forkById,
+  forkOf,
+  listSnapshots,
+  withKey,
+} from './sandbox-snapshots.js';
+import {
   SnapshotPaginator,
-  checkCreateSnapshotOpts,
-  checkForkOpts,
-  deletedSchema,
-  e2bSnapshot,
-  requireMemorySnapshot,
-  wellFormedSnapshotId,
   type CreateSnapshotOpts,
   type SandboxForkOpts,
   type SnapshotInfo,
@@ -103,10 +90,6 @@ const NO_SET_TIMEOUT =
   "the control plane sets a sandbox's lifetime at create only (timeoutMs of Sandbox.create)";
 const NO_HOSTS = "E2B's hosted domains are not served; sandbox ports are reachable from inside the sandbox";
 const NO_METRICS = "metrics are E2B's cloud's";
-/** Copies of one fork started at once (as the control plane's own fork). */
-const FORK_CONCURRENCY = 4;
-/** A well-formed snapshot id standing for the one a fork takes, to check its copies' options first. */
-const ANY_SNAPSHOT = 'snap_0000000000000000';
 
 /**
  * An E2B-compatible sandbox. Change only the import of a program written for E2B:
@@ -180,7 +163,11 @@ export class Sandbox {
   static async create(opts?: SandboxOpts): Promise<Sandbox>;
   static async create(template: string, opts?: SandboxOpts): Promise<Sandbox>;
   static async create(templateOrOpts?: string | SandboxOpts, opts?: SandboxOpts): Promise<Sandbox> {
-    const resolved = resolveCreate(templateOrOpts, opts);
+    return Sandbox.#launch(resolveCreate(templateOrOpts, opts));
+  }
+
+  /** A handle on a new shim sandbox (`create`, and each copy of `fork`), with its key and `envs`. */
+  static async #launch(resolved: ResolvedCreate): Promise<Sandbox> {
     return new Sandbox(await launchE2B(resolved), resolved.apiKey, resolved.envs);
   }
 
@@ -323,17 +310,12 @@ export class Sandbox {
    * @throws SandboxNotFoundError when there is no such sandbox or it has ended
    */
   static async createSnapshot(sandboxId: string, opts: CreateSnapshotOpts = {}): Promise<SnapshotInfo> {
-    const { plane, key } = operatorCall('Sandbox.createSnapshot', opts, CREATE_SNAPSHOT_KEYS);
-    const keepMemory = checkCreateSnapshotOpts('Sandbox.createSnapshot', opts);
-    checkSandboxId(sandboxId);
-    const taken = await snapshotById(plane, key, sandboxId, keepMemory, 'Sandbox.createSnapshot');
-    return e2bSnapshot(taken.snapshotId);
+    return createSnapshotById(sandboxId, opts);
   }
 
   /** The control plane's snapshots (or one sandbox's), with the key, oldest first, in pages of `limit`. */
   static listSnapshots(opts: SnapshotListOpts = {}): SnapshotPaginator {
-    const { plane, key } = operatorCall('Sandbox.listSnapshots', opts, LIST_SNAPSHOT_KEYS);
-    return new SnapshotPaginator(plane, key, opts);
+    return listSnapshots(opts);
   }
 
   /**
@@ -341,20 +323,7 @@ export class Sandbox {
    * started from it go on.
    */
   static async deleteSnapshot(snapshotId: string, opts: ConnectionOpts = {}): Promise<boolean> {
-    const { plane, key } = operatorCall('Sandbox.deleteSnapshot', opts);
-    if (!wellFormedSnapshotId(snapshotId)) return false;
-    try {
-      await e2bCall(() =>
-        plane.call('DELETE', `/v1/snapshots/${encodeURIComponent(snapshotId)}`, deletedSchema, {
-          token: key,
-        }),
-      );
-      return true;
-    } catch (error) {
-      // The control plane answers an unknown (well-formed) id as an invalid argument.
-      if (error instanceof InvalidArgumentError) return false;
-      throw error;
-    }
+    return deleteSnapshot(snapshotId, opts);
   }
 
   /**
@@ -362,42 +331,7 @@ export class Sandbox {
    * only the handle that created it knows them).
    */
   static async fork(sandboxId: string, opts: SandboxForkOpts = {}): Promise<Array<Sandbox | Error>> {
-    const plan = forkPlan('Sandbox.fork', opts, {});
-    checkSandboxId(sandboxId);
-    const taken = await snapshotById(plan.plane, plan.apiKey, sandboxId, plan.keepMemory, 'Sandbox.fork');
-    return Sandbox.#copies(taken, plan);
-  }
-
-  /**
-   * Starts `plan.count` sandboxes from one snapshot, at most four at once, each of its own (its own id
-   * and `E2B_SANDBOX_ID`, `plan`'s lifetime and `envs`), then deletes the snapshot (E2B's fork leaves
-   * none). E2B's answer: one entry per copy, the sandbox or the error it failed with.
-   */
-  static async #copies(snapshot: Taken, plan: ForkPlan): Promise<Array<Sandbox | Error>> {
-    const results: Array<Sandbox | Error> = [];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < plan.count) {
-        const index = next++;
-        try {
-          const copy = snapshotCreate(snapshot.snapshotId, plan.connection, plan.apiKey, plan.timeoutMs, {
-            envs: plan.envs,
-            templateId: snapshot.template,
-          });
-          results[index] = new Sandbox(await launchE2B(copy), plan.apiKey, plan.envs);
-        } catch (error) {
-          results[index] = error instanceof Error ? error : new SandboxError(String(error));
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(plan.count, FORK_CONCURRENCY) }, worker));
-    // Its sandboxes hold their files now; a failure to delete leaves it listed (listSnapshots).
-    await plan.plane
-      .call('DELETE', `/v1/snapshots/${encodeURIComponent(snapshot.snapshotId)}`, deletedSchema, {
-        token: plan.apiKey,
-      })
-      .catch(() => undefined);
-    return results;
+    return forkById(sandboxId, opts, (copy) => Sandbox.#launch(copy));
   }
 
   /**
@@ -476,9 +410,7 @@ export class Sandbox {
    * @throws SandboxNotFoundError once the sandbox has ended
    */
   async createSnapshot(opts: CreateSnapshotOpts = {}): Promise<SnapshotInfo> {
-    resolveConnection('createSnapshot', opts, CREATE_SNAPSHOT_KEYS);
-    const keepMemory = checkCreateSnapshotOpts('createSnapshot', opts);
-    return e2bSnapshot((await this.#snapshot(keepMemory, 'createSnapshot')).snapshotId);
+    return createSnapshotOf(this.#native, opts);
   }
 
   /**
@@ -493,20 +425,7 @@ export class Sandbox {
    * @throws NotSupportedError for a memory snapshot of a namespace sandbox
    */
   async fork(opts: SandboxForkOpts = {}): Promise<Array<Sandbox | Error>> {
-    const plan = forkPlan('fork', withKey(opts, this.#apiKey), this.#envs);
-    return Sandbox.#copies(await this.#snapshot(plan.keepMemory, 'fork'), plan);
-  }
-
-  /**
-   * A snapshot with the sandbox's token; one with memory only of a gVisor sandbox, whose isolation is
-   * read first.
-   */
-  async #snapshot(keepMemory: boolean, call: string): Promise<Taken> {
-    if (keepMemory) {
-      requireMemorySnapshot(call, liveInfo(await e2bCall(() => this.#native.getInfo())), keepMemory);
-    }
-    const taken = await e2bCall(() => this.#native.snapshot());
-    return { snapshotId: taken.id, template: taken.template };
+    return forkOf(this.#native, withKey(opts, this.#apiKey), this.#envs, (copy) => Sandbox.#launch(copy));
   }
 
   /** @throws NotSupportedError: signed URLs are on E2B's hosted domains */
@@ -574,93 +493,6 @@ async function launchE2B(resolved: ResolvedCreate): Promise<NativeSandbox> {
   });
 }
 
-/** Takes a snapshot of a sandbox by id with the key; one with memory only of a gVisor sandbox. */
-async function snapshotById(
-  plane: ControlPlaneClient,
-  key: string,
-  sandboxId: string,
-  keepMemory: boolean,
-  call: string,
-): Promise<Taken> {
-  const path = `/v1/sandboxes/${encodeURIComponent(sandboxId)}`;
-  if (keepMemory) {
-    const info = await e2bCall(() => plane.call('GET', path, sandboxInfoSchema, { token: key }));
-    requireMemorySnapshot(call, liveInfo(info), keepMemory);
-  }
-  return e2bCall(() => plane.call('POST', `${path}/snapshots`, snapshotSchema, { token: key }));
-}
-
-/** What `fork` needs of the snapshot it took: its id, and the template its copies run. */
-type Taken = Pick<NativeSnapshotInfo, 'snapshotId' | 'template'>;
-
-/** What a fork does, its options checked before any call. */
-interface ForkPlan {
-  readonly count: number;
-  readonly keepMemory: boolean;
-  readonly timeoutMs: number | undefined;
-  readonly connection: ResolvedConnection;
-  readonly plane: ControlPlaneClient;
-  readonly apiKey: string;
-  /** `envs` of the forked sandbox's create, which each copy gets. */
-  readonly envs: Readonly<Record<string, string>>;
-}
-
-/**
- * `fork`'s options, checked before any call: `count`, `keepMemory`, the copies' `timeoutMs` (as the
- * native create checks it) and the key.
- *
- * @throws InvalidArgumentError, NotSupportedError (E2B's hosted options), AuthenticationError (no key)
- */
-function forkPlan(call: string, opts: SandboxForkOpts, envs: Readonly<Record<string, string>>): ForkPlan {
-  const connection = resolveConnection(call, opts, FORK_KEYS);
-  const { count, keepMemory } = checkForkOpts(call, opts);
-  const apiKey = requireApiKey(call, connection);
-  try {
-    resolveSandboxOptions(snapshotCreate(ANY_SNAPSHOT, connection, apiKey, opts.timeoutMs).native);
-  } catch (error) {
-    throw toE2BError(error);
-  }
-  return {
-    count,
-    keepMemory,
-    timeoutMs: opts.timeoutMs,
-    connection,
-    plane: new ControlPlaneClient(connection.controlPlaneUrl, connection.requestTimeoutMs),
-    apiKey,
-    envs,
-  };
-}
-
-/** `opts` with the handle's key when they give none (E2B's handle keeps the key of its connection). */
-function withKey<T extends ConnectionOpts>(opts: T, apiKey: string | undefined): T {
-  if (typeof opts !== 'object' || (opts as unknown) === null) return opts; // refused as it is
-  return opts.apiKey === undefined && apiKey !== undefined ? { ...opts, apiKey } : opts;
-}
-
-/** A sandbox's native facts while it lives; an ended one is `SandboxNotFoundError`, as E2B's answer. */
-function liveInfo(info: NativeSandboxInfo): NativeSandboxInfo {
-  e2bInfo(info);
-  return info;
-}
-
-/**
- * A sandbox id, checked before any call: not a string is an `InvalidArgumentError`; a string that is
- * no id the control plane makes (12 hex characters) names no sandbox, so `SandboxNotFoundError`, E2B's
- * answer for an unknown id (`Sandbox.kill` turns it into `false`, as E2B does).
- */
-function checkSandboxId(sandboxId: unknown): string {
-  if (typeof sandboxId !== 'string' || sandboxId === '') {
-    throw invalidArgument('sandboxId must be a sandbox id (a non-empty string)', 'sandboxId');
-  }
-  if (!/^[a-f0-9]{12}$/.test(sandboxId)) {
-    throw new SandboxNotFoundError(
-      `Sandbox ${sandboxId} not found (ids of this control plane are 12 hex characters)`,
-      { code: 'sandbox_not_found' },
-    );
-  }
-  return sandboxId;
-}
-
 /** `timeoutMs` of a connect: a whole number of milliseconds, 0 or more. */
 function checkLifetimeOpt(call: string, timeoutMs: unknown): void {
   if (timeoutMs === undefined) return;
@@ -683,17 +515,4 @@ function keepsLifetime(call: string, info: SandboxInfo, timeoutMs: number): void
       `${NO_SET_TIMEOUT}; a timeoutMs within the lifetime left (until ${info.endAt.toISOString()}) is accepted`,
     );
   }
-}
-
-/** The control plane and key of an operator call (`list`, `kill`, `getInfo` by id). */
-function operatorCall(
-  call: string,
-  opts: ConnectionOpts,
-  extraKeys: readonly string[] = [],
-): { plane: ControlPlaneClient; key: string } {
-  const connection = resolveConnection(call, opts, extraKeys);
-  return {
-    plane: new ControlPlaneClient(connection.controlPlaneUrl, connection.requestTimeoutMs),
-    key: requireApiKey(call, connection),
-  };
 }

@@ -1,7 +1,8 @@
 """E2B's snapshots and fork (``create_snapshot``, ``list_snapshots``, ``delete_snapshot``, ``fork``, and
 ``Sandbox.create(snapshot_id)`` in ``_sandbox_plan``) on the control plane's snapshots: the arguments
-checked before any call, and the operations (``sdk._http.Op``) the sync shim drives and the async one
-awaits.
+checked before any call, the operations (``sdk._http.Op``) the sync shim drives and the async one
+awaits, and E2B's results of their answers (a fork's handles included). What is left in ``sandbox.py``
+and ``async_sandbox.py`` is the driving: sync there, awaited here.
 
 E2B's snapshots keep the sandbox's memory: its running processes go on in a sandbox started from one. Here
 only a gVisor sandbox's snapshot does (``kind`` ``memory``); a namespace sandbox's holds its files
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Final, Mapping, Union
+from typing import Any, Callable, Final, Mapping, TypeVar, Union
 
 from ... import errors as native_errors
 from ..._control_plane import control_plane_url
@@ -26,7 +27,7 @@ from ..._wire import SandboxInfo as NativeSandboxInfo
 from ..._wire import SnapshotInfo as NativeSnapshotInfo
 from . import _plane as plane
 from ._options import DEFAULT_SANDBOX_TIMEOUT, TOKENS, Server, is_snapshot_id
-from ._sandbox_plan import envs_op
+from ._sandbox_plan import ShimHandle, class_server, envs_op
 from .exceptions import (
     AuthenticationException,
     InvalidArgumentException,
@@ -53,6 +54,9 @@ _PENDING_SNAPSHOT: Final = "snap_0000000000000000"
 #: What ``fork`` gives for each sandbox asked for: its handle's footing, or why it did not start.
 ForkOutcome = Union[Launched, SandboxException, AuthenticationException]
 
+#: A shim handle, sync or async: what a fork's sandboxes are given back as.
+H = TypeVar("H", bound=ShimHandle[Any, Any, Any])
+
 
 def check_keep_memory(keep_memory: object, feature: str, mode: object = None) -> bool:
     """``keep_memory`` (the shim's extension: a bool) or ``mode`` (``"full"`` or ``"filesystem"``, the
@@ -78,6 +82,37 @@ def check_snapshot_name(name: object, feature: str) -> None:
         raise NotSupportedException(
             f"{feature}(name=...)", "snapshots here have no names; use the snapshot_id it returns"
         )
+
+
+def plan_snapshot(name: object, keep_memory: object, mode: object) -> bool:
+    """``create_snapshot``'s own arguments, checked before any call: ``name`` (refused), then
+    ``keep_memory`` / ``mode``.
+
+    :returns: whether the snapshot must keep the memory
+    :raises NotSupportedException: for a name
+    :raises InvalidArgumentException: for a malformed ``keep_memory`` or ``mode``
+    """
+    check_snapshot_name(name, "create_snapshot")
+    return check_keep_memory(keep_memory, "create_snapshot", mode)
+
+
+def snapshot_by_id_op(url: str, api_key: str, sandbox_id: str, keep_memory: bool) -> Op[SnapshotInfo]:
+    """``Sandbox.create_snapshot(sandbox_id)``: the snapshot taken with the API key, as E2B's
+    ``SnapshotInfo`` (see :func:`snapshot_op`)."""
+    info, take = plane.info_op(url, api_key, sandbox_id), plane.snapshot_op(url, api_key, sandbox_id)
+    return _as_e2b(snapshot_op(info, take, keep_memory, "create_snapshot"))
+
+
+def snapshot_of_op(core: SandboxCore, keep_memory: bool) -> Op[SnapshotInfo]:
+    """``sbx.create_snapshot()``: the snapshot taken with the sandbox's token, as E2B's ``SnapshotInfo``
+    (see :func:`snapshot_op`)."""
+    return _as_e2b(snapshot_op(core.info_op(), core.snapshot_op(), keep_memory, "create_snapshot"))
+
+
+def _as_e2b(taking: Op[NativeSnapshotInfo]) -> Op[SnapshotInfo]:
+    """``taking``, answered as E2B's ``SnapshotInfo``."""
+    taken = yield from taking
+    return to_e2b_snapshot(taken)
 
 
 def snapshot_op(
@@ -110,6 +145,16 @@ def check_list_snapshots(sandbox_id: object, name: object, feature: str) -> None
             raise InvalidArgumentException(f"{feature}: {what}: must be a string")
 
 
+def plan_list_snapshots(sandbox_id: object, name: object, api: dict[str, Any]) -> None:
+    """``list_snapshots``' arguments, checked before any call: the filters, then the server and key.
+
+    :raises InvalidArgumentException: for a filter that is not a string
+    :raises AuthenticationException: without an API key
+    """
+    check_list_snapshots(sandbox_id, name, "list_snapshots")
+    class_server(api, "list_snapshots")
+
+
 def listed_snapshots(listed: list[NativeSnapshotInfo], sandbox_id: object, name: object) -> list[SnapshotInfo]:
     """The snapshots of a listing (oldest first) taken of ``sandbox_id``, and whose id is ``name`` (E2B
     filters by name or id; snapshots here have ids only)."""
@@ -126,6 +171,20 @@ def check_snapshot_id(snapshot_id: object) -> str | None:
     if not isinstance(snapshot_id, str) or snapshot_id == "":
         raise InvalidArgumentException("delete_snapshot: snapshot_id: must be a snapshot id (a non-empty string)")
     return snapshot_id if is_snapshot_id(snapshot_id) else None
+
+
+def plan_delete_snapshot(snapshot_id: object, api: dict[str, Any]) -> str | None:
+    """``delete_snapshot``'s arguments, checked before any call: the id to delete, or None for one this
+    control plane never makes (no such snapshot: E2B's ``False``, no call made), whose server and key are
+    checked all the same.
+
+    :raises InvalidArgumentException: for an id that is not a non-empty string
+    :raises AuthenticationException: without an API key, for an id that names no snapshot
+    """
+    checked = check_snapshot_id(snapshot_id)
+    if checked is None:  # no id this control plane makes: no such snapshot
+        class_server(api, "delete_snapshot")
+    return checked
 
 
 def delete_snapshot_op(url: str, api_key: str, snapshot_id: str) -> Op[bool]:
@@ -200,6 +259,34 @@ def fork_op(plan: ForkPlan, info: Op[NativeSandboxInfo], take: Op[NativeSnapshot
     except native_errors.SdkException:
         pass
     return outcomes
+
+
+def fork_by_id_op(plan: ForkPlan, url: str, sandbox_id: str) -> Op[list[ForkOutcome]]:
+    """``Sandbox.fork(sandbox_id)``: :func:`fork_op`, the sandbox read and snapshot with the plan's key."""
+    info, take = plane.info_op(url, plan.api_key, sandbox_id), plane.snapshot_op(url, plan.api_key, sandbox_id)
+    return fork_op(plan, info, take)
+
+
+def fork_of_op(plan: ForkPlan, core: SandboxCore) -> Op[list[ForkOutcome]]:
+    """``sbx.fork()``: :func:`fork_op`, the sandbox read and snapshot with its token."""
+    return fork_op(plan, core.info_op(), core.snapshot_op())
+
+
+def fork_handles(
+    outcomes: list[ForkOutcome], envs: Mapping[str, str], open_handle: Callable[[Launched], H]
+) -> list[H | Exception]:
+    """E2B's answer of a fork: a handle (``open_handle``, the sync or async shim's) for each sandbox it
+    started, holding the forked sandbox's ``envs`` for its own forks; the exception of each that did not
+    start."""
+    handles: list[H | Exception] = []
+    for outcome in outcomes:
+        if isinstance(outcome, Launched):
+            sbx = open_handle(outcome)
+            sbx._create_envs = dict(envs)
+            handles.append(sbx)
+        else:
+            handles.append(outcome)
+    return handles
 
 
 def _start_copy(options: CreateOptions, plan: ForkPlan, url: str) -> Op[ForkOutcome]:

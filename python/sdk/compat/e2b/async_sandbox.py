@@ -10,24 +10,23 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, AsyncTransport, Op, adrive
 from ..._sandbox_core import Launched
-from ..._wire import SnapshotInfo as NativeSnapshotInfo
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._plane import create_op, info_op, list_op, snapshots_op
-from ._plane import snapshot_op as take_op
 from ._snapshot_plan import (
     ForkOutcome,
-    check_keep_memory,
-    check_list_snapshots,
-    check_snapshot_id,
-    check_snapshot_name,
     delete_snapshot_op,
-    fork_op,
+    fork_by_id_op,
+    fork_handles,
+    fork_of_op,
     listed_snapshots,
+    plan_delete_snapshot,
     plan_fork,
-    snapshot_op,
-    to_e2b_snapshot,
+    plan_list_snapshots,
+    plan_snapshot,
+    snapshot_by_id_op,
+    snapshot_of_op,
 )
 from ._sandbox_plan import (
     ShimHandle,
@@ -158,14 +157,9 @@ async def _snapshot_by_id(
     **api: Any,
 ) -> SnapshotInfo:  # fmt: skip
     """``await AsyncSandbox.create_snapshot(sandbox_id)`` with the API key, as the sync shim's."""
-    check_snapshot_name(name, "create_snapshot")
-    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    memory = plan_snapshot(name, keep_memory, mode)
     checked = check_sandbox_id(sandbox_id)
-
-    def take(url: str, key: str) -> Op[NativeSnapshotInfo]:
-        return snapshot_op(info_op(url, key, checked), take_op(url, key, checked), memory, "create_snapshot")
-
-    return to_e2b_snapshot(await _plane_call(api, "create_snapshot", take))
+    return await _plane_call(api, "create_snapshot", lambda url, key: snapshot_by_id_op(url, key, checked, memory))
 
 
 async def _snapshot(
@@ -173,12 +167,9 @@ async def _snapshot(
 ) -> SnapshotInfo:
     """``await sbx.create_snapshot()``: as the sync shim's (a namespace sandbox needs
     ``keep_memory=False``)."""
-    check_snapshot_name(name, "create_snapshot")
-    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    memory = plan_snapshot(name, keep_memory, mode)
     resolve_server(**api)
-    core = self._native._core
-    taken = await _drive(self, snapshot_op(core.info_op(), core.snapshot_op(), memory, "create_snapshot"))
-    return to_e2b_snapshot(taken)
+    return await _drive(self, snapshot_of_op(self._native._core, memory))
 
 
 def _list_snapshots_of_all(
@@ -186,8 +177,7 @@ def _list_snapshots_of_all(
     next_token: str | None = None, name: str | None = None, **api: Any,
 ) -> AsyncSnapshotPaginator:  # fmt: skip
     """``AsyncSandbox.list_snapshots(sandbox_id=None)``: as the sync shim's (``await next_items()``)."""
-    check_list_snapshots(sandbox_id, name, "list_snapshots")
-    class_server(api, "list_snapshots")
+    plan_list_snapshots(sandbox_id, name, api)
 
     async def read() -> list[SnapshotInfo]:
         return listed_snapshots(await _plane_call(api, "list_snapshots", snapshots_op), sandbox_id, name)
@@ -211,8 +201,7 @@ async def _fork_by_id(
     server = resolve_server(**api)
     plan = plan_fork(server, timeout, count, keep_memory, {}, "fork", mode)
     checked = check_sandbox_id(sandbox_id)
-    info, take = info_op(server.url, plan.api_key, checked), take_op(server.url, plan.api_key, checked)
-    return _handles(cls, await _on_plane(server, fork_op(plan, info, take)), plan.envs)
+    return _handles(cls, await _on_plane(server, fork_by_id_op(plan, server.url, checked)), plan.envs)
 
 
 async def _fork(
@@ -222,32 +211,27 @@ async def _fork(
     """``await sbx.fork(timeout, count)``: as the sync shim's ``fork``."""
     server = resolve_server(**api)
     plan = plan_fork(server, timeout, count, keep_memory, self._create_envs, "fork", mode)
-    core = self._native._core
-    outcomes = await _drive(self, fork_op(plan, core.info_op(), core.snapshot_op()))
+    outcomes = await _drive(self, fork_of_op(plan, self._native._core))
     return _handles(type(self), outcomes, plan.envs)
 
 
 def _handles(
     cls: type[AsyncSandbox], outcomes: list[ForkOutcome], envs: Mapping[str, str]
 ) -> list[AsyncSandbox | Exception]:
-    """A handle for each sandbox a fork started; the exception of each that did not start."""
-    handles: list[AsyncSandbox | Exception] = []
-    for outcome in outcomes:
-        if isinstance(outcome, Launched):
-            sbx = cls(NativeAsyncSandbox(outcome, AsyncTransport(outcome.request_timeout)))
-            sbx._create_envs = dict(envs)
-            handles.append(sbx)
-        else:
-            handles.append(outcome)
-    return handles
+    """A handle for each sandbox a fork started, on a transport of its own; the exception of each that did
+    not start."""
+
+    def open_handle(launched: Launched) -> AsyncSandbox:
+        return cls(NativeAsyncSandbox(launched, AsyncTransport(launched.request_timeout)))
+
+    return fork_handles(outcomes, envs, open_handle)
 
 
 async def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
     """``await AsyncSandbox.delete_snapshot(snapshot_id)``: True when deleted, False when there was no
     such snapshot."""
-    checked = check_snapshot_id(snapshot_id)
-    if checked is None:
-        class_server(api, "delete_snapshot")
+    checked = plan_delete_snapshot(snapshot_id, api)
+    if checked is None:  # no id this control plane makes: no such snapshot
         return False
     return await _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
 

@@ -13,24 +13,23 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, Op, Transport, drive
 from ..._sandbox_core import Launched
-from ..._wire import SnapshotInfo as NativeSnapshotInfo
 from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._plane import create_op, info_op, list_op, snapshots_op
-from ._plane import snapshot_op as take_op
 from ._snapshot_plan import (
     ForkOutcome,
-    check_keep_memory,
-    check_list_snapshots,
-    check_snapshot_id,
-    check_snapshot_name,
     delete_snapshot_op,
-    fork_op,
+    fork_by_id_op,
+    fork_handles,
+    fork_of_op,
     listed_snapshots,
+    plan_delete_snapshot,
     plan_fork,
-    snapshot_op,
-    to_e2b_snapshot,
+    plan_list_snapshots,
+    plan_snapshot,
+    snapshot_by_id_op,
+    snapshot_of_op,
 )
 from ._sandbox_plan import (
     ShimHandle,
@@ -164,14 +163,9 @@ def _snapshot_by_id(
     cls: type[Sandbox], /, sandbox_id: str, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any
 ) -> SnapshotInfo:
     """``Sandbox.create_snapshot(sandbox_id)`` with the API key (see :func:`_snapshot`)."""
-    check_snapshot_name(name, "create_snapshot")
-    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    memory = plan_snapshot(name, keep_memory, mode)
     checked = check_sandbox_id(sandbox_id)
-
-    def take(url: str, key: str) -> Op[NativeSnapshotInfo]:
-        return snapshot_op(info_op(url, key, checked), take_op(url, key, checked), memory, "create_snapshot")
-
-    return to_e2b_snapshot(_plane_call(api, "create_snapshot", take))
+    return _plane_call(api, "create_snapshot", lambda url, key: snapshot_by_id_op(url, key, checked, memory))
 
 
 def _snapshot(self: Sandbox, /, name: str | None = None, *, keep_memory: bool | None = None, mode: str | None = None, **api: Any) -> SnapshotInfo:
@@ -183,11 +177,9 @@ def _snapshot(self: Sandbox, /, name: str | None = None, *, keep_memory: bool | 
     :raises NotSupportedException: for ``name`` (snapshots here have no names), or a namespace sandbox
         without ``keep_memory=False``, before the snapshot
     """
-    check_snapshot_name(name, "create_snapshot")
-    memory = check_keep_memory(keep_memory, "create_snapshot", mode)
+    memory = plan_snapshot(name, keep_memory, mode)
     resolve_server(**api)
-    core = self._native._core
-    return to_e2b_snapshot(_drive(self, snapshot_op(core.info_op(), core.snapshot_op(), memory, "create_snapshot")))
+    return _drive(self, snapshot_of_op(self._native._core, memory))
 
 
 def _list_snapshots_of_all(
@@ -196,8 +188,7 @@ def _list_snapshots_of_all(
 ) -> SnapshotPaginator:  # fmt: skip
     """``Sandbox.list_snapshots(sandbox_id=None)``: the control plane's snapshots (of ``sandbox_id`` when
     given, whose id is ``name`` when given), oldest first, in pages of ``limit`` (100 by default)."""
-    check_list_snapshots(sandbox_id, name, "list_snapshots")
-    class_server(api, "list_snapshots")
+    plan_list_snapshots(sandbox_id, name, api)
     return SnapshotPaginator(
         lambda: listed_snapshots(_plane_call(api, "list_snapshots", snapshots_op), sandbox_id, name),
         limit,
@@ -220,8 +211,7 @@ def _fork_by_id(
     server = resolve_server(**api)
     plan = plan_fork(server, timeout, count, keep_memory, {}, "fork", mode)
     checked = check_sandbox_id(sandbox_id)
-    info, take = info_op(server.url, plan.api_key, checked), take_op(server.url, plan.api_key, checked)
-    return _handles(cls, _on_plane(server, fork_op(plan, info, take)), plan.envs)
+    return _handles(cls, _on_plane(server, fork_by_id_op(plan, server.url, checked)), plan.envs)
 
 
 def _fork(
@@ -238,31 +228,26 @@ def _fork(
     """
     server = resolve_server(**api)
     plan = plan_fork(server, timeout, count, keep_memory, self._create_envs, "fork", mode)
-    core = self._native._core
-    return _handles(type(self), _drive(self, fork_op(plan, core.info_op(), core.snapshot_op())), plan.envs)
+    return _handles(type(self), _drive(self, fork_of_op(plan, self._native._core)), plan.envs)
 
 
 def _handles(
     cls: type[Sandbox], outcomes: list[ForkOutcome], envs: Mapping[str, str]
 ) -> list[Sandbox | Exception]:
-    """A handle for each sandbox a fork started; the exception of each that did not start."""
-    handles: list[Sandbox | Exception] = []
-    for outcome in outcomes:
-        if isinstance(outcome, Launched):
-            sbx = cls(NativeSandbox(outcome, Transport(outcome.request_timeout)))
-            sbx._create_envs = dict(envs)
-            handles.append(sbx)
-        else:
-            handles.append(outcome)
-    return handles
+    """A handle for each sandbox a fork started, on a transport of its own; the exception of each that did
+    not start."""
+
+    def open_handle(launched: Launched) -> Sandbox:
+        return cls(NativeSandbox(launched, Transport(launched.request_timeout)))
+
+    return fork_handles(outcomes, envs, open_handle)
 
 
 def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
     """``Sandbox.delete_snapshot(snapshot_id)`` (also on a handle) with the API key: True when deleted,
     False when there was no such snapshot. Sandboxes started from it go on."""
-    checked = check_snapshot_id(snapshot_id)
+    checked = plan_delete_snapshot(snapshot_id, api)
     if checked is None:  # no id this control plane makes: no such snapshot
-        class_server(api, "delete_snapshot")
         return False
     return _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
 
