@@ -126,7 +126,9 @@ describe('E2B snapshots of a gVisor sandbox (SDK_ISOLATION=gvisor: memory and pr
     const made: Sandbox[] = [original];
     try {
       expect((await original.native.getInfo()).isolation).toBe('gvisor');
-      await original.commands.run('for i in $(seq 1 3000); do echo $i > /home/user/tick; sleep 0.1; done', {
+      // Written aside and renamed: a reader never sees the file between its truncation and its write.
+      const tick = 'echo $i > /home/user/tick.new; mv /home/user/tick.new /home/user/tick';
+      await original.commands.run(`for i in $(seq 1 3000); do ${tick}; sleep 0.1; done`, {
         background: true,
         timeoutMs: 0,
       });

@@ -74,7 +74,8 @@ describe.each<Isolation>(['namespace', 'gvisor'])('%s sandboxes', (isolation) =>
     await original.commands.run('echo kept > /home/user/notes; mkdir -p /home/user/work');
     await original.commands.run('echo changed >> /etc/motd', { user: 'root' });
     await original.commands.run(
-      '(i=0; while true; do i=$((i+1)); echo $i > /home/user/tick; sleep 0.2; done) >/dev/null 2>&1 &',
+      // Written aside and renamed: a reader never sees the file between its truncation and its write.
+      '(i=0; while true; do i=$((i+1)); echo $i > /home/user/tick.new; mv /home/user/tick.new /home/user/tick; sleep 0.2; done) >/dev/null 2>&1 &',
     );
     const snapshot = await original.snapshot();
     expect(snapshot).toMatchObject({
