@@ -23,6 +23,7 @@ const BOTH_ISOLATIONS = [
   'test/integration/sandbox/gateways.test.ts',
   'test/integration/sandbox/root-account.test.ts',
   'test/integration/agent/runtime-a-trees.test.ts',
+  'test/integration/sandbox/ownership-and-end.test.ts',
 ];
 
 const INTEGRATION = {

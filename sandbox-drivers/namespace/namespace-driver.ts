@@ -446,7 +446,7 @@ export class NamespaceDriver implements SandboxDriver {
       this.#watches.get(id)?.();
       this.#watches.delete(id);
       await killAndRemoveCgroups(this.instance, id);
-      if (this.isolations.includes('gvisor')) {
+      if (this.#hasBox(id)) {
         const runsc = await this.#runsc?.catch(() => undefined);
         await removeBox(runsc, boxPaths(this.instance, id), id);
         await removeBoxNetwork(this.instance, id);
@@ -457,6 +457,18 @@ export class NamespaceDriver implements SandboxDriver {
     })().finally(() => this.#destroying.delete(id));
     this.#destroying.set(id, destroying);
     return destroying;
+  }
+
+  /**
+   * Whether sandbox `id` is, or was being made, a gVisor box: also for a driver that launches none (a
+   * control plane restarted without gVisor adopts the boxes of its earlier run and must remove them).
+   */
+  #hasBox(id: string): boolean {
+    return (
+      this.isolations.includes('gvisor') ||
+      existsSync(boxPaths(this.instance, id).bundle) ||
+      existsSync(`/run/netns/${boxNetworkNames(this.instance, id).namespace}`)
+    );
   }
 
   async list(): Promise<string[]> {
@@ -540,8 +552,7 @@ export class NamespaceDriver implements SandboxDriver {
     stopEmpty = watchEmpty(this.instance, id, () => ended(false));
     // A gVisor box's kernel may die alone (its memory ran out): sandboxd then has no sandbox left.
     const paths = boxPaths(this.instance, id);
-    if (this.isolations.includes('gvisor') && existsSync(paths.bundle))
-      stopBox = watchBox(paths, id, () => ended(true));
+    if (existsSync(paths.bundle)) stopBox = watchBox(paths, id, () => ended(true));
     this.#watches.set(id, stop);
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Issue 9 as an operator meets it: two control planes (and this test suite) on one host touch only their
  * own sandboxes; an ended sandbox refuses every call before anything reaches its old address; a sandbox
- * whose sandboxd dies ends as failed, promptly, and says so, whatever else of it still ran (killed).
+ * whose sandboxd dies ends as failed, promptly, and says so, whatever else of it still ran (killed: a
+ * process of sandbox code, or with `SDK_ISOLATION=gvisor` the box's kernel).
  */
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -9,6 +10,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { ControlPlane } from '../../../control-plane/control-plane.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
+import { boxPaths, readBoxState } from '../../../sandbox-drivers/gvisor/runsc-box.js';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { sandboxdPid } from '../support/namespace-sandbox.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
@@ -37,11 +39,16 @@ function countPacketsTo(address: string): { count(): number; remove(): void } {
   };
 }
 
-/** A process's start time (clock ticks since boot), undefined once it is gone: a pid with its start time names one process. */
+/**
+ * A process's start time (clock ticks since boot), undefined once it has ended (gone, or a zombie not
+ * yet reaped: a killed box kernel's parent is the host's init): a pid with its start time names one
+ * process.
+ */
 function startTimeOf(pid: string): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? undefined : fields[19];
   } catch {
     return undefined;
   }
@@ -68,6 +75,14 @@ async function sandboxProcess(
   return found;
 }
 
+/** The host pid and start time of a gVisor sandbox's box kernel. */
+async function boxKernel(instance: string, sandboxId: string): Promise<{ pid: string; start: string }> {
+  const pid = String((await readBoxState(boxPaths(instance, sandboxId), sandboxId))?.pid ?? '');
+  const start = startTimeOf(pid);
+  if (start === undefined) throw new Error(`no box kernel for ${sandboxId}`);
+  return { pid, start };
+}
+
 /**
  * A sandbox of `cp` with a `sleep 600` left running (bubblewrap's pid 1 waits for it, so the sandbox's
  * cgroup does not empty by itself), and `killSandboxd`, which ends its sandboxd from outside with
@@ -80,7 +95,12 @@ async function sandboxWithSurvivor(cp: InProcessControlPlane): Promise<{
 }> {
   const sbx = await create(cp);
   await sbx.commands.run('sleep 600', { background: true });
-  const survivor = await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
+  // Beside a gVisor box sandbox code's processes are gVisor's, none a host process: what lives on is
+  // the box's kernel, with the sleep inside it.
+  const survivor =
+    (await sbx.getInfo()).isolation === 'gvisor'
+      ? await boxKernel(cp.driver.instance, sbx.sandboxId)
+      : await sandboxProcess(cp.driver.instance, sbx.sandboxId, ['sleep', '600']);
   return {
     sbx,
     survivor,
