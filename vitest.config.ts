@@ -24,6 +24,14 @@ const BOTH_ISOLATIONS = [
   'test/integration/sandbox/root-account.test.ts',
   'test/integration/agent/runtime-a-trees.test.ts',
   'test/integration/sandbox/ownership-and-end.test.ts',
+  'test/integration/sandbox/secret-envs.test.ts',
+  'test/integration/sandbox/api-access.test.ts',
+  'test/integration/sandbox/daemon-events.test.ts',
+  'test/integration/compat/e2b.test.ts',
+  'test/integration/compat/e2b-program.test.ts',
+  'test/integration/compat/e2b-root.test.ts',
+  'test/integration/compat/e2b-fidelity-commands.test.ts',
+  'test/integration/compat/e2b-fidelity-files.test.ts',
 ];
 
 const INTEGRATION = {
