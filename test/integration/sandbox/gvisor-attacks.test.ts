@@ -7,7 +7,8 @@
  * the sandbox's namespace, closed egress holds against root's raw sockets, and the runsc control socket
  * that starts every process is out of the box's reach.
  * Sandbox code that exhausts the box's memory is killed alone (`BOX_STUB_OOM_SCORE_ADJ`); one that forks
- * without end is refused inside the box (RLIMIT_NPROC) before the host's pids bound would end it.
+ * without end is refused inside the box (RLIMIT_NPROC) before the host's pids bound would end it; one
+ * that spins on every CPU is throttled on the host at the sandbox's quota.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -174,5 +175,28 @@ describe('sandbox code forking without end', () => {
     // The host's bound (`boxHostTasks`) was never reached: the box kernel, which could not have
     // started a thread past it, still answers.
     expect((await small.commands.run('echo alive')).stdout).toBe('alive\n');
+  });
+});
+
+describe('sandbox code spinning on every CPU', () => {
+  it("gets the sandbox's CPU quota on the host, not the host's CPUs: the box kernel is throttled", async () => {
+    const half = await sandboxes.launch({ isolation: 'gvisor', cpus: 0.5 });
+    const { cpu, unified } = cgroupPaths(sandboxes.driver.instance, half.id);
+    const stat = (dir: string, field: string): number =>
+      Number(new RegExp(`^${field} (\\d+)$`, 'm').exec(readFileSync(join(dir, 'cpu.stat'), 'utf8'))?.[1]);
+    const [usedBefore, throttledBefore, startedAt] = [
+      stat(unified, 'usage_usec'),
+      stat(cpu, 'nr_throttled'),
+      Date.now(),
+    ];
+    // gVisor's own clocks do not see the host throttle it (its `os.times` counts what it scheduled), so
+    // the box's CPU time is read on the host: the sandbox's cgroups hold the box kernel and its stubs.
+    const spin = `node -e "const end = Date.now() + 2000; while (Date.now() < end);"`;
+    await half.commands.run(`for i in 1 2 3 4; do ${spin} & done; wait`, { timeoutMs: 60_000 });
+    const cpuSeconds = (stat(unified, 'usage_usec') - usedBefore) / 1e6;
+    const wallSeconds = (Date.now() - startedAt) / 1000;
+    expect(stat(cpu, 'nr_throttled')).toBeGreaterThan(throttledBefore);
+    // Four loops would take the host's 2 CPUs whole; half a CPU (one 100 ms period of slack) allows half.
+    expect(cpuSeconds).toBeLessThan(0.5 * wallSeconds + 0.2);
   });
 });
