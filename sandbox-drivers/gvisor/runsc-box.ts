@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chown, chmod, link, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { run, runQuietly } from '../namespace/host-commands.js';
 import { HOST_TOOLS_ENV } from '../namespace/sandboxd-process.js';
 
@@ -89,18 +90,33 @@ export async function prepareBox(paths: BoxPaths, spec: object, sandboxdId: numb
  */
 export const BOX_STUB_OOM_SCORE_ADJ = '1000';
 
-/** Raises every stub of box kernel `kernelPid` (its children) to `BOX_STUB_OOM_SCORE_ADJ`. */
-async function raiseStubsOomScore(kernelPid: number): Promise<void> {
+/** Host pids of box kernel `kernelPid`'s children: its stubs. */
+async function stubsOf(kernelPid: number): Promise<string[]> {
   const threads = await readdir(`/proc/${String(kernelPid)}/task`);
   const children = await Promise.all(
     threads.map((tid) => readFile(`/proc/${String(kernelPid)}/task/${tid}/children`, 'utf8').catch(() => '')),
   );
-  const stubs = children
+  return children
     .join(' ')
     .split(/\s+/)
     .filter((pid) => pid !== '');
-  if (stubs.length === 0) throw new Error('the box kernel has no stub process');
-  // A stub gone meanwhile is gVisor's business; the source stub, forked first, is always there.
+}
+
+/** Attempts, 20 ms apart, to find a restored box's first stub (its tasks make them as they run again). */
+const STUB_ATTEMPTS = 100;
+
+/**
+ * Raises every stub of box kernel `kernelPid` to `BOX_STUB_OOM_SCORE_ADJ`. A started box has its first
+ * stubs when runsc returns (its pid 1's); a restored one makes them as its tasks run again, so they are
+ * waited for a moment; without any the kernel keeps Linux's choice (stubs and kernel alike at 0).
+ */
+async function raiseStubsOomScore(kernelPid: number): Promise<void> {
+  let stubs = await stubsOf(kernelPid);
+  for (let attempt = 1; stubs.length === 0 && attempt < STUB_ATTEMPTS; attempt++) {
+    await sleep(20);
+    stubs = await stubsOf(kernelPid);
+  }
+  // A stub gone meanwhile is gVisor's business; the source stub, forked first, stays.
   await Promise.all(
     stubs.map((pid) =>
       writeFile(`/proc/${pid}/oom_score_adj`, BOX_STUB_OOM_SCORE_ADJ).catch(() => undefined),

@@ -15,6 +15,7 @@ import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { Snapshot } from '../../../sdk/snapshot.js';
 import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
+import { BOX_STUB_OOM_SCORE_ADJ, boxPaths, readBoxState } from '../../../sandbox-drivers/gvisor/runsc-box.js';
 import { ControlPlane } from '../../../control-plane/control-plane.js';
 import {
   startControlPlane,
@@ -26,6 +27,14 @@ import { useGatewayWorld } from '../support/gateway-world.js';
 const world = useGatewayWorld(7);
 const VALUE = 'sk-snapshot-planted-secret-5f1d2c3b4a596877';
 let cp: InProcessControlPlane;
+
+/** The `oom_score_adj` of each stub (a host child) of a gVisor sandbox's box kernel. */
+async function stubAdjustments(sandboxId: string): Promise<string[]> {
+  const kernel = String((await readBoxState(boxPaths(cp.driver.instance, sandboxId), sandboxId))?.pid ?? 0);
+  return readdirSync(`/proc/${kernel}/task`)
+    .flatMap((tid) => readFileSync(`/proc/${kernel}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean))
+    .map((pid) => readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim());
+}
 let secretsDir: string;
 let cache: SecretCache;
 
@@ -97,9 +106,11 @@ describe.each<Isolation>(['namespace', 'gvisor'])('%s sandboxes', (isolation) =>
     );
     const [notes, motd, before, after] = inCopy.stdout.trim().split('\n');
     expect([notes, motd]).toEqual(['kept', 'changed']);
-    if (isolation === 'gvisor')
+    if (isolation === 'gvisor') {
       expect(Number(after)).toBeGreaterThan(Number(before)); // still ticking
-    else expect(after).toBe(before); // files only: nothing runs
+      // A restored box's stubs are the OOM killer's first choice too (gvisor-attacks.test.ts).
+      expect(new Set(await stubAdjustments(copy.sandboxId))).toEqual(new Set([BOX_STUB_OOM_SCORE_ADJ]));
+    } else expect(after).toBe(before); // files only: nothing runs
 
     // The copy has no gateway; the original's route answers on its port as before.
     expect(copy.gateways.get('llm')).toBeUndefined();
