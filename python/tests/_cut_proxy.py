@@ -1,6 +1,6 @@
 """A loopback TCP proxy that cuts the first stream whose request line holds ``marker`` right after its
-first bytes carrying a ``"seq"`` or ``"cursor"``: a feed reading through it must open a second connection
-and go on after its last sequence number."""
+first record carrying a ``"seq"`` or ``"cursor"``: a feed reading through it must open a second
+connection and go on after its last sequence number."""
 
 from __future__ import annotations
 
@@ -41,9 +41,15 @@ class CutProxy:
         threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
         try:
             while data := upstream.recv(65536):
-                client.sendall(data)
-                if cut and (b'"seq"' in data or b'"cursor"' in data):
-                    break  # the first records went through: the connection breaks here
+                found = [at for at in (data.find(b'"seq"'), data.find(b'"cursor"')) if at >= 0] if cut else []
+                if not found:
+                    client.sendall(data)
+                    continue
+                # The first record goes through, whole, and the connection breaks right after it: never
+                # later, or a short stream could reach its end in the same read and never be cut.
+                line_end = data.find(b"\n", min(found))
+                client.sendall(data if line_end < 0 else data[: line_end + 1])
+                break
         except OSError:
             pass
         for end in (client, upstream):

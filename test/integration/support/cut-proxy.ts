@@ -1,6 +1,6 @@
 /**
  * A loopback TCP proxy that cuts the first connection whose request line holds `marker` right after
- * the first bytes carrying a `"seq"`: a reader of an event stream through it must open a second
+ * the first event carrying a `"seq"`: a reader of an event stream through it must open a second
  * connection and go on after the last event it read.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -34,12 +34,22 @@ export async function startCutProxy(target: string, marker: string): Promise<Cut
       }
       upstream.write(chunk);
     });
+    let severed = false;
     upstream.on('data', (chunk: Buffer) => {
-      client.write(chunk);
-      if (cut === true && chunk.includes('"seq"')) {
-        client.destroy(); // the first events went through: the connection breaks here
-        upstream.destroy();
+      if (severed) return;
+      const marked = cut === true ? chunk.indexOf('"seq"') : -1;
+      if (marked < 0) {
+        client.write(chunk);
+        return;
       }
+      // The first event goes through, whole, and the connection breaks right after it: never later, or
+      // a short stream could reach its end in the same read and never be cut.
+      severed = true;
+      const lineEnd = chunk.indexOf('\n', marked);
+      client.end(lineEnd < 0 ? chunk : chunk.subarray(0, lineEnd + 1), () => {
+        client.destroy();
+        upstream.destroy();
+      });
     });
     client.once('close', () => upstream.destroy());
     upstream.once('close', () => client.destroy());
