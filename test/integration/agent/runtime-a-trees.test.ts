@@ -25,6 +25,9 @@ const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
 
 const processesNamed = (needle: string): Promise<number> => processesInSandbox(sbx, needle);
 
+/** Where the stubborn tool of the abort test notes a SIGTERM. */
+const TERM_402 = '/home/user/.sigterm-402';
+
 describe('the processes an agent execution ends', () => {
   it('ends with timeout only once a tree that ignores SIGTERM is gone (5 s grace, then frozen and killed)', async () => {
     await expectTimeoutOnlyOnceTreeIsGone(sbx, (timeoutMs, command) => {
@@ -65,23 +68,26 @@ describe('the processes an agent execution ends', () => {
   });
 
   it("aborts without grace and signals only the execution's tree, never the sandbox's other commands", async () => {
-    await sbx.commands.run('nohup sleep 401 > /dev/null 2>&1 < /dev/null &');
-    script(toolCall('bash', { command: 'sh -c "trap \'\' TERM; sleep 402"', description: 'stubborn' }));
+    await sbx.commands.run(`nohup sleep 401 > /dev/null 2>&1 < /dev/null & rm -f ${TERM_402}`);
+    // A tree that ignores SIGTERM (`sleep 402`), with a Node process that notes SIGTERM should it come.
+    const stubborn =
+      `trap '' TERM; sleep 402 & exec node -e ` +
+      `'process.on("SIGTERM",()=>require("fs").writeFileSync("${TERM_402}",""));setInterval(()=>{},1e9)'`;
+    script(toolCall('bash', { command: stubborn, description: 'stubborn' }));
     const stream = sbx.agent.stream('be stubborn', { spec: world.spec() });
-    let abortedAt = 0;
     const events = [];
     for await (const event of stream) {
       events.push(event);
       if (event.type === 'step_started') {
         await expect.poll(() => processesNamed('sleep 402'), { timeout: 60_000 }).toBeGreaterThan(0);
-        abortedAt = Date.now();
+        await expect.poll(() => processesNamed(TERM_402), { timeout: 60_000 }).toBeGreaterThan(0);
         await stream.abort();
       }
     }
-    // Without grace: the 5 s of a timeout's SIGTERM never elapse (the tool ignores SIGTERM).
-    expect(Date.now() - abortedAt).toBeLessThan(4_000);
     expect(events.at(-1)).toEqual({ type: 'agent_failed', reason: 'aborted' });
     expect(await processesNamed('sleep 402')).toBe(0);
+    // Without grace: the tree was frozen and killed, never sent the SIGTERM a timeout's grace starts with.
+    expect((await sbx.commands.run(`test -e ${TERM_402} && echo sent || echo none`)).stdout).toBe('none\n');
     expect(await processesNamed('sleep 401')).toBe(1);
     await sbx.commands.run("pkill -f 'sleep 401' || true");
   });
