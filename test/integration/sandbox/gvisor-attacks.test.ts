@@ -10,13 +10,14 @@
  * without end is refused inside the box (RLIMIT_NPROC) before the host's pids bound would end it; one
  * that spins on every CPU is throttled on the host at the sandbox's quota.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { release } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, MAPPED_IDS, RANGE_SIZE } from '../../../sandbox-drivers/namespace/uid-ranges.js';
 import { boxPaths, readBoxState } from '../../../sandbox-drivers/gvisor/runsc-box.js';
+import { oomScoreAdj, stubsOf } from '../support/box-stubs.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const sandboxes = new TestSandboxes();
@@ -149,15 +150,10 @@ describe("sandbox code exhausting the box's memory", () => {
     expect((await readBoxState(boxPaths(sandboxes.driver.instance, small.id), small.id))?.pid).toBe(kernel);
     // Why the hog and not the kernel: every stub (one per address space, the bystander's and those made
     // since the box started among them) is the OOM killer's first choice, the kernel is not.
-    const adj = (pid: string): string => readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim();
-    const stubs = readdirSync(`/proc/${String(kernel)}/task`).flatMap((tid) =>
-      readFileSync(`/proc/${String(kernel)}/task/${tid}/children`, 'utf8')
-        .split(' ')
-        .filter(Boolean),
-    );
+    const stubs = stubsOf(kernel ?? 0);
     expect(stubs.length).toBeGreaterThanOrEqual(3); // the first, pid 1's, the bystander's
-    expect(new Set(stubs.map(adj))).toEqual(new Set(['1000']));
-    expect(adj(String(kernel))).toBe('0');
+    expect(new Set(stubs.map(oomScoreAdj))).toEqual(new Set(['1000']));
+    expect(oomScoreAdj(kernel ?? 0)).toBe('0');
   });
 });
 

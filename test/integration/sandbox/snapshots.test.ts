@@ -22,6 +22,7 @@ import {
   TEST_OPERATOR_KEY,
   type InProcessControlPlane,
 } from '../support/control-plane.js';
+import { oomScoreAdj, stubsOf } from '../support/box-stubs.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 
 const world = useGatewayWorld(7);
@@ -30,10 +31,8 @@ let cp: InProcessControlPlane;
 
 /** The `oom_score_adj` of each stub (a host child) of a gVisor sandbox's box kernel. */
 async function stubAdjustments(sandboxId: string): Promise<string[]> {
-  const kernel = String((await readBoxState(boxPaths(cp.driver.instance, sandboxId), sandboxId))?.pid ?? 0);
-  return readdirSync(`/proc/${kernel}/task`)
-    .flatMap((tid) => readFileSync(`/proc/${kernel}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean))
-    .map((pid) => readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim());
+  const kernel = (await readBoxState(boxPaths(cp.driver.instance, sandboxId), sandboxId))?.pid ?? 0;
+  return stubsOf(kernel).map(oomScoreAdj);
 }
 let secretsDir: string;
 let cache: SecretCache;
