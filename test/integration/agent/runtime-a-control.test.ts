@@ -68,7 +68,7 @@ describe('runtime_a execution control', () => {
     const env = { ...process.env, SDK_ACCESS_TOKEN: sbx.accessToken };
     const other = (mode: string) =>
       run(process.execPath, [CLIENT, world.cp.url, sbx.sandboxId, mode], { env, timeout: 60_000 });
-    await expect.poll(() => processesNamed('sleep 304'), { timeout: 20_000 }).toBeGreaterThan(0);
+    await expect.poll(() => processesNamed('sleep 304'), { timeout: 60_000 }).toBeGreaterThan(0);
     const busy = await other('run');
     expect(JSON.parse(busy.stdout)).toEqual({ reason: 'busy', name: 'AgentError' });
     const attached = await other('attach-abort');

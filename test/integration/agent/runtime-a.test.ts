@@ -101,7 +101,7 @@ describe('runtime_a in a closed-egress sandbox', () => {
         .split('\n')
         .filter((line) => line !== '');
     sbx.agent.prepare({ runtime: 'runtime_a' });
-    await expect.poll(runtimes, { timeout: 20_000 }).toHaveLength(1);
+    await expect.poll(runtimes, { timeout: 60_000 }).toHaveLength(1);
     const [prepared] = await runtimes();
     const before = Math.max(0, ...(await auditCalls()).map((e) => e.seq));
     expect((await sbx.agent.run('use it', { spec })).text).toBe('adopted');
@@ -111,7 +111,7 @@ describe('runtime_a in a closed-egress sandbox', () => {
     expect(started.map((e) => (e.type === 'process' ? String(e.pid) : ''))).toEqual([prepared]);
 
     sbx.agent.prepare({ runtime: 'runtime_a' });
-    await expect.poll(runtimes, { timeout: 20_000 }).toHaveLength(1);
+    await expect.poll(runtimes, { timeout: 60_000 }).toHaveLength(1);
     const [unused] = await runtimes();
     const other = await sbx.agent.run('not this one', { spec, reasoning: true });
     expect(other.text).toBe('not adopted');
