@@ -30,7 +30,13 @@ import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rule
 import { parseOptions } from '../rules/parse-options.js';
 import type { Isolation, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
-import { abortExecution, listExecutions, relayExecutionEvents, type DaemonTarget } from './daemon-agent.js';
+import {
+  abortExecution,
+  listExecutions,
+  relayExecutionEvents,
+  snapshotCarry,
+  type DaemonTarget,
+} from './daemon-agent.js';
 import { DaemonFollowers } from './daemon-followers.js';
 import { InspectorView } from './inspector-view.js';
 import { SandboxJournal, type SandboxFacts } from './journal-records.js';
@@ -312,6 +318,7 @@ export class ControlPlane {
         // Egress as the snapshot's sandbox had it, unless the create says otherwise.
         allowInternetAccess: request.allowInternetAccess ?? snapshot.launch.allowInternetAccess,
         from: this.#snapshots.folderOf(snapshot.snapshotId),
+        carried: snapshot.carried,
       },
       snapshot.snapshotId,
     );
@@ -366,12 +373,16 @@ export class ControlPlane {
     if (limits === undefined) {
       throw new SandboxError('the sandbox was created before snapshots: none can be taken of it');
     }
+    const isolation = sandbox.facts.isolation ?? 'namespace';
+    // A memory snapshot's copies take over what sandboxd (outside it) knows of the box's processes.
+    const carried = isolation === 'gvisor' ? await snapshotCarry(this.#agentTarget(id, token)) : undefined;
     return this.#snapshots.take(
       {
         sandboxId: id,
-        isolation: sandbox.facts.isolation ?? 'namespace',
+        isolation,
         template: sandbox.facts.template,
         launch: { allowInternetAccess: sandbox.facts.allowInternetAccess, ...limits },
+        ...(carried === undefined ? {} : { carried }),
       },
       this.#now(),
     );

@@ -1,13 +1,14 @@
 /**
  * The agent calls the control plane makes on a sandbox's sandboxd with its own credential (admitted
  * there to the execution list, an execution's events and its abort): what the inspector and an operator
- * use without the sandbox's access token. Only a running sandbox is called (a frozen one would not
+ * use without the sandbox's access token; and what a memory snapshot's copies take over. Only a running sandbox is called (a frozen one would not
  * answer, an ended one has no address left to call).
  */
 import type { ServerResponse } from 'node:http';
 import { request, type Dispatcher } from 'undici';
 import { errorFromEnvelope } from '../protocol/error-envelope.js';
 import { executionListSchema, type ExecutionList } from '../protocol/agent-wire.js';
+import { snapshotCarrySchema, type SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { SandboxError } from '../rules/errors.js';
 
 /** Where sandboxd is and the control plane's credential for it. */
@@ -58,6 +59,12 @@ function drained(res: ServerResponse): Promise<void> {
     res.once('drain', done);
     res.once('close', done);
   });
+}
+
+/** What a memory snapshot's copies take over from the sandbox's sandboxd (asked as it is taken). */
+export async function snapshotCarry(target: DaemonTarget): Promise<SnapshotCarry> {
+  const res = await call(target, 'GET', '/v1/snapshot-carry');
+  return snapshotCarrySchema.parse(await res.body.json());
 }
 
 /** The sandbox's agent executions (the running one, if any, as `current`). */

@@ -4,6 +4,7 @@
  * launched ahead of demand for the base templates, so `create` only has to hand one over.
  */
 import { randomBytes } from 'node:crypto';
+import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
 import type { Isolation, LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
@@ -26,6 +27,8 @@ export type LaunchRequestSpec = Omit<LaunchSpec, 'memoryMb' | 'cpus'> & {
   readonly cpus?: number | undefined;
   /** A snapshot's folder to start from (never from the warm pool). */
   readonly from?: string | undefined;
+  /** What the snapshot's sandboxd left its copies (a memory snapshot's). */
+  readonly carried?: SnapshotCarry | undefined;
 };
 
 /** A launched sandbox, and what it was launched with. */
@@ -116,14 +119,14 @@ export class Launcher {
       );
     }
     // The template's own defaults (an agent template's memory), else the SDK's for its name.
-    const { from, ...rest } = request;
+    const { from, carried, ...rest } = request;
     const spec: LaunchSpec = {
       ...rest,
       memoryMb: request.memoryMb ?? manifest.memoryMb ?? defaultMemoryMb(request.template),
       cpus: request.cpus ?? manifest.cpus ?? defaultCpus(request.template),
     };
     const launched =
-      (from === undefined ? this.#pool.take(spec) : undefined) ?? (await this.#launch(spec, from));
+      (from === undefined ? this.#pool.take(spec) : undefined) ?? (await this.#launch(spec, from, carried));
     return { ...launched, spec };
   }
 
@@ -143,7 +146,7 @@ export class Launcher {
   }
 
   /** Launches a sandbox (journaled as launching first, so a crash mid-launch leaks nothing). */
-  async #launch(spec: LaunchSpec, from?: string): Promise<LaunchedSandboxd> {
+  async #launch(spec: LaunchSpec, from?: string, carried?: SnapshotCarry): Promise<LaunchedSandboxd> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(32).toString('base64url');
     await this.#journal.append({ kind: 'launching', id });
@@ -162,6 +165,7 @@ export class Launcher {
         ...(this.#gatewayCa === undefined ? {} : { gatewayCa: this.#gatewayCa }),
         ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
         ...(from === undefined ? {} : { from }),
+        ...(carried === undefined ? {} : { carried }),
       });
       // Stopped meanwhile: the journal is closed, so the sandbox stays `launching` for the next start.
       if (this.#closed) throw new Error('the control plane stopped during the launch');

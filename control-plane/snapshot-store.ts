@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SnapshotInfo } from '../protocol/control-plane-api.js';
+import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { SandboxJournal } from './journal-records.js';
@@ -22,8 +23,14 @@ export interface SnapshotLaunch {
   readonly cpus: number;
 }
 
-/** A snapshot as journaled: its public facts and how to launch from it. */
-export type SnapshotRecord = SnapshotInfo & { readonly launch: SnapshotLaunch };
+/**
+ * A snapshot as journaled: its public facts, how to launch from it and (a memory snapshot's) what its
+ * sandboxd left the copies.
+ */
+export type SnapshotRecord = SnapshotInfo & {
+  readonly launch: SnapshotLaunch;
+  readonly carried?: SnapshotCarry;
+};
 
 /** The cap on what a control plane's snapshots take together, by default. */
 export const DEFAULT_SNAPSHOT_BYTES = 16 * 2 ** 30;
@@ -34,6 +41,8 @@ export interface SnapshotSubject {
   readonly isolation: SnapshotInfo['isolation'];
   readonly template: string;
   readonly launch: SnapshotLaunch;
+  /** What the copies' sandboxd takes over (asked of the sandbox's before a memory snapshot). */
+  readonly carried?: SnapshotCarry;
 }
 
 /**
@@ -129,6 +138,7 @@ export class SnapshotStore {
         template: subject.template,
         bytes: saved.bytes,
         launch: subject.launch,
+        ...(subject.carried === undefined ? {} : { carried: subject.carried }),
       };
       await this.#journal.append({ kind: 'snapshot_taken', snapshot: record });
       this.replayTaken(record);

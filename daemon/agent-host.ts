@@ -16,6 +16,7 @@ import {
   type AgentExecutionEvent,
 } from '../machines/agent-execution-machine.js';
 import type { ProcessEvent } from '../protocol/process-events.js';
+import type { CarriedStandby } from '../protocol/snapshot-carry.js';
 import type {
   ExecutionList,
   AgentConfigWrite,
@@ -32,7 +33,7 @@ import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
 import { canEnter, processSpaceOf, type SandboxUser } from './sandbox-spawn.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
-import { launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
+import { attachRuntime, launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { runtimeBFiles } from './runtime-b-launch.js';
 import { Prefetch, StandbySlot } from './runtime-standby.js';
 
@@ -232,16 +233,39 @@ export class AgentHost {
     if (config === undefined || this.#current !== undefined || this.#standby.running) return;
     let tree: ExecutionTree;
     try {
-      tree = ExecutionTree.create(
-        this.#cgroupDir,
-        `agent-standby-${randomBytes(6).toString('hex')}`,
-        processSpaceOf(this.#options.user),
-      );
+      tree = this.#standbyTree();
     } catch {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
     const plan = planRuntime({ reasoning: false, workdir: home }, config, this.#site);
-    this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user), tree);
+    // Held: beside a gVisor box a snapshot's copy takes it over (`adopt`).
+    this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user, true), tree);
+  }
+
+  /** A prepared runtime's tree. */
+  #standbyTree(): ExecutionTree {
+    const name = `agent-standby-${randomBytes(6).toString('hex')}`;
+    return ExecutionTree.create(this.#cgroupDir, name, processSpaceOf(this.#options.user));
+  }
+
+  /** The prepared runtime, for a memory snapshot's copies (`protocol/snapshot-carry.ts`). */
+  carried(): CarriedStandby | undefined {
+    return this.#standby.carried();
+  }
+
+  /**
+   * Adopts the prepared runtime a copy restored from a memory snapshot holds (its sandboxd started with
+   * it): the next run that fits it uses it, as on the original.
+   */
+  adopt(standby: CarriedStandby): void {
+    let tree: ExecutionTree;
+    try {
+      tree = this.#standbyTree();
+    } catch {
+      return; // no tree, no adoption: the runtime ends with the box's next run that does not fit
+    }
+    const process = attachRuntime(standby.pid, standby.cmd, tree, this.#options.user);
+    this.#standby.hold(standby.configHash, standby.workdir, process, tree);
   }
 
   /** Kills the running execution's tree and a prepared runtime (sandboxd is stopping). */

@@ -7,13 +7,14 @@ import type { ProcessEvent } from '../protocol/process-events.js';
 import { maskCredentials } from './credential-masking.js';
 
 /**
- * What the control plane's credential may call: the event stream, the gateways' status, the agent's
- * executions and their abort (the operator may kill the whole sandbox anyway). Never a command, the
+ * What the control plane's credential may call: the event stream, the gateways' status, what a snapshot's
+ * copy takes over, the agent's executions and their abort (the operator may kill the whole sandbox anyway). Never a command, the
  * configuration, a prompt or a start.
  */
 export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'GET /v1/events',
   'GET /v1/gateways',
+  'GET /v1/snapshot-carry',
   'GET /v1/agent/executions',
   'GET /v1/agent/executions/:id/events',
   'POST /v1/agent/executions/:id/abort',

@@ -5,6 +5,7 @@
  *   GET  /v1/version                    { version }
  *   POST /v1/gateways                   { routes }: the whole configuration, values included → route state
  *   GET  /v1/gateways                   route state: { routes: { name: { port, url, lastErrorClass } } }
+ *   GET  /v1/snapshot-carry             what a memory snapshot's copy takes over: protocol/snapshot-carry.ts
  *   PUT  /v1/secrets                    { envs }: `secrets=`, values included, for every command → { names }
  *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
  *                                       responses, commands, routes), from ?after=<seq>
@@ -29,6 +30,7 @@ import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema } from '../protocol/process-events.js';
 import { putSecretsSchema } from '../protocol/secrets-wire.js';
+import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { cursorOf } from '../protocol/cursor.js';
 import { AGENT_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
 import { agentConfigSchema, prepareAgentSchema, startExecutionSchema } from '../protocol/agent-wire.js';
@@ -200,6 +202,14 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       return ok(gatewayState(options.gateways));
     },
     'GET /v1/gateways': () => ok(gatewayState(options.gateways)),
+    // What a memory snapshot's copy takes over (protocol/snapshot-carry.ts): asked as it is taken.
+    'GET /v1/snapshot-carry': (): Reply => {
+      const gatewayPorts = Object.fromEntries(
+        [...options.gateways.status()].map(([name, s]) => [name, s.port]),
+      );
+      const standby = options.agents.carried();
+      return ok({ gatewayPorts, ...(standby === undefined ? {} : { standby }) } satisfies SnapshotCarry);
+    },
     'PUT /v1/secrets': async ({ req }) => {
       // The body holds secret values: they go to `secretEnvs` and nowhere else.
       secretEnvs.replace((await readJson(req, putSecretsSchema)).envs);

@@ -4,10 +4,12 @@
  * with the last configuration reaches its first model request about half a second sooner once a run
  * adopts it (measured in bench:agent). Only a run it fits adopts it: same configuration and working
  * directory, a new session, the configuration's model, no reasoning. Anything else ends it first, so
- * two runtimes never share the sandbox's memory; unused, it ends after `STANDBY_MS`.
+ * two runtimes never share the sandbox's memory; unused, it ends after `STANDBY_MS`. Beside a gVisor box a
+ * memory snapshot holds it too: the copy's sandboxd adopts it (`carried`, `protocol/snapshot-carry.ts`).
  */
 import { createReadStream } from 'node:fs';
 import type { StartExecution } from '../protocol/agent-wire.js';
+import type { CarriedStandby } from '../protocol/snapshot-carry.js';
 import type { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
 
@@ -53,6 +55,14 @@ export class StandbySlot {
     const expiry = setTimeout(() => this.drop(), STANDBY_MS);
     this.#held = { configHash, workdir, process, tree, expiry };
     process.started.catch(() => this.drop());
+  }
+
+  /** The prepared runtime as a snapshot's copy adopts it, while one runs. */
+  carried(): CarriedStandby | undefined {
+    const held = this.#held;
+    if (held === undefined || !held.process.running || held.process.pid === 0) return undefined;
+    const { configHash, workdir, process } = held;
+    return { configHash, workdir, pid: process.pid, cmd: process.cmd };
   }
 
   /** The prepared runtime if `start` fits it, handed over; any other is ended first. */

@@ -92,6 +92,16 @@ export interface SpawnSpec {
    * gVisor box, whose tree no cgroup holds).
    */
   readonly subreaper?: boolean;
+  /**
+   * Beside a gVisor box: the program outlives its bridge with its stdin open, waiting for another to
+   * attach (`attach`): a prepared agent runtime, which a copy restored from a snapshot takes over.
+   */
+  readonly hold?: boolean;
+  /**
+   * Beside a gVisor box: instead of starting `cmd`, takes over the stdio of the held program of this pid
+   * whose bridge is gone (`hold`); refused (`ESRCH`) when none waits by that pid.
+   */
+  readonly attach?: number;
 }
 
 /** A started process of sandbox code. */
@@ -146,7 +156,8 @@ function baseEnvironment(name: string, home: string): Record<string, string> {
  * Starts `spec.cmd` the way every process of sandbox code starts (see the top of this file). The caller
  * owns the child's stdin, stdout and stderr.
  *
- * @throws Error for `account: 'root'` outside a sandbox, or an environment value with a NUL byte
+ * @throws Error for `account: 'root'` outside a sandbox, `attach` beside no gVisor box, or an environment
+ *   value with a NUL byte
  */
 export function spawnInSandbox(spec: SpawnSpec, user: SandboxUser): SandboxProcess {
   const account = spec.account === 'root' ? ROOT : { ...user, name: 'user' };
@@ -155,6 +166,8 @@ export function spawnInSandbox(spec: SpawnSpec, user: SandboxUser): SandboxProce
     throw new Error('an environment value holds a NUL byte');
   }
   const box = user.box;
+  if (spec.attach !== undefined && box?.kind !== 'gvisor')
+    throw new Error('only a gVisor box holds programs');
   if (box === undefined) {
     if (spec.account === 'root') throw new Error('root is offered only inside a sandbox');
     const child = spawn('/bin/sh', ['-c', spec.cmd], {
@@ -218,16 +231,15 @@ function enterArgs(
   ];
   const io = ['--env-fd', '3', '--status-fd', '4'];
   if (box.kind === 'gvisor') {
+    const target = ['enter', '--socket', box.socket, '--container', box.container];
+    if (spec.attach !== undefined) return [...target, '--attach', String(spec.attach), ...io];
     return [
-      'enter',
-      '--socket',
-      box.socket,
-      '--container',
-      box.container,
+      ...target,
       ...common,
       '--caps',
       account.name === 'root' ? 'root' : 'none',
       ...(spec.subreaper === true ? ['--subreaper', '1'] : []),
+      ...(spec.hold === true ? ['--hold', '1'] : []),
       ...io,
       ...program,
     ];

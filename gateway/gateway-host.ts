@@ -42,6 +42,11 @@ export interface GatewayHostOptions extends Partial<Pick<SafeConnectorOptions, '
   readonly connectionLimits?: Partial<ConnectionLimits>;
   /** The sandbox's loopback when it is not sandboxd's own (a gVisor box's, `sandbox-loopback.ts`). */
   readonly loopback?: SandboxLoopback;
+  /**
+   * Ports routes had in the sandbox a snapshot was taken of (`protocol/snapshot-carry.ts`): a route of
+   * that name binds its old port when it is free, an OS-chosen one otherwise.
+   */
+  readonly preferredPorts?: Readonly<Record<string, number>>;
 }
 
 /** A route reports refused connections (`ConnectionLimitError`) at most this often. */
@@ -109,6 +114,7 @@ export class GatewayHost {
   readonly #system: ActorSystem | undefined;
   readonly #events = new Subject<GatewayHostEvent>();
   readonly #limits: ConnectionLimits;
+  readonly #preferredPorts: Readonly<Record<string, number>>;
   readonly #loopback: SandboxLoopback | undefined;
   readonly #connections: ConnectionCount;
   /** When each route last reported refused connections. */
@@ -125,6 +131,7 @@ export class GatewayHost {
     this.#system = options.system;
     this.#limits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
     this.#loopback = options.loopback;
+    this.#preferredPorts = options.preferredPorts ?? {};
     this.#connections = new ConnectionCount(this.#limits);
     this.#dispatcher = createUpstreamDispatcher({
       connectTimeoutMs: options.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
@@ -219,6 +226,7 @@ export class GatewayHost {
       connections: this.#connections,
       onRefused: () => this.#refusedConnection(route),
       loopback: this.#loopback,
+      ...(Object.hasOwn(this.#preferredPorts, route) ? { port: this.#preferredPorts[route] } : {}),
     });
   }
 

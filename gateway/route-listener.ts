@@ -61,6 +61,8 @@ export interface RouteListenerDeps extends ExchangeDeps {
   readonly onRefused: () => void;
   /** The sandbox's loopback when it is not sandboxd's own (a gVisor box's). */
   readonly loopback?: SandboxLoopback | undefined;
+  /** The port to bind when it is free (a snapshot's copy keeps its routes' ports); OS-chosen otherwise. */
+  readonly port?: number;
 }
 
 /** Ports tried before a listener gives up when sandbox code holds each one on its own loopback. */
@@ -111,20 +113,26 @@ export class RouteListener {
 
   /**
    * Binds a new listener on the sandbox's loopback (an OS-chosen port); it answers nothing until
-   * `serve` gives it a route. With a `loopback` of the sandbox's own, a port sandbox code already holds
-   * there is given up for another.
+   * `serve` gives it a route; `deps.port` first, when given and free. With a `loopback` of the
+   * sandbox's own, a port sandbox code already holds there is given up for another.
    */
   static async bind(deps: RouteListenerDeps): Promise<RouteListener> {
     const { loopback } = deps;
     for (let attempt = 1; ; attempt++) {
+      const wanted = attempt === 1 ? (deps.port ?? 0) : 0;
       const listener = new RouteListener(deps);
-      await new Promise<void>((resolve, reject) => {
-        listener.#server.once('error', reject);
-        listener.#server.listen(0, loopback?.address ?? '127.0.0.1', () => {
-          listener.#server.off('error', reject);
-          resolve();
+      try {
+        await new Promise<void>((resolve, reject) => {
+          listener.#server.once('error', reject);
+          listener.#server.listen(wanted, loopback?.address ?? '127.0.0.1', () => {
+            listener.#server.off('error', reject);
+            resolve();
+          });
         });
-      });
+      } catch (error) {
+        if (wanted === 0 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+        continue; // taken: any other
+      }
       if (loopback === undefined) return listener;
       try {
         await loopback.open(listener.port);

@@ -2,6 +2,7 @@
 import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.js';
 
 import type { Isolation, SnapshotKind } from '../protocol/control-plane-api.js';
+import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 
 export type { Isolation, SnapshotKind };
 
@@ -31,6 +32,8 @@ export interface LaunchRequest {
   readonly gatewayTimeouts?: { readonly connectMs: number; readonly headersMs: number };
   /** A snapshot's folder (`snapshot`) the sandbox starts from instead of its template's image alone. */
   readonly from?: string;
+  /** What the sandboxd of a memory snapshot's sandbox left its copies, given to the copy's. */
+  readonly carried?: SnapshotCarry;
 }
 
 /** A snapshot a driver wrote. */

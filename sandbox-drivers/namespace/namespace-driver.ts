@@ -402,6 +402,7 @@ export class NamespaceDriver implements SandboxDriver {
             prefetch: prefetchFiles(manifest),
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
             ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
+            ...(from?.kind === 'memory' && request.carried !== undefined ? { carried: request.carried } : {}),
           },
           this.#options.startTimeoutMs ?? 10_000,
         );

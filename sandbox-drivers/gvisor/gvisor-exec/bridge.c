@@ -2,7 +2,8 @@
  * `gvisor-exec start`, in the box, started by `enter` through runsc (so it is an "exec'd" process, which
  * gVisor kills when it restores a snapshot): asks the box's spawner (spawner.c), over its socket, to
  * start the program as the account, then carries the program's stdin, stdout and stderr between the
- * spawner and its own (the host pipes sandboxd holds). The program is the spawner's child, not this
+ * spawner and its own (the host pipes sandboxd holds); or, with `--attach`, takes over a held program's
+ * (its bridge gone, `spawner.c`). The program is the spawner's child, not this
  * one's, and its pipes are the spawner's: it outlives a restore, which ends only this bridge. Writes
  * "pid <pid>" or "error <stage> <errno>" on the status fd, and ends as the program ended.
  */
@@ -35,21 +36,34 @@ static void send_all(int fd, struct text *t) {
   t->len = 0;
 }
 
-/* The request: strings each ended by a NUL (uid, gid, caps, subreaper, cwd, argc, argv, then envp). */
+/*
+ * The request: strings each ended by a NUL (uid, gid, caps, subreaper, cwd, hold, argc, argv, then
+ * envp); or, to attach, the held program's pid.
+ */
 static void request(int spawner, const struct enter_options *o) {
   struct text payload = {0}, frame = {0};
+  if (o->attach > 0) {
+    addf(&payload, "%ld", o->attach);
+    add_frame(&frame, FRAME_ATTACH, payload.data, (uint32_t)payload.len);
+    send_all(spawner, &frame);
+    free(payload.data);
+    free(frame.data);
+    return;
+  }
   char number[32];
-  const char *head[5];
+  const char *head[6];
   snprintf(number, sizeof number, "%ld", o->uid);
-  char gid[32], subreaper[4], argc[32];
+  char gid[32], subreaper[4], hold[4], argc[32];
   snprintf(gid, sizeof gid, "%ld", o->gid);
   snprintf(subreaper, sizeof subreaper, "%ld", o->subreaper);
+  snprintf(hold, sizeof hold, "%ld", o->hold);
   head[0] = number;
   head[1] = gid;
   head[2] = o->caps;
   head[3] = subreaper;
   head[4] = o->cwd;
-  for (size_t i = 0; i < 5; i++) add(&payload, head[i], strlen(head[i]) + 1);
+  head[5] = hold;
+  for (size_t i = 0; i < 6; i++) add(&payload, head[i], strlen(head[i]) + 1);
   size_t count = 0;
   while (o->program[count] != NULL) count++;
   snprintf(argc, sizeof argc, "%zu", count);

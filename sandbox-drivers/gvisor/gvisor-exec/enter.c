@@ -5,7 +5,9 @@
  * for its stdin, stdout and stderr, and a status pipe; the bridge has the box's spawner (`init`,
  * spawner.c) start the program as the account asked for. This process carries its own stdio (sandboxd's
  * socket pairs) to and from those pipes: a box may hold host pipes when it is checkpointed, never host
- * sockets (gVisor cannot load those again). Reports "pid <pid>" and "tree <pid>" (the program's, as the
+ * sockets (gVisor cannot load those again). With `--attach` the bridge takes over the stdio of a held
+ * program whose own bridge is gone (a copy restored from a snapshot) instead of starting one. Reports
+ * "pid <pid>" and "tree <pid>" (the program's, as the
  * box names it) on the status fd, or "error <stage> <errno>"; then waits for the bridge, which ends as
  * the program ended, and ends alike once its output is carried, passing on the signals it gets.
  */
@@ -173,13 +175,18 @@ void enter(const struct enter_options *o) {
   addf(&request, "{\"method\":\"containerManager.ExecuteAsync\",\"arg\":{\"filename\":");
   add_json_string(&request, IN_BOX_PATH);
   addf(&request, ",\"argv\":[");
-  char uid[24], gid[24];
+  char uid[24], gid[24], attach[24];
   snprintf(uid, sizeof uid, "%ld", o->uid);
   snprintf(gid, sizeof gid, "%ld", o->gid);
-  const char *head[] = {"gvisor-exec", "start",       "--uid",     uid,  "--gid",
-                        gid,           "--caps",      o->caps,     "--cwd", o->cwd,
-                        "--subreaper", o->subreaper ? "1" : "0", "--status-fd", "3", "--"};
-  for (size_t i = 0; i < sizeof head / sizeof *head; i++) {
+  snprintf(attach, sizeof attach, "%ld", o->attach);
+  const char *start[] = {"gvisor-exec", "start",  "--uid",       uid,           "--gid",
+                         gid,           "--caps", o->caps,       "--cwd",       o->cwd,
+                         "--subreaper", o->subreaper ? "1" : "0", "--hold", o->hold ? "1" : "0",
+                         "--status-fd", "3",      "--"};
+  const char *reattach[] = {"gvisor-exec", "start", "--attach", attach, "--status-fd", "3"};
+  const char **head = o->attach > 0 ? reattach : start;
+  size_t heads = o->attach > 0 ? sizeof reattach / sizeof *reattach : sizeof start / sizeof *start;
+  for (size_t i = 0; i < heads; i++) {
     if (i > 0) add(&request, ",", 1);
     add_json_string(&request, head[i]);
   }

@@ -27,7 +27,8 @@
  * length, the payload.
  */
 enum frame_type {
-  FRAME_REQUEST = 'R', /* bridge → spawner: uid, gid, caps, subreaper, cwd, argc, argv..., envp... */
+  FRAME_REQUEST = 'R', /* bridge → spawner: uid, gid, caps, subreaper, cwd, hold, argc, argv..., envp... */
+  FRAME_ATTACH = 'A',  /* bridge → spawner: the pid of a held program whose bridge is gone */
   FRAME_STDIN = 'I',   /* bridge → spawner: bytes for the program's stdin */
   FRAME_STDIN_EOF = 'E',
   FRAME_PID = 'P',     /* spawner → bridge: the program runs, its pid */
@@ -79,6 +80,8 @@ void mirror(unsigned status) __attribute__((noreturn));
 struct enter_options {
   const char *socket, *container, *cwd, *caps;
   long uid, gid, subreaper;
+  /* hold: the program waits for another bridge when its own goes; attach: such a program's pid (or 0) */
+  long hold, attach;
   int env_fd;
   char **program;
 };

@@ -3,10 +3,13 @@
  * (README.md beside this file). One static binary, in sandboxd's runtime image:
  *
  *   gvisor-exec enter --socket PATH --container ID --uid N --gid N --caps root|none [--cwd DIR]
- *                     [--subreaper 1] [--env-fd N] [--status-fd N] -- PROGRAM ARGS...
+ *                     [--subreaper 1] [--hold 1] [--env-fd N] [--status-fd N] -- PROGRAM ARGS...
  *     on the host, by sandboxd: one program of sandbox code (enter.c).
- *   gvisor-exec start --uid N --gid N --caps root|none --cwd DIR --subreaper 0|1 --status-fd N
- *                     -- PROGRAM ARGS...
+ *   gvisor-exec enter --socket PATH --container ID --attach PID [--status-fd N]
+ *     on the host, by sandboxd: the stdio of a held program whose bridge is gone (a snapshot's copy).
+ *   gvisor-exec start --uid N --gid N --caps root|none --cwd DIR --subreaper 0|1 --hold 0|1
+ *                     --status-fd N -- PROGRAM ARGS...
+ *   gvisor-exec start --attach PID --status-fd N
  *     in the box, started by `enter`: the bridge between the program's pipes and sandboxd's (bridge.c).
  *   gvisor-exec init
  *     the box's pid 1: reaps, and spawns every program of sandbox code (spawner.c).
@@ -49,6 +52,8 @@ int main(int argc, char **argv) {
     else if (strcmp(flag, "--caps") == 0) o.caps = value;
     else if (strcmp(flag, "--cwd") == 0) o.cwd = value;
     else if (strcmp(flag, "--subreaper") == 0) o.subreaper = number(value);
+    else if (strcmp(flag, "--hold") == 0) o.hold = number(value);
+    else if (strcmp(flag, "--attach") == 0) o.attach = number(value);
     else if (strcmp(flag, "--env-fd") == 0) o.env_fd = (int)number(value);
     else if (strcmp(flag, "--status-fd") == 0) status_fd = (int)number(value);
     else if (strcmp(flag, "--to") == 0) to = value;
@@ -56,7 +61,8 @@ int main(int argc, char **argv) {
   }
   o.program = argv + i;
   if (strcmp(mode, "relay") == 0 && to != NULL) relay(to);
-  if (i >= argc || o.uid < 0 || o.gid < 0) fail("arguments", EINVAL);
+  /* A program to start, as an account; or, to attach, a pid and nothing else. */
+  if (o.attach < 0 || (o.attach > 0 ? i < argc : i >= argc || o.uid < 0 || o.gid < 0)) fail("arguments", EINVAL);
   if (strcmp(o.caps, "root") != 0 && strcmp(o.caps, "none") != 0) fail("arguments", EINVAL);
   if (strcmp(mode, "start") == 0) bridge(&o);
   if (strcmp(mode, "enter") == 0 && o.socket != NULL && o.container != NULL) enter(&o);

@@ -7,7 +7,10 @@
  * account), with pipes of its own for the program's stdin, stdout and stderr, and carries them to and
  * from the bridge in frames. The spawner holds those pipes: when the bridge goes (a restore ends it),
  * the program's stdin ends and its output is read and dropped, so the program never dies of a broken
- * pipe. The program's end is reported once it was reaped and its output ended.
+ * pipe. A program started to be held (a prepared agent runtime, which waits on stdin for its prompt)
+ * keeps its stdin instead, and its output up to HIGH_WATER, until a new bridge attaches to it by pid
+ * (sandboxd of a copy restored from a snapshot). The program's end is reported once it was reaped and
+ * its output ended.
  */
 #define _GNU_SOURCE
 #include "gvisor-exec.h"
@@ -51,6 +54,7 @@ struct program {
   int failed;              /* it could not start (FRAME_FAILED sent) */
   unsigned status;
   int stdin_ended;         /* the bridge sent FRAME_STDIN_EOF */
+  int hold;                /* it waits for another bridge when its own goes */
   struct text to_conn;     /* frames for the bridge */
   struct text to_in;       /* bytes for the program's stdin */
   struct frame_reader reader;
@@ -90,16 +94,27 @@ static void forget(struct program *p) {
   free(p);
 }
 
-/* The bridge is gone: the program's stdin ends, its output is dropped from now on. */
+/* A held program that runs, its bridge gone: another may attach. */
+static int waits_for_bridge(const struct program *p) {
+  return p->hold && p->pid > 0 && !p->failed && p->conn < 0;
+}
+
+/*
+ * The bridge is gone: the program's stdin ends and its output is dropped from now on; a held program
+ * keeps both for the next bridge.
+ */
 static void bridge_gone(struct program *p) {
   close_fd(&p->conn);
   p->to_conn.len = 0;
+  if (waits_for_bridge(p)) return;
   p->to_in.len = 0;
   close_fd(&p->in);
 }
 
+/* Queues a frame for the bridge; a held program without one keeps up to HIGH_WATER, drops the rest. */
 static void send_frame(struct program *p, char type, const void *payload, uint32_t len) {
-  if (p->conn >= 0) add_frame(&p->to_conn, type, payload, len);
+  if (p->conn >= 0 || (waits_for_bridge(p) && p->to_conn.len < HIGH_WATER))
+    add_frame(&p->to_conn, type, payload, len);
 }
 
 /* Reports the end once the program was reaped and its output ended; forgets it once all is sent. */
@@ -185,7 +200,7 @@ static void become(int fd, char **fields, int pipes[3][2], char **argv, char **e
   child_fail(fd, "exec");
 }
 
-/* A request's fields (NUL-ended strings): uid, gid, caps, subreaper, cwd, argc, argv, envp. */
+/* A request's fields (NUL-ended strings): uid, gid, caps, subreaper, cwd, hold, argc, argv, envp. */
 static void start(struct program *p, char *payload, uint32_t len) {
   char *fields[4096];
   size_t count = 0;
@@ -193,14 +208,14 @@ static void start(struct program *p, char *payload, uint32_t len) {
     fields[count++] = at;
     at += strnlen(at, (size_t)(payload + len - at)) + 1;
   }
-  size_t argc = count > 5 ? strtoul(fields[5], NULL, 10) : 0;
-  if (count < 7 || argc == 0 || 6 + argc > count) {
+  size_t argc = count > 6 ? strtoul(fields[6], NULL, 10) : 0;
+  if (count < 8 || argc == 0 || 7 + argc > count) {
     send_frame(p, FRAME_FAILED, "arguments 22", 12);
     p->failed = 1;
     return;
   }
   char **argv = calloc(argc + 1, sizeof *argv);
-  char **envp = calloc(count - 6 - argc + 1, sizeof *envp);
+  char **envp = calloc(count - 7 - argc + 1, sizeof *envp);
   if (argv == NULL || envp == NULL) {
     send_frame(p, FRAME_FAILED, "memory 12", 9);
     p->failed = 1;
@@ -208,8 +223,8 @@ static void start(struct program *p, char *payload, uint32_t len) {
     free(envp);
     return;
   }
-  memcpy(argv, fields + 6, argc * sizeof *argv);
-  memcpy(envp, fields + 6 + argc, (count - 6 - argc) * sizeof *envp);
+  memcpy(argv, fields + 7, argc * sizeof *argv);
+  memcpy(envp, fields + 7 + argc, (count - 7 - argc) * sizeof *envp);
   int pipes[3][2], report[2];
   int made = 0;
   for (; made < 3; made++)
@@ -259,6 +274,7 @@ static void start(struct program *p, char *payload, uint32_t len) {
     return;
   }
   p->pid = pid;
+  p->hold = strcmp(fields[5], "1") == 0;
   for (int i = 1; i < 4; i++) p->handles[i] = (struct handle){.role = STDIN + i - 1, .program = p};
   fcntl(p->in, F_SETFL, O_NONBLOCK);
   fcntl(p->out, F_SETFL, O_NONBLOCK);
@@ -271,7 +287,39 @@ static void start(struct program *p, char *payload, uint32_t len) {
   send_frame(p, FRAME_PID, number, (uint32_t)n);
 }
 
-/* Frames from the bridge: the request first, then the program's stdin. */
+/*
+ * A new bridge `p` asks for held program `pid`'s stdio: the connection becomes that program's (the pid
+ * first, then what it wrote meanwhile) and `p` is forgotten. Returns 0 when no held program waits by
+ * that pid (FAILED is sent on `p`).
+ */
+static int attach(struct program *p, const char *payload, uint32_t len) {
+  char number[16] = {0};
+  memcpy(number, payload, len < sizeof number - 1 ? len : sizeof number - 1);
+  pid_t pid = (pid_t)strtol(number, NULL, 10);
+  struct program *held = programs;
+  while (held != NULL && !(held != p && held->pid == pid && waits_for_bridge(held))) held = held->next;
+  if (pid <= 0 || held == NULL) {
+    send_frame(p, FRAME_FAILED, "attach 3", 8); /* ESRCH */
+    p->failed = 1;
+    return 0;
+  }
+  held->conn = p->conn;
+  p->conn = -1;
+  watch(held->conn, &held->handles[0], EPOLLIN, EPOLL_CTL_MOD);
+  drop_frame(&p->reader);
+  free(held->reader.pending.data);
+  held->reader = p->reader; /* whatever the bridge sent after its request */
+  p->reader = (struct frame_reader){0};
+  struct text frames = {0};
+  int n = snprintf(number, sizeof number, "%d", (int)pid);
+  add_frame(&frames, FRAME_PID, number, (uint32_t)n);
+  add(&frames, held->to_conn.data, held->to_conn.len);
+  free(held->to_conn.data);
+  held->to_conn = frames;
+  return 1;
+}
+
+/* Frames from the bridge: the request (or an attach) first, then the program's stdin. */
 static void on_connection(struct program *p, uint32_t events) {
   if (events & EPOLLOUT && p->to_conn.len > 0) {
     ssize_t put = send(p->conn, p->to_conn.data, p->to_conn.len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -295,7 +343,9 @@ static void on_connection(struct program *p, uint32_t events) {
   uint32_t len;
   int whole;
   while ((whole = next_frame(&p->reader, &type, &payload, &len)) == 1) {
-    if (type == FRAME_REQUEST && p->pid == 0 && !p->failed) start(p, payload, len);
+    if (type == FRAME_ATTACH && p->pid == 0 && !p->failed) {
+      if (attach(p, payload, len)) return; /* the rest is the held program's */
+    } else if (type == FRAME_REQUEST && p->pid == 0 && !p->failed) start(p, payload, len);
     else if (type == FRAME_STDIN && p->in >= 0 && !p->stdin_ended) add(&p->to_in, payload, len);
     else if (type == FRAME_STDIN_EOF) p->stdin_ended = 1;
     drop_frame(&p->reader);

@@ -1,0 +1,74 @@
+/**
+ * A prepared runtime in a memory snapshot (issue 26, "the reason users snapshot agents"): a gVisor
+ * `sdk-agent` sandbox snapshotted after `agent.prepare()` holds the warmed-up opencode. A copy started
+ * from it with its gateways given again binds the routes on their old ports (what that opencode was
+ * configured with), and its first run that fits adopts that runtime instead of starting another. Only
+ * gVisor's snapshots hold processes: this file runs once, with gVisor sandboxes.
+ */
+import { firstValueFrom, takeUntil, timer, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { DaemonEvent } from '../../../protocol/daemon-events.js';
+import { Sandbox } from '../../../sdk/sandbox.js';
+import type { Snapshot } from '../../../sdk/snapshot.js';
+import { text } from '../../support/model-server/index.js';
+import { useAgentWorld } from './agent-world.js';
+
+const world = useAgentWorld(27);
+
+/** The pids of opencode runtimes in `sbx`. */
+async function runtimes(sbx: Sandbox): Promise<number[]> {
+  const listed = await sbx.commands.run("ps -eo pid,args | grep '[o]pencode run' | awk '{print $1}' || true");
+  return listed.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map(Number);
+}
+
+/** The pids of the opencode processes sandboxd of `sbx` recorded a start of (started or taken over). */
+async function runtimeStarts(sbx: Sandbox): Promise<number[]> {
+  const records: DaemonEvent[] = await firstValueFrom(sbx.events$.pipe(takeUntil(timer(500)), toArray()));
+  return records.flatMap((r) =>
+    r.type === 'process' && r.event === 'start' && r.command?.includes('opencode') === true ? [r.pid] : [],
+  );
+}
+
+const portsOf = (sbx: Sandbox): Record<string, number> =>
+  Object.fromEntries([...sbx.gateways].map(([name, status]) => [name, status.port]));
+
+describe('a runtime prepared before a memory snapshot', () => {
+  it("is taken over by a copy's first fitting run, the copy's routes on the original's ports", async () => {
+    const create = (snapshot?: Snapshot): Promise<Sandbox> =>
+      world.cp.createSandbox({
+        template: 'sdk-agent',
+        isolation: 'gvisor',
+        gateways: world.gateways(),
+        secretCache: world.secretCache,
+        ...(snapshot === undefined ? {} : { snapshot }),
+      });
+    const spec = world.spec();
+    const original = await create();
+    let copy: Sandbox | undefined;
+    try {
+      world.upstream.model.reset([text('configured')]);
+      await original.agent.run('write the configuration', { spec });
+      original.agent.prepare({ runtime: 'runtime_a' });
+      await expect.poll(() => runtimes(original), { timeout: 60_000 }).toHaveLength(1);
+      const [prepared] = await runtimes(original);
+      const snapshot = await original.snapshot();
+      const ports = portsOf(original);
+      await original.kill();
+
+      copy = await create(snapshot);
+      expect(portsOf(copy)).toEqual(ports);
+      expect(await runtimes(copy)).toEqual([prepared]);
+      world.upstream.model.reset([text('adopted')]);
+      expect((await copy.agent.run('use it', { spec })).text).toBe('adopted');
+      // No runtime was started in the copy: the run's is the one the original prepared.
+      expect(await runtimeStarts(copy)).toEqual([prepared]);
+      expect(await runtimes(copy)).toEqual([]);
+    } finally {
+      await original.kill().catch(() => undefined);
+      await copy?.kill();
+    }
+  });
+});
