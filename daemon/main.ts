@@ -19,6 +19,7 @@ import { AgentHost } from './agent-host.js';
 import { TokenCheck } from './token.js';
 import { warmPageCache } from './page-cache-warmer.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
+import { snapshotCarrySchema } from '../protocol/snapshot-carry.js';
 
 const settingsSchema = z.strictObject({
   token: z.string().min(16),
@@ -70,6 +71,8 @@ const settingsSchema = z.strictObject({
   controlToken: z.string().min(16).optional(),
   /** Files read into the page cache at start and after each resume (an agent template's `prefetch`). */
   prefetch: z.array(z.string().startsWith('/')).max(16).default([]),
+  /** What the sandbox a memory snapshot was taken of left this copy (protocol/snapshot-carry.ts). */
+  carried: snapshotCarrySchema.optional(),
 });
 
 // Read synchronously, without a top-level await: the bundle that runs in sandboxes is then a script whose
@@ -101,6 +104,8 @@ const loopback =
     : undefined;
 const gateways = new GatewayHost({
   system: actors,
+  // A copy keeps its routes' ports, as its box's processes were configured with them.
+  ...(settings.carried === undefined ? {} : { preferredPorts: settings.carried.gatewayPorts }),
   ...(loopback === undefined ? {} : { loopback }),
   // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
   metadataAddresses: ownAddresses(),
@@ -144,6 +149,8 @@ const agents = new AgentHost({
   system: actors,
   onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)),
 });
+// A copy takes over the runtime its original prepared (its box holds it, waiting for a bridge).
+if (settings.carried?.standby !== undefined) agents.adopt(settings.carried.standby);
 actors.inspect$.subscribe((record) => {
   if (record.kind === 'sandbox') return;
   audit.append({
