@@ -220,15 +220,22 @@ export class AgentHost {
   /**
    * Warms `runtime` up in the background (SPEC `prepare`): reads its binary into the page cache and, for
    * runtime_a once a configuration was written and no execution runs, starts a runtime for the next run
-   * with the last one (`runtime-standby.ts`); runtime_b starts in half a second and needs no more.
+   * with configuration `configHash`, or the last one written (`runtime-standby.ts`); runtime_b starts in
+   * half a second and needs no more.
+   *
+   * @throws SdkError `not_found` for a configuration this daemon does not hold
    */
-  prepare(runtime: StartExecution['runtime'] = 'runtime_a'): void {
+  prepare(runtime: StartExecution['runtime'] = 'runtime_a', configHash?: string): void {
+    const named = configHash === undefined ? undefined : this.#configs.get(configHash);
+    if (configHash !== undefined && named?.runtime !== 'runtime_a') {
+      throw new RequestError('not_found', 'no runtime_a configuration with this hash: write it first');
+    }
     const runtimeA = runtime === 'runtime_a';
     const binary = runtimeA ? runtimeABinary(this.#agentsDir) : runtimeBFiles(this.#agentsDir).node;
     if (!existsSync(binary)) return;
     this.#prefetch.read(binary);
     if (!runtimeA) return;
-    const config = this.#lastConfig;
+    const config = named ?? this.#lastConfig;
     const { home } = this.#options.user;
     if (config === undefined || this.#current !== undefined || this.#standby.running) return;
     let tree: ExecutionTree;

@@ -296,7 +296,8 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     },
     'POST /v1/agent/prepare': async ({ req }) => {
       const host = agentsOf();
-      host.prepare((await readJson(req, prepareAgentSchema)).runtime);
+      const { runtime, configHash } = await readJson(req, prepareAgentSchema);
+      host.prepare(runtime, configHash);
       return ok();
     },
   });

@@ -192,5 +192,11 @@ export const executionListSchema = z.strictObject({
 /** `GET /v1/agent/executions` answer. */
 export type ExecutionList = z.infer<typeof executionListSchema>;
 
-/** `POST /v1/agent/prepare`. */
-export const prepareAgentSchema = z.strictObject({ runtime: z.enum(AGENT_RUNTIMES) });
+/**
+ * `POST /v1/agent/prepare`: with `configHash` (a configuration written first) the runtime starts with
+ * that one, else with the one written last.
+ */
+export const prepareAgentSchema = z.strictObject({
+  runtime: z.enum(AGENT_RUNTIMES),
+  configHash: z.string().min(1).max(128).optional(),
+});

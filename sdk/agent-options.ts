@@ -135,15 +135,27 @@ export function parseAttachOptions(
   };
 }
 
-const prepareOptions = z.strictObject({ runtime });
+const prepareOptions = z.strictObject({
+  runtime,
+  spec: z.instanceof(AgentSpec, { message: 'must be an AgentSpec' }).optional(),
+});
 
 /** Options of `sbx.agent.prepare`. */
 export interface PrepareOptions {
   /** The runtime to warm up (default `runtime_a`). */
   readonly runtime?: RuntimeChoice | undefined;
+  /**
+   * The spec of the runs to come: its configuration is written and the runtime started with it (without
+   * it, with the configuration written last; none yet, nothing is started).
+   */
+  readonly spec?: AgentSpec | undefined;
 }
 
-/** The runtime `prepare` warms up, checked. */
-export function parsePrepareOptions(options: unknown): RuntimeName {
-  return runtimeName(parseOptions(prepareOptions, options, 'agent.prepare').runtime);
+/** The runtime `prepare` warms up and the spec it is for, checked. */
+export function parsePrepareOptions(options: unknown): {
+  readonly runtime: RuntimeName;
+  readonly spec: AgentSpec | undefined;
+} {
+  const o = parseOptions(prepareOptions, options, 'agent.prepare');
+  return { runtime: runtimeName(o.runtime), spec: o.spec };
 }

@@ -110,16 +110,38 @@ export class SandboxAgent {
 
   /**
    * Starts warming the runtime up in the background and returns at once; a failure of the warm-up is
-   * ignored. sandboxd starts a runtime with the configuration written last, which the next run adopts
-   * when it fits (same spec and working directory, a new session, the spec's model, no reasoning);
-   * runtime_b has nothing to warm up in this release.
+   * ignored. sandboxd starts a runtime with `spec`'s configuration (written first), or without a spec
+   * with the configuration written last, which the next run adopts when it fits (same spec and working
+   * directory, a new session, the spec's model, no reasoning). A memory snapshot taken then holds the
+   * warmed runtime, and a sandbox started from it adopts it too. runtime_b has nothing to warm up in
+   * this release.
    *
-   * @throws InvalidArgumentError for a malformed option
+   * @example
+   * ```ts
+   * sbx.agent.prepare({ spec });
+   * const snapshot = await sbx.snapshot(); // gVisor: copies start with the runtime warm
+   * ```
+   * @throws InvalidArgumentError for a malformed option, or a spec the handle's gateways cannot serve
    */
   prepare(options: PrepareOptions = {}): void {
-    if (parsePrepareOptions(options) !== 'runtime_a') return;
-    const body = prepareAgentSchema.parse({ runtime: 'runtime_a' });
-    this.#client.call('POST', '/v1/agent/prepare', emptySchema, body).catch(() => undefined);
+    const { runtime, spec } = parsePrepareOptions(options);
+    if (runtime !== 'runtime_a') return;
+    let written: Promise<string | undefined> = Promise.resolve(undefined);
+    if (spec !== undefined) {
+      checkSpecForRuntime(spec, 'runtime_a');
+      checkAgentGateways('agent.prepare', spec, undefined, this.#gateways);
+      const config = runtimeAConfigWrite('agent.prepare', spec, this.#gateways, undefined);
+      written = this.#configs.ensure(this.#client, config).then(() => config.hash);
+    }
+    written
+      .then((configHash) => {
+        const body = prepareAgentSchema.parse({
+          runtime,
+          ...(configHash === undefined ? {} : { configHash }),
+        });
+        return this.#client.call('POST', '/v1/agent/prepare', emptySchema, body);
+      })
+      .catch(() => undefined);
   }
 
   /** The executions sandboxd knows, and the running one's id (`current`, or null). */

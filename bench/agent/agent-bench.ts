@@ -13,8 +13,8 @@
  *   (e) peak memory of the agent sandbox (`memory.max_usage_in_bytes` of its `user` cgroup), beside the
  *       bare runtime's (a cgroup of its own);
  *   (f) a new sandbox to its first model request: pool.take() beside Sandbox.create() (pool-start.ts);
- *   (g) a gVisor sandbox restored from a snapshot taken after prepare() to its first model request,
- *       beside a cold gVisor Sandbox.create() (snapshot-start.ts).
+ *   (g) a gVisor sandbox restored from a snapshot taken after prepare({ spec }) to its first model
+ *       request, beside a cold gVisor Sandbox.create() (snapshot-start.ts).
  *
  * And runtime_b (the deep-agents runner on the template's Node) in the same sandbox through
  * `run(prompt, { spec, runtime: 'runtime_b' })`, beside the same runner started directly on the host:
@@ -51,6 +51,8 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? '5');
 const POOL_ITERATIONS = 3;
 /** How long a caller of prepare() lets the warm-up run before its first run (bench choice). */
 const PREPARE_LEAD_MS = 1000;
+/** How long a runtime prepared before a snapshot warms up: a caller who snapshots once to start many can wait (bench choice). */
+const SNAPSHOT_LEAD_MS = 5000;
 const PROMPT = 'edit notes.txt';
 type RuntimeName = 'runtime_a' | 'runtime_b';
 /** The same conversation for each runtime: its shell tool is `bash` in opencode, `execute` in deepagents. */
@@ -239,7 +241,7 @@ async function main(): Promise<void> {
       script: () => upstream.model.reset(script('runtime_a')),
     };
     const starts = await measurePoolStart(startWorld, POOL_ITERATIONS);
-    const restores = await measureSnapshotStart(startWorld, POOL_ITERATIONS, PREPARE_LEAD_MS);
+    const restores = await measureSnapshotStart(startWorld, POOL_ITERATIONS, SNAPSHOT_LEAD_MS);
 
     const bareFirst = median(bares.map((r) => r.firstRequestMs));
     const limitedFirst = median(limited.map((r) => r.firstRequestMs));
@@ -390,8 +392,8 @@ async function main(): Promise<void> {
       restored <= 0.3 * gvisorCold,
     );
     note(
-      `Sandbox.create({ snapshot }) of a gVisor sdk-agent sandbox snapshotted ${String(PREPARE_LEAD_MS)} ms after ` +
-        `prepare(), + run(): ${samples(restores.restored)} ms; cold gVisor Sandbox.create() + run() ` +
+      `Sandbox.create({ snapshot }) of a gVisor sdk-agent sandbox snapshotted ${String(SNAPSHOT_LEAD_MS)} ms after ` +
+        `prepare({ spec }), + run(): ${samples(restores.restored)} ms; cold gVisor Sandbox.create() + run() ` +
         `${samples(restores.cold)} ms`,
     );
   } finally {

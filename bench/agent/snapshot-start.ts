@@ -1,5 +1,5 @@
 /**
- * An agent sandbox restored from a memory snapshot taken after `agent.prepare()` (issue 26), to its
+ * An agent sandbox restored from a memory snapshot taken after `agent.prepare({ spec })` (issue 26), to its
  * first model request: `Sandbox.create({ snapshot, gateways })` then `agent.run()`, beside a cold
  * `Sandbox.create()` + `run()` of the same isolation (gVisor: only its snapshots hold memory), each timed
  * from the create call to the model's first request, alternating, in the same run. The snapshot is taken
@@ -30,7 +30,7 @@ export async function measureSnapshotStart(
   const original = await create();
   let snapshot: Snapshot;
   try {
-    original.agent.prepare();
+    original.agent.prepare({ spec: world.spec });
     await sleep(leadMs);
     snapshot = await original.snapshot();
   } finally {

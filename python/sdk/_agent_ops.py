@@ -118,10 +118,20 @@ def executions_op(core: SandboxCore) -> Op[ExecutionList]:
     return core.daemon_op(Call(core._daemon, "GET", "/v1/agent/executions", parse, core.access_token))
 
 
-def prepare_op(core: SandboxCore, runtime: str) -> Op[object]:
-    """``POST /v1/agent/prepare``: warm the runtime up in the background."""
-    body = {"runtime": runtime}
-    return core.daemon_op(Call(core._daemon, "POST", "/v1/agent/prepare", model_parser(_Empty), core.access_token, body))
+def prepare_op(
+    core: SandboxCore, configs: ConfigWrites, runtime: str, config: dict[str, Any] | None = None
+) -> Op[object]:
+    """``POST /v1/agent/prepare``: warm the runtime up in the background; with ``config``, written first,
+    the runtime starts with that configuration."""
+    body: dict[str, Any] = {"runtime": runtime}
+    if config is not None:
+        yield from configs.ensure_op(core, config)
+        body["configHash"] = config["hash"]
+    parse = model_parser(_Empty)
+    answer: object = yield from core.daemon_op(
+        Call(core._daemon, "POST", "/v1/agent/prepare", parse, core.access_token, body)
+    )
+    return answer
 
 
 class ConfigWrites:

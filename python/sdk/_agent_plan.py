@@ -106,6 +106,27 @@ def check_agent_gateways(operation: str, spec: AgentSpec, model: str | None, gat
         _fail(operation, "spec.model.base_path", "must equal the base path of the gateway's preset")
 
 
+def plan_prepare(runtime: object, spec: object, gateways: GatewayCore) -> tuple[str, dict[str, Any] | None]:
+    """``agent.prepare``'s checks: the runtime it warms up, and the configuration write of ``spec`` (None
+    without a spec: the runtime starts with the configuration written last).
+
+    :raises InvalidArgumentException: for a malformed option or a spec the gateways cannot serve
+    """
+    check = Checker("agent.prepare")
+    check_runtime(check, runtime)
+    if spec is not None and not isinstance(spec, AgentSpec):
+        check.add(("spec",), "must be an AgentSpec")
+    check.done()
+    name = runtime_name(runtime)  # type: ignore[arg-type]  # checked just above
+    if spec is None or name != "runtime_a":
+        return name, None
+    assert isinstance(spec, AgentSpec)
+    check_spec_for_runtime(spec, "runtime_a")
+    check_agent_gateways("agent.prepare", spec, None, gateways)
+    ports = {route: status.port for route, status in gateways.status.items()}
+    return name, runtime_a_config_write("agent.prepare", spec, ports)
+
+
 def plan_execution(operation: str, prompt: object, gateways: GatewayCore, **options: Any) -> ExecutionPlan:
     """Every check, then the calls' bodies (options as ``run``/``stream`` take them).
 

@@ -14,9 +14,8 @@ from ._agent_attach import agent_feed, attached_op, check_attach, running_op, ta
 from ._feeds import aiterate, iterate
 
 from ._agent_ops import ConfigWrites, Opened, executions_op, open_op, prepare_op
-from ._agent_plan import check_runtime, plan_execution, runtime_name
+from ._agent_plan import plan_execution, plan_prepare
 from ._agent_stream_core import StreamCore
-from ._check import Checker
 from ._http import AsyncTransport, Op, Transport, adrive, drive
 from ._sandbox_core import SandboxCore
 from .agent_events import AgentFeedEvent, AgentResult, ExecutionList
@@ -51,12 +50,10 @@ class _AgentBase:
         state = StreamCore(plan.max_output_bytes)
         return open_op(self._core, self._configs, plan, state), state
 
-    @staticmethod
-    def _prepared_runtime(runtime: RuntimeChoice) -> str:
-        check = Checker("agent.prepare")
-        check_runtime(check, runtime)
-        check.done()
-        return runtime_name(runtime)
+    def _prepare_op(self, runtime: RuntimeChoice, spec: AgentSpec | None) -> Op[object] | None:
+        """``prepare``'s calls, every argument checked first; None when there is nothing to warm up."""
+        name, config = plan_prepare(runtime, spec, self._gateways)
+        return prepare_op(self._core, self._configs, name, config) if name == "runtime_a" else None
 
 
 class SandboxAgent(_AgentBase):
@@ -138,18 +135,22 @@ class SandboxAgent(_AgentBase):
                 stream.abort()
                 raise
 
-    def prepare(self, *, runtime: RuntimeChoice = "runtime_a") -> None:
-        """Starts warming the runtime up in the background and returns at once (a failure is ignored);
-        the next fitting run adopts it. runtime_b has nothing to warm up.
+    def prepare(self, *, runtime: RuntimeChoice = "runtime_a", spec: AgentSpec | None = None) -> None:
+        """Starts warming the runtime up in the background and returns at once (a failure is ignored):
+        sandboxd starts a runtime with ``spec``'s configuration (written first), or without a spec with
+        the configuration written last, and the next fitting run adopts it. A memory snapshot taken then
+        holds the warmed runtime, and a sandbox started from it adopts it too. runtime_b has nothing to
+        warm up.
 
-        :raises InvalidArgumentException: for a malformed runtime
+        :raises InvalidArgumentException: for a malformed option or a spec the gateways cannot serve
         """
-        if self._prepared_runtime(runtime) != "runtime_a":
+        op = self._prepare_op(runtime, spec)
+        if op is None:
             return
 
         def warm() -> None:
             try:
-                drive(prepare_op(self._core, "runtime_a"), self._transport)
+                drive(op, self._transport)
             except Exception:
                 pass  # warming up is best effort
 
@@ -255,17 +256,19 @@ class AsyncSandboxAgent(_AgentBase):
         async with AsyncAgentStream(self._core, self._transport, opening, state) as stream:
             return await stream.result()
 
-    def prepare(self, *, runtime: RuntimeChoice = "runtime_a") -> None:
-        """Starts warming the runtime up in a background task and returns at once (failures ignored).
+    def prepare(self, *, runtime: RuntimeChoice = "runtime_a", spec: AgentSpec | None = None) -> None:
+        """Starts warming the runtime up in a background task and returns at once (failures ignored);
+        as :meth:`SandboxAgent.prepare`.
 
-        :raises InvalidArgumentException: for a malformed runtime
+        :raises InvalidArgumentException: for a malformed option or a spec the gateways cannot serve
         """
-        if self._prepared_runtime(runtime) != "runtime_a":
+        op = self._prepare_op(runtime, spec)
+        if op is None:
             return
 
         async def warm() -> None:
             try:
-                await adrive(prepare_op(self._core, "runtime_a"), self._transport)
+                await adrive(op, self._transport)
             except Exception:
                 pass  # warming up is best effort
 

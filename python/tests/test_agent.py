@@ -111,6 +111,18 @@ def test_run_returns_the_result_and_continues_a_session(sbx: Sandbox, model: Scr
     no_key(first, second)
 
 
+def test_prepare_with_a_spec_starts_its_runtime_in_a_fresh_sandbox(
+    control_plane: ControlPlane, model: ScriptedModel
+) -> None:
+    with agent_sandbox(model) as fresh:
+        fresh.agent.prepare()  # no configuration written yet: nothing to start
+        fresh.agent.prepare(spec=spec())  # written first, then the runtime starts with it
+        wait_for(lambda: sleeping(fresh, "opencode run") == 1, timeout=60.0)
+        model.script(text("warm"))
+        assert fresh.agent.run("use it", spec=spec()).text == "warm"
+        assert sleeping(fresh, "opencode run") == 0
+
+
 def test_abort_from_another_thread_ends_with_aborted(sbx: Sandbox, model: ScriptedModel) -> None:
     model.script(tool_call("bash", {"command": "sleep 303", "description": "wait"}))
     stream = sbx.agent.stream("wait", spec=spec())
@@ -184,6 +196,12 @@ def test_checks_before_any_call(sbx: Sandbox, monkeypatch: pytest.MonkeyPatch) -
         assert bad.value.field == field
     with pytest.raises(InvalidArgumentException):
         sbx.agent.prepare(runtime="runtime_c")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentException) as bad:
+        sbx.agent.prepare(spec="a spec")  # type: ignore[arg-type]
+    assert bad.value.field == "spec"
+    with pytest.raises(InvalidArgumentException) as bad:
+        sbx.agent.prepare(spec=AgentSpec(AgentModel("compatible", "model-1", "no-such-route", base_path="/v1")))
+    assert bad.value.field == "spec.model.gateway"
     assert calls == []
 
 

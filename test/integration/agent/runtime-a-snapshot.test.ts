@@ -1,6 +1,6 @@
 /**
  * A prepared runtime in a memory snapshot (issue 26, "the reason users snapshot agents"): a gVisor
- * `sdk-agent` sandbox snapshotted after `agent.prepare()` holds the warmed-up opencode. A copy started
+ * `sdk-agent` sandbox snapshotted after `agent.prepare({ spec })` holds the warmed-up opencode. A copy started
  * from it with its gateways given again binds the routes on their old ports (what that opencode was
  * configured with), and its first run that fits adopts that runtime instead of starting another. Only
  * gVisor's snapshots hold processes: this file runs once, with gVisor sandboxes.
@@ -49,9 +49,7 @@ describe('a runtime prepared before a memory snapshot', () => {
     const original = await create();
     let copy: Sandbox | undefined;
     try {
-      world.upstream.model.reset([text('configured')]);
-      await original.agent.run('write the configuration', { spec });
-      original.agent.prepare({ runtime: 'runtime_a' });
+      original.agent.prepare({ spec }); // its configuration written first: no run before
       await expect.poll(() => runtimes(original), { timeout: 60_000 }).toHaveLength(1);
       const [prepared] = await runtimes(original);
       const snapshot = await original.snapshot();

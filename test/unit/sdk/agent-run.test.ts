@@ -192,4 +192,26 @@ describe('sbx.agent.prepare', () => {
     sbx.agent.prepare({ runtime: 'runtime_b' }); // nothing to warm up yet
     expect(() => sbx.agent.prepare({ runtime: 'runtime_c' as never })).toThrow(/runtime/);
   });
+
+  it('with a spec writes its configuration first and names it; checks the spec before any call', async () => {
+    const other = await connectedHandle(fake);
+    const before = fake.requests.length;
+    expect(() => other.agent.prepare({ spec: 'a spec' as never })).toThrow(
+      expect.objectContaining({ field: 'spec' }),
+    );
+    const stray = new AgentSpec({
+      model: new AgentModel({ provider: 'vendor_b', id: 'm', gateway: 'nope' }),
+    });
+    expect(() => other.agent.prepare({ spec: stray })).toThrow(
+      expect.objectContaining({ field: 'spec.model.gateway' }),
+    );
+    expect(fake.requests.length).toBe(before);
+    other.agent.prepare({ spec: spec() });
+    await expect
+      .poll(() => fake.agentCalls().slice(-2))
+      .toEqual(['PUT /v1/agent/config', 'POST /v1/agent/prepare']);
+    const body = (path: string): string => fake.requests.findLast((r) => r.path === path)?.body ?? '';
+    const config = agentConfigSchema.parse(JSON.parse(body('/v1/agent/config')));
+    expect(JSON.parse(body('/v1/agent/prepare'))).toEqual({ runtime: 'runtime_a', configHash: config.hash });
+  });
 });
