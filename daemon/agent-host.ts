@@ -31,7 +31,7 @@ import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
-import { canEnter, processSpaceOf, type SandboxUser } from './sandbox-spawn.js';
+import { canEnter, processSpaceOf, StartError, type SandboxUser } from './sandbox-spawn.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { attachRuntime, launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { runtimeBFiles } from './runtime-b-launch.js';
@@ -88,7 +88,10 @@ export class AgentHost {
   /** Trees a normal end left populated: removed once they are empty. */
   readonly #leftTrees: ExecutionTree[] = [];
   #current: Entry | undefined;
-  #starting: { entry: Entry; plan: RuntimePlan; adopted: ManagedProcess | undefined } | undefined;
+  /** The execution `start` entered, with its runtime (spawned, or adopted), for the machine's `run`. */
+  #starting: { entry: Entry; runtime: ManagedProcess } | undefined;
+  /** The tree of a runtime being spawned by `start` (not yet an execution). */
+  #launching: ExecutionTree | undefined;
   /** A runtime `prepare()` started for the next run. */
   readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
   /** The runtime_a configuration written last: what `prepare()` starts a runtime with. */
@@ -135,17 +138,19 @@ export class AgentHost {
    *
    * @throws AgentError `busy` while one runs, `runtime_missing` without the runtime binary
    * @throws SdkError `not_found` for a configuration this daemon does not hold, `invalid_argument` for a
-   *   working directory that does not exist
+   *   working directory that does not exist or the sandbox user cannot enter
    */
   async start(start: StartExecution): Promise<string> {
-    // First, and the only wait: from here to the execution's entry nothing else runs (busy stays exact).
-    if (!(await canEnter(this.#options.user, start.workdir))) {
-      throw new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
-        field: 'workdir',
-      });
+    // On a host the folder is sandboxd's own to look at; in a sandbox the runtime's start says (below).
+    if (this.#options.user.box === undefined && !(await canEnter(this.#options.user, start.workdir))) {
+      throw noSuchWorkdir();
     }
     this.#send({ type: 'clock', now: Date.now() });
     const limits = machineLimits(start.limits);
+    // A start whose runtime is being spawned counts as running: one execution at a time.
+    if (this.#launching !== undefined) {
+      throw new AgentError('busy', 'another agent execution is running on this sandbox');
+    }
     if (this.#current !== undefined) {
       const refusals = this.#busyRefusals;
       this.#send({ type: 'run', limits });
@@ -163,6 +168,9 @@ export class AgentHost {
     const standby = this.#standby.take(start);
     this.#collectLeftTrees();
     const id = `exe_${randomBytes(12).toString('hex')}`;
+    const tree = standby?.tree ?? this.#newTree(`agent-${id}`);
+    // The only wait: the runtime spawned in its working directory, which the account may not enter.
+    const runtime = standby?.process ?? (await this.#launch(plan, tree));
     const entry: Entry = {
       execution: new AgentExecution({
         id,
@@ -172,14 +180,14 @@ export class AgentHost {
         reasoning: start.reasoning,
         parse: plan.parse,
       }),
-      tree: standby?.tree ?? this.#newTree(`agent-${id}`),
+      tree,
       start,
       promptSent: false,
       stepOpen: false,
     };
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
-    this.#starting = { entry, plan, adopted: standby?.process };
+    this.#starting = { entry, runtime };
     this.#send({ type: 'run', limits });
     return id;
   }
@@ -237,7 +245,8 @@ export class AgentHost {
     if (!runtimeA) return;
     const config = named ?? this.#lastConfig;
     const { home } = this.#options.user;
-    if (config === undefined || this.#current !== undefined || this.#standby.running) return;
+    const busy = this.#current !== undefined || this.#launching !== undefined;
+    if (config === undefined || busy || this.#standby.running) return;
     let tree: ExecutionTree;
     try {
       tree = this.#standbyTree();
@@ -280,8 +289,32 @@ export class AgentHost {
     clearTimeout(this.#clock);
     clearInterval(this.#poll);
     void this.#current?.tree.signal('SIGKILL').catch(() => undefined);
+    void this.#launching?.signal('SIGKILL').catch(() => undefined);
     this.#standby.drop();
     this.#actor.stop();
+  }
+
+  /**
+   * Spawns the runtime of a new execution in `tree` and waits until it runs: a working directory the
+   * account cannot enter is refused here, as a bad argument, with nothing left behind. Any other failure
+   * to start is the execution's (`runtime_missing`, reported once it runs).
+   */
+  async #launch(plan: RuntimePlan, tree: ExecutionTree): Promise<ManagedProcess> {
+    this.#launching = tree;
+    try {
+      const runtime = launchRuntime(plan, tree, this.#options.user);
+      const failure = await runtime.started.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (failure instanceof StartError && failure.stage === 'cwd') {
+        if (!tree.remove()) this.#leftTrees.push(tree); // its process not yet gone: removed later
+        throw noSuchWorkdir();
+      }
+      return runtime;
+    } finally {
+      this.#launching = undefined;
+    }
   }
 
   /** The execution's tree in a cgroup of its own; refused when the cgroup cannot be made. */
@@ -327,9 +360,8 @@ export class AgentHost {
     const starting = this.#starting;
     this.#starting = undefined;
     if (starting === undefined) return;
-    const { entry, plan } = starting;
+    const { entry, runtime: proc } = starting;
     this.#current = entry;
-    const proc = starting.adopted ?? launchRuntime(plan, entry.tree, this.#options.user);
     entry.process = proc;
     proc.started.catch(() => {
       if (this.#current === entry) this.#send({ type: 'runtime_failed', reason: 'runtime_missing' });
@@ -433,4 +465,11 @@ function machineLimits(limits: WireExecutionLimits) {
 
 function cgroupDirOf(procsFile: string | undefined): string | undefined {
   return procsFile === undefined ? undefined : procsFile.slice(0, procsFile.lastIndexOf('/'));
+}
+
+/** The refusal of a working directory the sandbox user cannot enter (or that does not exist). */
+function noSuchWorkdir(): RequestError {
+  return new RequestError('invalid_argument', 'workdir: no such directory in the sandbox', undefined, {
+    field: 'workdir',
+  });
 }

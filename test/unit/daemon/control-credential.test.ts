@@ -54,12 +54,13 @@ beforeAll(async () => {
 });
 
 describe("the control plane's credential", () => {
-  it('is admitted to exactly the event stream, the gateways and the agent executions', () => {
+  it("is admitted to exactly the event stream, the gateways, a snapshot's carry and the agent executions", () => {
     expect([...CONTROL_ENDPOINTS].sort()).toEqual([
       'GET /v1/agent/executions',
       'GET /v1/agent/executions/:id/events',
       'GET /v1/events',
       'GET /v1/gateways',
+      'GET /v1/snapshot-carry',
       'POST /v1/agent/executions/:id/abort',
     ]);
   });
@@ -68,6 +69,7 @@ describe("the control plane's credential", () => {
     const before = calls();
     expect(await call('GET', '/v1/events?after=0', CONTROL)).toBe(200);
     expect(await call('GET', '/v1/gateways', CONTROL)).toBe(200);
+    expect(await call('GET', '/v1/snapshot-carry', CONTROL)).toBe(200);
     expect(await call('GET', '/v1/agent/executions', CONTROL)).toBe(200);
     expect(await call('GET', `/v1/agent/executions/${executionId}/events?after=0`, CONTROL)).toBe(200);
     // Admitted, then the handler's own answer: no such execution.
