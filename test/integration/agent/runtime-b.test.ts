@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
 import { AgentError } from '../../../rules/errors.js';
 import { AgentLimits } from '../../../sdk/agent-limits.js';
@@ -37,52 +37,60 @@ const script = (...turns: ScriptEntry[]) => world.upstream.model.reset(turns);
 
 const processesNamed = (needle: string): Promise<number> => processesInSandbox(sbx, needle);
 
-describe('runtime_b in a closed-egress sandbox', () => {
-  it('edits a real file with bash, streams text deltas, reports usage and an rda_ session', async () => {
-    script(toolCall('execute', { command: 'echo from runtime b > rb.txt' }), text('wrote rb.txt'));
-    const stream = sbx.agent.stream('write rb.txt', { spec: world.spec(), runtime: 'runtime_b' });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    expect(types[0]).toBe('step_started');
-    expect(types).toContain('tool_call');
-    expect(types).toContain('text_delta');
-    expect(types.slice(-3)).toEqual(['text', 'step_finished', 'done']);
-    const result = await stream.result();
-    expect(result).toMatchObject({ text: 'wrote rb.txt', steps: 2, exitCode: 0 });
-    expect(result.sessionId).toMatch(/^rda_[0-9a-f]{32}$/);
-    expect(result.usage.total).toBe(30);
-    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'bash', status: 'completed' })]);
-    expect((await sbx.commands.run('cat /home/user/rb.txt')).stdout).toBe('from runtime b\n');
-    expect(world.upstream.model.requests.every((r) => r.credentials['authorization'] === 'expected')).toBe(
-      true,
-    );
-  });
+/** A run that edits a real file with bash: text deltas, usage, an rda_ session, the key injected upstream. */
+async function editsAFileWithBash(sbx: Sandbox): Promise<void> {
+  script(toolCall('execute', { command: 'echo from runtime b > rb.txt' }), text('wrote rb.txt'));
+  const stream = sbx.agent.stream('write rb.txt', { spec: world.spec(), runtime: 'runtime_b' });
+  const types: string[] = [];
+  for await (const event of stream) types.push(event.type);
+  expect(types[0]).toBe('step_started');
+  expect(types).toContain('tool_call');
+  expect(types).toContain('text_delta');
+  expect(types.slice(-3)).toEqual(['text', 'step_finished', 'done']);
+  const result = await stream.result();
+  expect(result).toMatchObject({ text: 'wrote rb.txt', steps: 2, exitCode: 0 });
+  expect(result.sessionId).toMatch(/^rda_[0-9a-f]{32}$/);
+  expect(result.usage.total).toBe(30);
+  expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'bash', status: 'completed' })]);
+  expect((await sbx.commands.run('cat /home/user/rb.txt')).stdout).toBe('from runtime b\n');
+  expect(world.upstream.model.requests.every((r) => r.credentials['authorization'] === 'expected')).toBe(
+    true,
+  );
+}
 
-  it('works in a workdir outside the home that root made (issue 25), and refuses one the user cannot enter', async () => {
-    await sbx.commands.run(
-      'mkdir -p /workspace/app && chown -R user:user /workspace && mkdir -p /root/private',
-      {
-        user: 'root',
-      },
-    );
-    script(toolCall('execute', { command: 'pwd > where.txt' }), text('noted'));
-    const result = await sbx.agent.run('note where', {
-      spec: world.spec(),
-      runtime: 'runtime_b',
-      workdir: '/workspace/app',
-    });
-    expect(result.text).toBe('noted');
-    expect((await sbx.commands.run('cat /workspace/app/where.txt')).stdout).toBe('/workspace/app\n');
-    for (const workdir of ['/no/such/folder', '/root/private']) {
-      const refused = await sbx.agent
-        .run('x', { spec: world.spec(), runtime: 'runtime_b', workdir })
-        .catch((e: unknown) => e);
-      expect({ workdir, refused }).toEqual({
-        workdir,
-        refused: expect.objectContaining({ code: 'invalid_argument', field: 'workdir' }) as unknown,
-      });
-    }
+/** A run in a folder root made for the user (issue 25); one that does not exist, or the user may not enter, refused. */
+async function worksInAWorkdirAndRefusesOthers(sbx: Sandbox): Promise<void> {
+  await sbx.commands.run(
+    'mkdir -p /workspace/app && chown -R user:user /workspace && mkdir -p /root/private',
+    {
+      user: 'root',
+    },
+  );
+  script(toolCall('execute', { command: 'pwd > where.txt' }), text('noted'));
+  const result = await sbx.agent.run('note where', {
+    spec: world.spec(),
+    runtime: 'runtime_b',
+    workdir: '/workspace/app',
   });
+  expect(result.text).toBe('noted');
+  expect((await sbx.commands.run('cat /workspace/app/where.txt')).stdout).toBe('/workspace/app\n');
+  for (const workdir of ['/no/such/folder', '/root/private']) {
+    const refused = await sbx.agent
+      .run('x', { spec: world.spec(), runtime: 'runtime_b', workdir })
+      .catch((e: unknown) => e);
+    expect({ workdir, refused }).toEqual({
+      workdir,
+      refused: expect.objectContaining({ code: 'invalid_argument', field: 'workdir' }) as unknown,
+    });
+  }
+}
+
+describe('runtime_b in a closed-egress sandbox', () => {
+  it('edits a real file with bash, streams text deltas, reports usage and an rda_ session', () =>
+    editsAFileWithBash(sbx));
+
+  it('works in a workdir outside the home that root made (issue 25), and refuses one the user cannot enter', () =>
+    worksInAWorkdirAndRefusesOthers(sbx));
 
   it('continues a session: the next run sends the earlier conversation', async () => {
     script(text('remembered answer'), text('second answer'));
@@ -265,4 +273,30 @@ describe('runtime_b: each provider end to end', () => {
       }
     });
   }
+});
+
+// The file's other behaviours are the runtime's, not the box's: they run once, with namespaces.
+describe('runtime_b in a gVisor box', () => {
+  let box: Sandbox | undefined;
+  const inBox = (): Sandbox => {
+    if (box === undefined) throw new Error('no gVisor sandbox');
+    return box;
+  };
+  beforeAll(async () => {
+    box = await world.cp.createSandbox({
+      template: 'sdk-agent',
+      isolation: 'gvisor',
+      gateways: world.gateways(),
+      secretCache: world.secretCache,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await box?.kill();
+  });
+
+  it('edits a real file with bash, streams text deltas, reports usage and an rda_ session', () =>
+    editsAFileWithBash(inBox()));
+
+  it('works in a workdir outside the home that root made, and refuses one the user cannot enter', () =>
+    worksInAWorkdirAndRefusesOthers(inBox()));
 });
