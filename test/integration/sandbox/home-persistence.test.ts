@@ -86,30 +86,36 @@ async function expectCreateFails(persist: S3Prefix, executionRoleArn: string, me
 }
 
 describe('Sandbox.create({ persist }) and checkpointFiles()', () => {
-  it('starts empty, saves the home to <prefix>/<name>/home.tar.gz, and a new sandbox starts with it', async () => {
-    const persist = place();
-    const first = await create(persist);
-    expect((await first.commands.run('ls -A ~ | wc -l')).stdout).toBe('0\n');
-    await first.commands.run(
-      [
-        'cd ~ && mkdir -p notes/deep .local/share/opencode',
-        'printf hello > notes/deep/a.txt && chmod 640 notes/deep/a.txt',
-        "printf '#!/bin/sh\\necho ran\\n' > run.sh && chmod 750 run.sh",
-        'ln -s notes/deep/a.txt link && printf session > .local/share/opencode/s.json',
-      ].join(' && '),
-    );
-    await first.checkpointFiles();
-    expect(persist.key).toBe(`teams/a/${persist.name}/home.tar.gz`);
-    expect((await head(persist.key))?.ContentType).toBe('application/gzip');
-    await first.kill();
+  // The home's archive is made and unpacked by processes in the sandbox: once per isolation.
+  it.each(['namespace', 'gvisor'] as const)(
+    '%s: starts empty, saves the home to <prefix>/<name>/home.tar.gz, and a new sandbox starts with it',
+    async (isolation) => {
+      const persist = place();
+      const first = await create(persist, { isolation });
+      expect((await first.commands.run('ls -A ~ | wc -l')).stdout).toBe('0\n');
+      await first.commands.run(
+        [
+          'cd ~ && mkdir -p notes/deep .local/share/opencode',
+          'printf hello > notes/deep/a.txt && chmod 640 notes/deep/a.txt',
+          "printf '#!/bin/sh\\necho ran\\n' > run.sh && chmod 750 run.sh",
+          'ln -s notes/deep/a.txt link && printf session > .local/share/opencode/s.json',
+        ].join(' && '),
+      );
+      await first.checkpointFiles();
+      expect(persist.key).toBe(`teams/a/${persist.name}/home.tar.gz`);
+      expect((await head(persist.key))?.ContentType).toBe('application/gzip');
+      await first.kill();
 
-    const second = await create(persist);
-    const { stdout } = await second.commands.run(
-      'cd ~ && cat notes/deep/a.txt && echo && stat -c "%a %u %n" notes/deep/a.txt run.sh && readlink link && ./run.sh && cat .local/share/opencode/s.json',
-    );
-    expect(stdout).toBe('hello\n640 1000 notes/deep/a.txt\n750 1000 run.sh\nnotes/deep/a.txt\nran\nsession');
-    await second.kill();
-  });
+      const second = await create(persist, { isolation });
+      const { stdout } = await second.commands.run(
+        'cd ~ && cat notes/deep/a.txt && echo && stat -c "%a %u %n" notes/deep/a.txt run.sh && readlink link && ./run.sh && cat .local/share/opencode/s.json',
+      );
+      expect(stdout).toBe(
+        'hello\n640 1000 notes/deep/a.txt\n750 1000 run.sh\nnotes/deep/a.txt\nran\nsession',
+      );
+      await second.kill();
+    },
+  );
 
   it('fails a checkpoint whose tar fails, leaving the saved home as it was and no upload behind', async () => {
     const persist = place();
