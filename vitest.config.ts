@@ -14,7 +14,9 @@ import SlowFirstSequencer from './test/support/slow-first-sequencer.js';
  * Integration files whose behaviours hold for every isolation, run a second time with gVisor sandboxes
  * (`SDK_ISOLATION=gvisor`: the SDK asks for them; `TestSandboxes` launches them). Files that test one
  * engine's own mechanics (the namespace driver's, its attacks, gVisor's own) are not among them; those of
- * both engines test each one themselves (`snapshots.test.ts`).
+ * both engines test each one themselves (`snapshots.test.ts`). Where a whole file twice costs too much,
+ * its behaviours that depend on the box run once more with a gVisor sandbox of their own
+ * (`runtime-b.test.ts`, `home-persistence.test.ts`, `runtime-a-snapshot.test.ts`).
  */
 const BOTH_ISOLATIONS = [
   'test/integration/sandbox/lifecycle.test.ts',
