@@ -1,8 +1,8 @@
 /**
  * The agent calls the control plane makes on a sandbox's sandboxd with its own credential (admitted
  * there to the execution list, an execution's events and its abort): what the inspector and an operator
- * use without the sandbox's access token; and what a memory snapshot's copies take over. Only a running sandbox is called (a frozen one would not
- * answer, an ended one has no address left to call).
+ * use without the sandbox's access token; and what a memory snapshot's copies take over. Only a running
+ * sandbox is called (a frozen one would not answer, an ended one has no address left to call).
  */
 import type { ServerResponse } from 'node:http';
 import { request, type Dispatcher } from 'undici';

@@ -7,9 +7,9 @@ import type { ProcessEvent } from '../protocol/process-events.js';
 import { maskCredentials } from './credential-masking.js';
 
 /**
- * What the control plane's credential may call: the event stream, the gateways' status, what a snapshot's
- * copy takes over, the agent's executions and their abort (the operator may kill the whole sandbox anyway). Never a command, the
- * configuration, a prompt or a start.
+ * What the control plane's credential may call: the event stream, the gateways' status, what a
+ * snapshot's copy takes over, the agent's executions and their abort (the operator may kill the whole
+ * sandbox anyway). Never a command, the configuration, a prompt or a start.
  */
 export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'GET /v1/events',

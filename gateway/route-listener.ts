@@ -68,7 +68,7 @@ export interface RouteListenerDeps extends ExchangeDeps {
 /** Ports tried before a listener gives up when sandbox code holds each one on its own loopback. */
 const LOOPBACK_ATTEMPTS = 8;
 
-/** A route's listener on `127.0.0.1` with an OS-chosen port. */
+/** A route's listener on `127.0.0.1`, on an OS-chosen port (or one asked for, when free). */
 export class RouteListener {
   readonly #server: Server;
   readonly #deps: RouteListenerDeps;
@@ -130,8 +130,8 @@ export class RouteListener {
           });
         });
       } catch (error) {
-        if (wanted === 0 || (error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-        continue; // taken: any other
+        if (wanted === 0) throw error;
+        continue; // taken (or not ours to bind): any other
       }
       if (loopback === undefined) return listener;
       try {

@@ -45,6 +45,22 @@ describe('gateway host', () => {
     expect(completed).toBe(true);
   });
 
+  it("binds a route on the port a snapshot's original gave it when free, on another when taken", async () => {
+    const first = new GatewayHost();
+    await first.apply({ llm: route(SECRET), tools: route(SECRET) });
+    const ports = Object.fromEntries([...first.status()].map(([name, s]) => [name, s.port]));
+    await first.apply({ llm: route(SECRET) }); // tools' port is free again; llm's stays taken
+    const copy = new GatewayHost({ preferredPorts: ports });
+    try {
+      await copy.apply({ llm: route(SECRET), tools: route(SECRET) });
+      expect(copy.status().get('tools')?.port).toBe(ports['tools']);
+      expect(copy.status().get('llm')?.port).not.toBe(ports['llm']);
+      expect(copy.status().get('llm')?.port).toBeGreaterThan(0);
+    } finally {
+      await Promise.all([first.close(), copy.close()]);
+    }
+  });
+
   it('refuses every configuration once closed', async () => {
     const host = new GatewayHost();
     await host.close();
