@@ -2,12 +2,19 @@
  * A prepared runtime in a memory snapshot (issue 26, "the reason users snapshot agents"): a gVisor
  * `sdk-agent` sandbox snapshotted after `agent.prepare({ spec })` holds the warmed-up opencode. A copy started
  * from it with its gateways given again binds the routes on their old ports (what that opencode was
- * configured with), and its first run that fits adopts that runtime instead of starting another. Only
- * gVisor's snapshots hold processes: this file runs once, with gVisor sandboxes.
+ * configured with), and its first run that fits adopts that runtime instead of starting another. The box
+ * gives a held program to one bridge at a time, and nothing else to any. Only gVisor's snapshots hold
+ * processes: this file runs once, with gVisor sandboxes.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
 import { firstValueFrom, takeUntil, timer, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../../../protocol/daemon-events.js';
+import { boxPaths } from '../../../sandbox-drivers/gvisor/runsc-box.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import type { Snapshot } from '../../../sdk/snapshot.js';
 import { text } from '../../support/model-server/index.js';
@@ -32,6 +39,26 @@ async function runtimeStarts(sbx: Sandbox): Promise<number[]> {
   );
 }
 
+/** `gvisor-exec` as the build leaves it (what every sandboxd's image holds). */
+const GVISOR_EXEC = fileURLToPath(new URL('../../../dist/sandboxd/gvisor-exec', import.meta.url));
+
+/**
+ * What a bridge asking `sbx`'s box, from the host as root, for program `pid`'s stdio says on its status
+ * descriptor: `pid <pid>` once it has it, or `error <stage> <errno>`.
+ */
+async function attachFromHost(sbx: Sandbox, pid: number): Promise<string> {
+  const socket = join(boxPaths(world.cp.driver.instance, sbx.sandboxId).control, 'control.sock');
+  const args = ['enter', '--socket', socket, '--container', sbx.sandboxId, '--attach', String(pid)];
+  const child = spawn(GVISOR_EXEC, [...args, '--status-fd', '3'], {
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+  });
+  const status = child.stdio[3] as Readable;
+  let said = '';
+  status.setEncoding('utf8').on('data', (text: string) => (said += text));
+  await once(child, 'close');
+  return said.trim();
+}
+
 const portsOf = (sbx: Sandbox): Record<string, number> =>
   Object.fromEntries([...sbx.gateways].map(([name, status]) => [name, status.port]));
 
@@ -52,6 +79,10 @@ describe('a runtime prepared before a memory snapshot', () => {
       original.agent.prepare({ spec }); // its configuration written first: no run before
       await expect.poll(() => runtimes(original), { timeout: 60_000 }).toHaveLength(1);
       const [prepared] = await runtimes(original);
+      // The box gives a held program to no second bridge while its own lives, nor any other process.
+      const ESRCH = 'error attach 3';
+      expect(await attachFromHost(original, prepared ?? 0)).toBe(ESRCH);
+      expect(await attachFromHost(original, 1)).toBe(ESRCH);
       const snapshot = await original.snapshot();
       const ports = portsOf(original);
       await original.kill();
