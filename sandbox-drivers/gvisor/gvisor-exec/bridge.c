@@ -3,9 +3,9 @@
  * gVisor kills when it restores a snapshot): asks the box's spawner (spawner.c), over its socket, to
  * start the program as the account, then carries the program's stdin, stdout and stderr between the
  * spawner and its own (the host pipes sandboxd holds); or, with `--attach`, takes over a held program's
- * (its bridge gone, `spawner.c`). The program is the spawner's child, not this
- * one's, and its pipes are the spawner's: it outlives a restore, which ends only this bridge. Writes
- * "pid <pid>" or "error <stage> <errno>" on the status fd, and ends as the program ended.
+ * (its bridge gone, `spawner.c`). The program is the spawner's child, not this one's, and its pipes are
+ * the spawner's: it outlives a restore, which ends only this bridge. Writes "pid <pid>" or
+ * "error <stage> <errno>" on the status fd, and ends as the program ended.
  */
 #define _GNU_SOURCE
 #include "gvisor-exec.h"

@@ -7,9 +7,9 @@
  * socket pairs) to and from those pipes: a box may hold host pipes when it is checkpointed, never host
  * sockets (gVisor cannot load those again). With `--attach` the bridge takes over the stdio of a held
  * program whose own bridge is gone (a copy restored from a snapshot) instead of starting one. Reports
- * "pid <pid>" and "tree <pid>" (the program's, as the
- * box names it) on the status fd, or "error <stage> <errno>"; then waits for the bridge, which ends as
- * the program ended, and ends alike once its output is carried, passing on the signals it gets.
+ * "pid <pid>" and "tree <pid>" (the program's, as the box names it) on the status fd, or
+ * "error <stage> <errno>"; then waits for the bridge, which ends as the program ended, and ends alike
+ * once its output is carried, passing on the signals it gets.
  */
 #define _GNU_SOURCE
 #include "gvisor-exec.h"

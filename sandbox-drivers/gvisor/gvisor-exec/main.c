@@ -62,7 +62,8 @@ int main(int argc, char **argv) {
   o.program = argv + i;
   if (strcmp(mode, "relay") == 0 && to != NULL) relay(to);
   /* A program to start, as an account; or, to attach, a pid and nothing else. */
-  if (o.attach < 0 || (o.attach > 0 ? i < argc : i >= argc || o.uid < 0 || o.gid < 0)) fail("arguments", EINVAL);
+  int bad = o.attach > 0 ? i < argc : i >= argc || o.uid < 0 || o.gid < 0;
+  if (o.attach < 0 || bad) fail("arguments", EINVAL);
   if (strcmp(o.caps, "root") != 0 && strcmp(o.caps, "none") != 0) fail("arguments", EINVAL);
   if (strcmp(mode, "start") == 0) bridge(&o);
   if (strcmp(mode, "enter") == 0 && o.socket != NULL && o.container != NULL) enter(&o);
