@@ -6,7 +6,7 @@
  * the clock at the machine's next deadline, and `tree_empty` once no process of the execution remains.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { HostedActor, stateName } from '../actors/hosted-actor.js';
@@ -31,7 +31,7 @@ import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
-import { canEnter, processSpaceOf, StartError, type SandboxUser } from './sandbox-spawn.js';
+import { processSpaceOf, StartError, type SandboxUser } from './sandbox-spawn.js';
 import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
 import { attachRuntime, launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
 import { runtimeBFiles } from './runtime-b-launch.js';
@@ -142,9 +142,7 @@ export class AgentHost {
    */
   async start(start: StartExecution): Promise<string> {
     // On a host the folder is sandboxd's own to look at; in a sandbox the runtime's start says (below).
-    if (this.#options.user.box === undefined && !(await canEnter(this.#options.user, start.workdir))) {
-      throw noSuchWorkdir();
-    }
+    if (this.#options.user.box === undefined && !isDirectory(start.workdir)) throw noSuchWorkdir();
     this.#send({ type: 'clock', now: Date.now() });
     const limits = machineLimits(start.limits);
     // A start whose runtime is being spawned counts as running: one execution at a time.
@@ -465,6 +463,15 @@ function machineLimits(limits: WireExecutionLimits) {
 
 function cgroupDirOf(procsFile: string | undefined): string | undefined {
   return procsFile === undefined ? undefined : procsFile.slice(0, procsFile.lastIndexOf('/'));
+}
+
+/** True when `path` is a folder of sandboxd's own filesystem. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** The refusal of a working directory the sandbox user cannot enter (or that does not exist). */

@@ -19,7 +19,6 @@
  * ids; there is no root account there.
  */
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -326,28 +325,6 @@ function statusOf(
   });
   started.catch(() => undefined);
   return started;
-}
-
-/**
- * True when `dir` is a folder the sandbox user may enter, as sandbox code sees it (inside a sandbox its
- * paths are the sandbox's, not sandboxd's: a process is started there to find out).
- */
-export async function canEnter(user: SandboxUser, dir: string): Promise<boolean> {
-  if (user.box === undefined) {
-    try {
-      return statSync(dir).isDirectory();
-    } catch {
-      return false;
-    }
-  }
-  const { child, started } = spawnInSandbox({ cmd: 'exit 0', envs: {}, cwd: dir }, user);
-  child.stdin.end();
-  child.stdout.resume();
-  child.stderr.resume();
-  return started.then(
-    () => true,
-    () => false,
-  );
 }
 
 /** Starts `spec.cmd` as `spawnInSandbox` does, for callers that need only the child. */
