@@ -90,8 +90,8 @@ export async function prepareBox(paths: BoxPaths, spec: object, sandboxdId: numb
  */
 export const BOX_STUB_OOM_SCORE_ADJ = '1000';
 
-/** Host pids of box kernel `kernelPid`'s children: its stubs. */
-async function stubsOf(kernelPid: number): Promise<string[]> {
+/** Host pids of box kernel `kernelPid`'s children (every thread's): its stubs. */
+export async function stubsOf(kernelPid: number): Promise<string[]> {
   const threads = await readdir(`/proc/${String(kernelPid)}/task`);
   const children = await Promise.all(
     threads.map((tid) => readFile(`/proc/${String(kernelPid)}/task/${tid}/children`, 'utf8').catch(() => '')),

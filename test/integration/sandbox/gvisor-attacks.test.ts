@@ -16,8 +16,8 @@ import { release } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cgroupPaths } from '../../../sandbox-drivers/namespace/sandbox-cgroups.js';
 import { FIRST_HOST_ID, MAPPED_IDS, RANGE_SIZE } from '../../../sandbox-drivers/namespace/uid-ranges.js';
-import { boxPaths, readBoxState } from '../../../sandbox-drivers/gvisor/runsc-box.js';
-import { oomScoreAdj, stubsOf } from '../support/box-stubs.js';
+import { boxPaths, readBoxState, stubsOf } from '../../../sandbox-drivers/gvisor/runsc-box.js';
+import { oomScoreAdj } from '../support/box-stubs.js';
 import { TestSandboxes, type TestSandbox } from '../support/namespace-sandbox.js';
 
 const sandboxes = new TestSandboxes();
@@ -150,7 +150,7 @@ describe("sandbox code exhausting the box's memory", () => {
     expect((await readBoxState(boxPaths(sandboxes.driver.instance, small.id), small.id))?.pid).toBe(kernel);
     // Why the hog and not the kernel: every stub (one per address space, the bystander's and those made
     // since the box started among them) is the OOM killer's first choice, the kernel is not.
-    const stubs = stubsOf(kernel ?? 0);
+    const stubs = await stubsOf(kernel ?? 0);
     expect(stubs.length).toBeGreaterThanOrEqual(3); // the first, pid 1's, the bystander's
     expect(new Set(stubs.map(oomScoreAdj))).toEqual(new Set(['1000']));
     expect(oomScoreAdj(kernel ?? 0)).toBe('0');

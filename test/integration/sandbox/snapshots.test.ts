@@ -15,14 +15,19 @@ import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
 import { Snapshot } from '../../../sdk/snapshot.js';
 import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
-import { BOX_STUB_OOM_SCORE_ADJ, boxPaths, readBoxState } from '../../../sandbox-drivers/gvisor/runsc-box.js';
+import {
+  BOX_STUB_OOM_SCORE_ADJ,
+  boxPaths,
+  readBoxState,
+  stubsOf,
+} from '../../../sandbox-drivers/gvisor/runsc-box.js';
 import { ControlPlane } from '../../../control-plane/control-plane.js';
 import {
   startControlPlane,
   TEST_OPERATOR_KEY,
   type InProcessControlPlane,
 } from '../support/control-plane.js';
-import { oomScoreAdj, stubsOf } from '../support/box-stubs.js';
+import { oomScoreAdj } from '../support/box-stubs.js';
 import { useGatewayWorld } from '../support/gateway-world.js';
 
 const world = useGatewayWorld(7);
@@ -32,7 +37,7 @@ let cp: InProcessControlPlane;
 /** The `oom_score_adj` of each stub (a host child) of a gVisor sandbox's box kernel. */
 async function stubAdjustments(sandboxId: string): Promise<string[]> {
   const kernel = (await readBoxState(boxPaths(cp.driver.instance, sandboxId), sandboxId))?.pid ?? 0;
-  return stubsOf(kernel).map(oomScoreAdj);
+  return (await stubsOf(kernel)).map(oomScoreAdj);
 }
 let secretsDir: string;
 let cache: SecretCache;

@@ -1,17 +1,8 @@
 /**
- * A gVisor box's host processes as the host sees them: its kernel's children (the systrap platform's
- * stubs, one per address space of sandbox code) and each process's `oom_score_adj`, read from /proc.
+ * A gVisor box's host processes as the host sees them: each one's `oom_score_adj`, read from /proc (its
+ * stubs are `stubsOf` in `sandbox-drivers/gvisor/runsc-box.ts`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-
-/** Host pids of the children of box kernel `kernel` (every thread's). */
-export function stubsOf(kernel: number | string): string[] {
-  return readdirSync(`/proc/${String(kernel)}/task`).flatMap((tid) =>
-    readFileSync(`/proc/${String(kernel)}/task/${tid}/children`, 'utf8')
-      .split(' ')
-      .filter(Boolean),
-  );
-}
+import { readFileSync } from 'node:fs';
 
 /** Host process `pid`'s `oom_score_adj`. */
 export function oomScoreAdj(pid: number | string): string {
