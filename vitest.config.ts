@@ -36,7 +36,15 @@ const BOTH_ISOLATIONS = [
   'test/integration/compat/e2b-fidelity-files.test.ts',
 ];
 
+/**
+ * Sandboxes' resolvers ask a server on their own loopback, where none listens: a name sandbox code
+ * resolves never reaches the host's DNS server (tests talk to loopback and their own namespaces only).
+ * Tests of the resolver give their control planes a server in a namespace of their own.
+ */
+const TEST_DNS = { SDK_DNS_SERVERS: '127.0.0.1:9' };
+
 const INTEGRATION = {
+  env: TEST_DNS,
   globalSetup: ['test/integration/support/global-setup.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
@@ -62,8 +70,8 @@ export default defineConfig({
         test: {
           name: 'integration-gvisor',
           include: BOTH_ISOLATIONS,
-          env: { SDK_ISOLATION: 'gvisor' },
           ...INTEGRATION,
+          env: { ...TEST_DNS, SDK_ISOLATION: 'gvisor' },
         },
       },
     ],

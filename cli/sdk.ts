@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * `sdk serve [--port N] [--host H] [--allow-host NAME]… [--state-dir DIR] [--warm-pool N] [--gateway-ca FILE]
- * [--isolation namespace|gvisor]`: runs the control plane with the host driver (namespace and gVisor
+ * [--isolation namespace|gvisor] [--dns-server ADDR[:PORT]]…`: runs the control plane with the host driver (namespace and gVisor
  * sandboxes; needs root) until SIGINT or SIGTERM; `--isolation` is the isolation of sandboxes whose
  * create names none (`namespace` by default; with `gvisor`, runsc is built first if need be). It
  * answers requests for `H`, loopback's names and each `NAME` (`Host`), and refuses others. Sandboxes
  * outlive it: the next start adopts them from the journal. `--gateway-ca FILE`: PEM trust roots for gateway
- * upstreams in every sandbox (a private CA), instead of the system's. `sdk doctor [--state-dir DIR]`: checks the
+ * upstreams in every sandbox (a private CA), instead of the system's. `--dns-server`: the DNS servers every
+ * sandbox's resolver asks (`SDK_DNS_SERVERS`, else the host's resolv.conf, by default). `sdk doctor [--state-dir DIR]`: checks the
  * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
  * control plane (`template-build.ts`).
  */
@@ -23,7 +24,7 @@ import { templateBuild } from './template-build.js';
 
 const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
-  '                 [--gateway-ca FILE] [--isolation namespace|gvisor]',
+  '                 [--gateway-ca FILE] [--isolation namespace|gvisor] [--dns-server ADDR[:PORT]]...',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
@@ -58,6 +59,7 @@ const parsed = (() => {
         'warm-pool': { type: 'string', default: '0' },
         'gateway-ca': { type: 'string' },
         isolation: { type: 'string', default: 'namespace' },
+        'dns-server': { type: 'string', multiple: true, default: [] },
       },
     });
   } catch (error) {
@@ -94,6 +96,11 @@ const isolation = ((): Isolation => {
   return parsed.success ? parsed.data : usage(`--isolation must be ${ISOLATIONS.join(' or ')}`);
 })();
 
+const dnsServers = values['dns-server'];
+if (!dnsServers.every((server) => /^\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?$/.test(server))) {
+  usage('--dns-server must be an IPv4 address with an optional :port');
+}
+
 const stateDir = values['state-dir'];
 // The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
 const operator = loadOrCreateOperatorKey(stateDir);
@@ -118,6 +125,7 @@ const plane = await ControlPlane.start({
   warmPool,
   defaultIsolation: isolation,
   ...(gatewayCa === undefined ? {} : { gatewayCa }),
+  ...(dnsServers.length === 0 ? {} : { dnsServers }),
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
 const server = createControlPlaneServer(plane, { allowedHosts: [values.host, ...values['allow-host']] });

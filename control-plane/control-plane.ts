@@ -34,6 +34,7 @@ import {
   abortExecution,
   listExecutions,
   relayExecutionEvents,
+  putEgress,
   snapshotCarry,
   type DaemonTarget,
 } from './daemon-agent.js';
@@ -51,6 +52,8 @@ import { SandboxRegistry, type LiveSandbox } from './sandbox-registry.js';
 import { Scheduler } from './scheduler.js';
 import { settleInBatches } from './batches.js';
 import { TemplateBuilds } from './template-builds.js';
+import { egressPolicySchema, policyOfInternetAccess, type EgressPolicy } from '../rules/egress-policy.js';
+import { checkDnsServers, defaultDnsServers } from './dns-servers.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -85,6 +88,11 @@ export interface ControlPlaneOptions {
   readonly defaultIsolation?: Isolation;
   /** What every snapshot of this control plane may take together, bytes (16 GiB by default). */
   readonly snapshotBytes?: number;
+  /**
+   * DNS servers (`address[:port]`) sandboxd's resolver asks for the names sandbox code may reach;
+   * `defaultDnsServers()` by default (`SDK_DNS_SERVERS`, else the host's resolv.conf).
+   */
+  readonly dnsServers?: readonly string[];
 }
 
 /** Sandboxes a fork starts at once (each launch keeps a core busy for a moment). */
@@ -202,6 +210,10 @@ export class ControlPlane {
       gatewayCa: options.gatewayCa,
       gatewayTimeouts: options.gatewayTimeouts,
       defaultIsolation: this.#defaultIsolation,
+      dnsServers:
+        options.dnsServers === undefined
+          ? defaultDnsServers()
+          : checkDnsServers(options.dnsServers, 'dnsServers'),
     });
     this.#scheduler = new Scheduler({
       journal: this.#journal,
@@ -290,11 +302,22 @@ export class ControlPlane {
     request: CreateSandboxRequest,
   ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
+    if (
+      parsed.egress !== undefined &&
+      request.allowInternetAccess === false &&
+      parsed.egress.mode !== 'closed'
+    ) {
+      throw new InvalidArgumentError("egress: allowInternetAccess false is mode 'closed'", {
+        field: 'egress',
+      });
+    }
     if (parsed.snapshot === undefined) {
+      const egress = parsed.egress ?? policyOfInternetAccess(parsed.allowInternetAccess);
       return this.#createFrom(parsed, {
         isolation: parsed.isolation ?? this.#defaultIsolation,
         template: parsed.template,
-        allowInternetAccess: parsed.allowInternetAccess,
+        allowInternetAccess: egress.mode !== 'closed',
+        egress,
         memoryMb: parsed.memoryMb,
         maxPids: parsed.maxPids,
         cpus: parsed.cpus,
@@ -311,12 +334,18 @@ export class ControlPlane {
         });
       }
     }
+    // Egress as the snapshot's sandbox had it, unless the create says otherwise.
+    const egress =
+      parsed.egress ??
+      (request.allowInternetAccess === undefined
+        ? (snapshot.launch.egress ?? policyOfInternetAccess(snapshot.launch.allowInternetAccess))
+        : policyOfInternetAccess(request.allowInternetAccess));
     return this.#createFrom(
       parsed,
       {
         ...fixed,
-        // Egress as the snapshot's sandbox had it, unless the create says otherwise.
-        allowInternetAccess: request.allowInternetAccess ?? snapshot.launch.allowInternetAccess,
+        allowInternetAccess: egress.mode !== 'closed',
+        egress,
         from: this.#snapshots.folderOf(snapshot.snapshotId),
         carried: snapshot.carried,
       },
@@ -341,6 +370,7 @@ export class ControlPlane {
       template: spec.template,
       isolation: spec.isolation,
       allowInternetAccess: spec.allowInternetAccess,
+      egress: launch.egress ?? policyOfInternetAccess(spec.allowInternetAccess),
       daemonUrl,
       tokenHash: hashToken(accessToken),
       limits: { memoryMb: spec.memoryMb, maxPids: spec.maxPids, cpus: spec.cpus },
@@ -381,7 +411,11 @@ export class ControlPlane {
         sandboxId: id,
         isolation,
         template: sandbox.facts.template,
-        launch: { allowInternetAccess: sandbox.facts.allowInternetAccess, ...limits },
+        launch: {
+          allowInternetAccess: sandbox.facts.allowInternetAccess,
+          ...(sandbox.facts.egress === undefined ? {} : { egress: sandbox.facts.egress }),
+          ...limits,
+        },
         ...(carried === undefined ? {} : { carried }),
       },
       this.#now(),
@@ -459,6 +493,32 @@ export class ControlPlane {
   async pause(id: string, token: string | undefined): Promise<SandboxInfo> {
     await this.#scheduler.call(this.#authorization.authorized(id, token), { type: 'pause' });
     return this.get(id);
+  }
+
+  /**
+   * Changes a running sandbox's egress policy (resumed first when suspended with autoResume): journaled,
+   * then applied to its network's tables and to sandboxd's resolver and name checks. Connections open
+   * before stay open.
+   *
+   * @throws InvalidArgumentError for a bad policy (before anything changes), SandboxError
+   *   `sandbox_suspended`, AuthenticationError
+   */
+  async updateEgress(id: string, body: unknown, token: string | undefined): Promise<EgressPolicy> {
+    const policy = parseOptions(egressPolicySchema, body, 'sbx.egress.update');
+    this.#authorization.authorized(id, token);
+    const { template } = this.#registry.factsOf(id);
+    if (policy.mode === 'closed' && (await this.#driver.template(template))?.canCloseEgress !== true) {
+      throw new InvalidArgumentError(`mode: template ${template} cannot close egress; use sdk-base-caps`, {
+        field: 'mode',
+      });
+    }
+    await this.activity(id, token);
+    const target = this.#agentTarget(id, token);
+    await this.#journal.append({ kind: 'egress', id, egress: policy });
+    this.#registry.setEgress(id, policy);
+    await this.#driver.updateEgress(id, policy);
+    await putEgress(target, policy);
+    return policy;
   }
 
   /** Resumes a suspended sandbox (or touches a running one) and says where its daemon is. */

@@ -1,7 +1,8 @@
 /**
- * The agent calls the control plane makes on a sandbox's sandboxd with its own credential (admitted
- * there to the execution list, an execution's events and its abort): what the inspector and an operator
- * use without the sandbox's access token; and what a memory snapshot's copies take over. Only a running
+ * The calls the control plane makes on a sandbox's sandboxd with its own credential (admitted there to
+ * the execution list, an execution's events and its abort, the egress policy): what the inspector and
+ * an operator use without the sandbox's access token; what a memory snapshot's copies take over; and a
+ * new egress policy. Only a running
  * sandbox is called (a frozen one would not answer, an ended one has no address left to call).
  */
 import type { ServerResponse } from 'node:http';
@@ -9,6 +10,7 @@ import { request, type Dispatcher } from 'undici';
 import { errorFromEnvelope } from '../protocol/error-envelope.js';
 import { executionListSchema, type ExecutionList } from '../protocol/agent-wire.js';
 import { snapshotCarrySchema, type SnapshotCarry } from '../protocol/snapshot-carry.js';
+import type { EgressPolicy } from '../rules/egress-policy.js';
 import { SandboxError } from '../rules/errors.js';
 
 /** Where sandboxd is and the control plane's credential for it. */
@@ -30,13 +32,17 @@ function executionPath(executionId: string): string {
 
 async function call(
   target: DaemonTarget,
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT',
   path: string,
-  options: { readonly stream?: boolean; readonly signal?: AbortSignal } = {},
+  options: { readonly stream?: boolean; readonly signal?: AbortSignal; readonly json?: unknown } = {},
 ): Promise<Dispatcher.ResponseData> {
   const res = await request(`${target.url}${path}`, {
     method,
-    headers: { authorization: `Bearer ${target.token}` },
+    headers: {
+      authorization: `Bearer ${target.token}`,
+      ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
     headersTimeout: ANSWER_TIMEOUT_MS,
     bodyTimeout: options.stream === true ? 0 : ANSWER_TIMEOUT_MS,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -65,6 +71,12 @@ function drained(res: ServerResponse): Promise<void> {
 export async function snapshotCarry(target: DaemonTarget): Promise<SnapshotCarry> {
   const res = await call(target, 'GET', '/v1/snapshot-carry');
   return snapshotCarrySchema.parse(await res.body.json());
+}
+
+/** Gives sandboxd a new egress policy for its resolver and name checks (the driver has the tables). */
+export async function putEgress(target: DaemonTarget, policy: EgressPolicy): Promise<void> {
+  const res = await call(target, 'PUT', '/v1/egress', { json: policy });
+  await res.body.dump();
 }
 
 /** The sandbox's agent executions (the running one, if any, as `current`). */

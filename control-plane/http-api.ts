@@ -167,6 +167,8 @@ export function createControlPlaneServer(
       if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
       return json(200, await plane.connect(id(params), caller));
     },
+    'PUT /v1/sandboxes/:id/egress': async ({ req, params, caller }) =>
+      json(200, await plane.updateEgress(id(params), await readJson(req), caller)),
     'POST /v1/sandboxes/:id/activity': async ({ params, caller }) =>
       json(200, await plane.activity(id(params), caller)),
     'POST /v1/sandboxes/:id/snapshots': async ({ params, caller }) =>

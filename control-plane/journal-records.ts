@@ -8,6 +8,7 @@ import { Journal } from '../actors/journal.js';
 import type { JournalWriter } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandbox-machine.js';
 import type { Isolation, SandboxInfo } from '../protocol/control-plane-api.js';
+import type { EgressPolicy } from '../rules/egress-policy.js';
 import type { SnapshotRecord } from './snapshot-store.js';
 
 /** What the control plane keeps about a sandbox beside its machine. */
@@ -20,6 +21,8 @@ export interface SandboxFacts {
   /** The snapshot it was started from. */
   readonly snapshotId?: string;
   readonly allowInternetAccess: boolean;
+  /** Its egress policy (absent in journals written before issue 27: `allowInternetAccess` says it). */
+  readonly egress?: EgressPolicy;
   readonly daemonUrl: string;
   /** SHA-256 of the access token, hex: the token itself is never stored. */
   readonly tokenHash: string;
@@ -56,7 +59,9 @@ export type JournalRecord =
   /** A snapshot about to be written (`snapshot-store.ts`); its files are removed unless it is taken. */
   | { readonly kind: 'snapshot_taking'; readonly snapshotId: string }
   | { readonly kind: 'snapshot_taken'; readonly snapshot: SnapshotRecord }
-  | { readonly kind: 'snapshot_deleted'; readonly snapshotId: string };
+  | { readonly kind: 'snapshot_deleted'; readonly snapshotId: string }
+  /** A live sandbox's egress policy changed (`PUT /v1/sandboxes/{id}/egress`). */
+  | { readonly kind: 'egress'; readonly id: string; readonly egress: EgressPolicy };
 
 /**
  * The journal of one state folder, typed by its records.

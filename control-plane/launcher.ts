@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
+import { isPlainEgress, type EgressPolicy } from '../rules/egress-policy.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { defaultCpus, defaultMemoryMb } from '../rules/limits.js';
 import type { Isolation, LaunchRequest, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
@@ -29,6 +30,8 @@ export type LaunchRequestSpec = Omit<LaunchSpec, 'memoryMb' | 'cpus'> & {
   readonly from?: string | undefined;
   /** What the snapshot's sandboxd left its copies (a memory snapshot's). */
   readonly carried?: SnapshotCarry | undefined;
+  /** Its egress policy; `allowInternetAccess`'s open or closed when absent. */
+  readonly egress?: EgressPolicy | undefined;
 };
 
 /** A launched sandbox, and what it was launched with. */
@@ -48,6 +51,8 @@ export interface LauncherOptions {
   readonly gatewayTimeouts: LaunchRequest['gatewayTimeouts'];
   /** The isolation of the warm pool's sandboxes: the control plane's default. */
   readonly defaultIsolation: Isolation;
+  /** DNS servers sandboxd's resolver asks (`address[:port]`). */
+  readonly dnsServers: readonly string[];
 }
 
 /**
@@ -68,6 +73,7 @@ export class Launcher {
   readonly #gatewayCa: string | undefined;
   readonly #gatewayTimeouts: LaunchRequest['gatewayTimeouts'];
   readonly #pool: WarmPool;
+  readonly #dnsServers: readonly string[];
   #closed = false;
 
   constructor(options: LauncherOptions) {
@@ -77,6 +83,7 @@ export class Launcher {
     this.#controlKey = options.controlKey;
     this.#gatewayCa = options.gatewayCa;
     this.#gatewayTimeouts = options.gatewayTimeouts;
+    this.#dnsServers = options.dnsServers;
     this.#pool = new WarmPool(options.warmPool, warmSpecs(options.defaultIsolation), (spec) =>
       this.#launch(spec),
     );
@@ -112,21 +119,25 @@ export class Launcher {
         field: 'template',
       });
     }
-    if (!request.allowInternetAccess && !manifest.canCloseEgress) {
+    const mode = request.egress?.mode ?? (request.allowInternetAccess ? 'open' : 'closed');
+    if (mode === 'closed' && !manifest.canCloseEgress) {
       throw new InvalidArgumentError(
         `template: ${request.template} cannot close egress; use sdk-base-caps with allowInternetAccess: false`,
         { field: 'template' },
       );
     }
     // The template's own defaults (an agent template's memory), else the SDK's for its name.
-    const { from, carried, ...rest } = request;
+    const { from, carried, egress, ...rest } = request;
     const spec: LaunchSpec = {
       ...rest,
       memoryMb: request.memoryMb ?? manifest.memoryMb ?? defaultMemoryMb(request.template),
       cpus: request.cpus ?? manifest.cpus ?? defaultCpus(request.template),
     };
+    // The pool's sandboxes have their spec's plain egress (open or closed): a policy is launched for.
+    const plain = egress === undefined || isPlainEgress(egress);
     const launched =
-      (from === undefined ? this.#pool.take(spec) : undefined) ?? (await this.#launch(spec, from, carried));
+      (from === undefined && plain ? this.#pool.take(spec) : undefined) ??
+      (await this.#launch(spec, { from, carried, egress }));
     return { ...launched, spec };
   }
 
@@ -146,7 +157,10 @@ export class Launcher {
   }
 
   /** Launches a sandbox (journaled as launching first, so a crash mid-launch leaks nothing). */
-  async #launch(spec: LaunchSpec, from?: string, carried?: SnapshotCarry): Promise<LaunchedSandboxd> {
+  async #launch(
+    spec: LaunchSpec,
+    { from, carried, egress }: Pick<LaunchRequestSpec, 'from' | 'carried' | 'egress'> = {},
+  ): Promise<LaunchedSandboxd> {
     const id = randomBytes(6).toString('hex');
     const accessToken = randomBytes(32).toString('base64url');
     await this.#journal.append({ kind: 'launching', id });
@@ -166,6 +180,8 @@ export class Launcher {
         ...(this.#gatewayTimeouts === undefined ? {} : { gatewayTimeouts: this.#gatewayTimeouts }),
         ...(from === undefined ? {} : { from }),
         ...(carried === undefined ? {} : { carried }),
+        ...(egress === undefined ? {} : { egress }),
+        ...(this.#dnsServers.length === 0 ? {} : { dnsServers: this.#dnsServers }),
       });
       // Stopped meanwhile: the journal is closed, so the sandbox stays `launching` for the next start.
       if (this.#closed) throw new Error('the control plane stopped during the launch');

@@ -21,6 +21,8 @@ import {
   sandboxRecordLineSchema,
 } from '../protocol/inspector-api.js';
 import { buildTemplateRequestSchema, templateBuildLineSchema } from '../protocol/template-api.js';
+import { egressPolicySchema } from '../rules/egress-policy.js';
+import { egressPolicyWire } from '../protocol/egress-wire.js';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => ({
   'application/json': { schema: z.toJSONSchema(schema, { io }) },
@@ -163,6 +165,15 @@ export function openApiDocument(version: string): Record<string, unknown> {
         'Resume if suspended; where the daemon is',
         connectedSandboxSchema,
       ),
+      '/v1/sandboxes/{sandboxId}/egress': {
+        put: {
+          summary: "Change a running sandbox's egress policy (open connections stay)",
+          security: bearer,
+          parameters: idParameter,
+          requestBody: { required: true, content: json(egressPolicySchema, 'input') },
+          responses: { '200': { description: 'applied', content: json(egressPolicyWire) }, ...errors },
+        },
+      },
       '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
       '/v1/sandboxes/{sandboxId}/snapshots': {
         post: {

@@ -11,6 +11,7 @@ import { SequencedLog } from '../actors/sequenced-log.js';
 import type { SandboxEvent, SandboxInfo } from '../protocol/control-plane-api.js';
 import type { DaemonEvent } from '../protocol/daemon-events.js';
 import type { SandboxFacts } from './journal-records.js';
+import { policyOfInternetAccess } from '../rules/egress-policy.js';
 
 /** A state change as it is logged, before its sequence number. */
 type SandboxChange = Omit<SandboxEvent, 'seq'>;
@@ -126,6 +127,7 @@ export class Projection {
       isolation: facts.isolation ?? 'namespace',
       state: actor.state,
       allowInternetAccess: facts.allowInternetAccess,
+      egress: facts.egress ?? policyOfInternetAccess(facts.allowInternetAccess),
       endReason: context.endReason ?? null,
       suspendReason: actor.state === 'suspended' ? (context.suspendReason ?? null) : null,
       deadlineAt: context.deadlineAt,

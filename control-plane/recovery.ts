@@ -103,6 +103,8 @@ function replay(
       registry.adopt(record.id, record.input, record.facts, { snapshot: record.snapshot, seq: record.seq });
     } else if (record.kind === 'ended') {
       registry.bury(record.id, { info: record.info, facts: record.facts });
+    } else if (record.kind === 'egress') {
+      registry.setEgress(record.id, record.egress);
     } else {
       registry.find(record.id)?.actor.replay(record.event, record.seq);
     }

@@ -6,6 +6,7 @@
 import { SandboxActor } from '../actors/sandbox-actor.js';
 import type { SandboxMachineInput } from '../machines/sandbox-machine.js';
 import type { SandboxInfo } from '../protocol/control-plane-api.js';
+import { policyOfInternetAccess, type EgressPolicy } from '../rules/egress-policy.js';
 import { SandboxError } from '../rules/errors.js';
 import type { SandboxFacts } from './journal-records.js';
 import type { Projection } from './projection.js';
@@ -15,7 +16,8 @@ export interface LiveSandbox {
   readonly actor: SandboxActor;
   /** What its machine started from (kept for compaction). */
   readonly input: SandboxMachineInput;
-  readonly facts: SandboxFacts;
+  /** Replaced whole when its egress policy changes (`setEgress`). */
+  facts: SandboxFacts;
 }
 
 /** What stays of an ended sandbox. */
@@ -63,9 +65,17 @@ export class SandboxRegistry {
     return sandbox;
   }
 
-  /** A replayed tombstone (a compacted journal's `ended` record). */
+  /** A replayed tombstone (a compacted journal's `ended` record); one written before issue 27 gets its egress. */
   bury(id: string, ended: EndedSandbox): void {
-    this.#ended.set(id, ended);
+    const { info, facts } = ended;
+    const egress = (info as Partial<SandboxInfo>).egress ?? policyOfInternetAccess(info.allowInternetAccess);
+    this.#ended.set(id, { info: { ...info, egress }, facts });
+  }
+
+  /** A live sandbox's new egress policy (journaled first); a sandbox no longer live is left. */
+  setEgress(id: string, egress: EgressPolicy): void {
+    const sandbox = this.#live.get(id);
+    if (sandbox !== undefined) sandbox.facts = { ...sandbox.facts, egress };
   }
 
   /** A live sandbox, or undefined (ended or unknown). */

@@ -12,12 +12,15 @@ import { join } from 'node:path';
 import type { SnapshotInfo } from '../protocol/control-plane-api.js';
 import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import type { EgressPolicy } from '../rules/egress-policy.js';
 import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { SandboxJournal } from './journal-records.js';
 
 /** What a sandbox started from a snapshot is launched with, beside its files. */
 export interface SnapshotLaunch {
   readonly allowInternetAccess: boolean;
+  /** The sandbox's egress policy when it was taken (absent in journals written before issue 27). */
+  readonly egress?: EgressPolicy;
   readonly memoryMb: number;
   readonly maxPids: number;
   readonly cpus: number;

@@ -8,17 +8,24 @@ import { maskCredentials } from './credential-masking.js';
 
 /**
  * What the control plane's credential may call: the event stream, the gateways' status, what a
- * snapshot's copy takes over, the agent's executions and their abort (the operator may kill the whole
+ * snapshot's copy takes over, the egress policy, the agent's executions and their abort (the operator may kill the whole
  * sandbox anyway). Never a command, the configuration, a prompt or a start.
  */
 export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'GET /v1/events',
   'GET /v1/gateways',
   'GET /v1/snapshot-carry',
+  'PUT /v1/egress',
   'GET /v1/agent/executions',
   'GET /v1/agent/executions/:id/events',
   'POST /v1/agent/executions/:id/abort',
 ]);
+
+/**
+ * What only the control plane's credential may call, never the sandbox's token: the egress policy, which
+ * the control plane changes in the driver's tables in the same step.
+ */
+export const CONTROL_ONLY: ReadonlySet<string> = new Set(['PUT /v1/egress']);
 
 /**
  * How much of a command line is read for credentials: far more than a record keeps (`MAX_RECORD_TEXT`),

@@ -6,6 +6,7 @@
  *   POST /v1/gateways                   { routes }: the whole configuration, values included → route state
  *   GET  /v1/gateways                   route state: { routes: { name: { port, url, lastErrorClass } } }
  *   GET  /v1/snapshot-carry             what a memory snapshot's copy takes over: protocol/snapshot-carry.ts
+ *   PUT  /v1/egress                     the egress policy (control plane only): protocol/egress-wire.ts
  *   PUT  /v1/secrets                    { envs }: `secrets=`, values included, for every command → { names }
  *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
  *                                       responses, commands, routes), from ?after=<seq>
@@ -25,7 +26,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
-import { CONTROL_ENDPOINTS, processRecord } from './audit-records.js';
+import { CONTROL_ENDPOINTS, CONTROL_ONLY, processRecord } from './audit-records.js';
+import { egressPolicyWire } from '../protocol/egress-wire.js';
+import type { EgressFilter } from './egress/egress-filter.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema } from '../protocol/process-events.js';
@@ -68,6 +71,8 @@ export interface DaemonServerOptions {
   readonly controlToken?: TokenCheck;
   /** The sandbox's agent. */
   readonly agents: AgentHost;
+  /** The egress policy's resolver and name checks (inside a sandbox). */
+  readonly egress?: EgressFilter;
 }
 
 /** Largest JSON request body. */
@@ -210,6 +215,13 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       const standby = options.agents.carried();
       return ok({ gatewayPorts, ...(standby === undefined ? {} : { standby }) } satisfies SnapshotCarry);
     },
+    // The control plane's alone (CONTROL_ONLY): it changes the driver's tables in the same step.
+    'PUT /v1/egress': async ({ req }) => {
+      const policy = await readJson(req, egressPolicyWire);
+      if (options.egress === undefined) throw new RequestError('not_found', 'no egress filter here');
+      options.egress.update(policy);
+      return ok(policy);
+    },
     'PUT /v1/secrets': async ({ req }) => {
       // The body holds secret values: they go to `secretEnvs` and nowhere else.
       secretEnvs.replace((await readJson(req, putSecretsSchema)).envs);
@@ -310,7 +322,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     if (match.matched && endpoint === 'GET /v1/health') {
       return match.handler({ req, res, url, params: match.params });
     }
-    const user = options.token.admits(req);
+    const user = !(endpoint !== undefined && CONTROL_ONLY.has(endpoint)) && options.token.admits(req);
     const control =
       !user &&
       endpoint !== undefined &&

@@ -20,6 +20,8 @@ import { TokenCheck } from './token.js';
 import { warmPageCache } from './page-cache-warmer.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { snapshotCarrySchema } from '../protocol/snapshot-carry.js';
+import { egressSettingsSchema } from '../protocol/egress-wire.js';
+import { EgressFilter } from './egress/egress-filter.js';
 
 const settingsSchema = z.strictObject({
   token: z.string().min(16),
@@ -73,6 +75,8 @@ const settingsSchema = z.strictObject({
   prefetch: z.array(z.string().startsWith('/')).max(16).default([]),
   /** What the sandbox a memory snapshot was taken of left this copy (protocol/snapshot-carry.ts). */
   carried: snapshotCarrySchema.optional(),
+  /** The egress policy's resolver and name checks (inside a sandbox; `daemon/egress/`). */
+  egress: egressSettingsSchema.optional(),
 });
 
 // Read synchronously, without a top-level await: the bundle that runs in sandboxes is then a script whose
@@ -120,6 +124,10 @@ const gateways = new GatewayHost({
 // What this daemon sees, for the control plane: calls (recorded by the server), gateway requests, their
 // responses and route changes (from the gateway host), commands started and ended.
 const audit = new SequencedLog<DaemonRecord>((record) => record.type);
+const egress =
+  settings.egress === undefined
+    ? undefined
+    : new EgressFilter(settings.egress, ownAddresses(), (record) => audit.append(record));
 gateways.events$.subscribe((event) => {
   const at = Date.now();
   const { route } = event;
@@ -171,23 +179,28 @@ const server = createDaemonServer({
   version: settings.version,
   processes,
   gateways,
+  ...(egress === undefined ? {} : { egress }),
   ...(settings.streamStallMs === undefined ? {} : { streamStallMs: settings.streamStallMs }),
 });
+// Ready once the API and the egress filter both listen: no sandbox code runs before.
 server.listen(settings.port, settings.host, () => {
-  // From here a fault nothing else caught is logged (never its message) and the daemon keeps serving;
-  // before, a failed start still ends the process.
-  process.stderr.on('error', () => undefined); // a fault line must never become a fault itself
-  installLastResort(process, (line) => process.stderr.write(line));
-  const address = server.address();
-  process.stdout.write(
-    `${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`,
-  );
-  warmPageCache(settings.prefetch);
+  void (egress?.listen() ?? Promise.resolve()).then(() => {
+    // From here a fault nothing else caught is logged (never its message) and the daemon keeps serving;
+    // before, a failed start still ends the process.
+    process.stderr.on('error', () => undefined); // a fault line must never become a fault itself
+    installLastResort(process, (line) => process.stderr.write(line));
+    const address = server.address();
+    process.stdout.write(
+      `${JSON.stringify({ port: typeof address === 'object' && address !== null ? address.port : 0 })}\n`,
+    );
+    warmPageCache(settings.prefetch);
+  });
 });
 // Stopping ends every command's tree first, so no process outlives the daemon that started it.
 process.on('SIGTERM', () => {
   agents.close();
   loopback?.stop();
+  egress?.close();
   server.close();
   server.closeAllConnections();
   void Promise.all([processes.killAll(), gateways.close()]).then(() => process.exit(0));

@@ -4,8 +4,10 @@
  * `error-envelope.ts`.
  */
 import { z } from 'zod';
+import { egressPolicySchema } from '../rules/egress-policy.js';
 import { LIMITS } from '../rules/limits.js';
 import { SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
+import { egressPolicyWire } from './egress-wire.js';
 
 /**
  * The boundary between a sandbox's code and the host: `namespace` (the host's kernel behind namespaces,
@@ -34,6 +36,15 @@ export const createSandboxRequestSchema = z.strictObject({
     .optional()
     .describe('start from this snapshot (its template, isolation and limits)'),
   allowInternetAccess: z.boolean().default(true),
+  /**
+   * Where sandbox code may connect (issue 27); when absent, `allowInternetAccess` decides (open or
+   * closed). With `allowInternetAccess: false` only mode `closed` may be given.
+   */
+  egress: egressPolicySchema
+    .optional()
+    .describe(
+      "egress policy: mode open, closed or allowlist, with allow and deny entries (domains, '*.' wildcards, IPv4 CIDRs)",
+    ),
   timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs).default(LIMITS.sandboxTimeoutMs),
   idlePolicy: z
     .strictObject({
@@ -106,6 +117,7 @@ export const sandboxInfoSchema = z.strictObject({
   isolation: isolationSchema,
   state: sandboxStateSchema,
   allowInternetAccess: z.boolean(),
+  egress: egressPolicyWire,
   /** `failed`: the sandbox's daemon died (out of memory, crashed, killed from outside). */
   endReason: z.enum(['killed', 'timeout', 'failed']).nullable(),
   suspendReason: z.enum(['paused', 'idle']).nullable(),

@@ -64,6 +64,22 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     errorClass: name.optional(),
   }),
   /**
+   * A decision of the egress filter (issue 27): a DNS question, TLS or HTTP connection refused (the
+   * name, the address dialled or dropped, the rule), or a connection it let through, once it ended (its
+   * bytes both ways). Never a header, a path or a body.
+   */
+  z.strictObject({
+    ...base,
+    type: z.literal('egress'),
+    event: z.enum(['allowed', 'refused']),
+    via: z.enum(['dns', 'tls', 'http']),
+    name: text,
+    address: name.optional(),
+    port: z.number().int().optional(),
+    rule: text,
+    bytes: z.number().int().nonnegative().optional(),
+  }),
+  /**
    * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
    * new state.
    */

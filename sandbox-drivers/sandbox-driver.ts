@@ -3,6 +3,7 @@ import type { AgentTemplateSpec, BuiltTemplate } from '../protocol/template-api.
 
 import type { Isolation, SnapshotKind } from '../protocol/control-plane-api.js';
 import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
+import type { EgressPolicy } from '../rules/egress-policy.js';
 
 export type { Isolation, SnapshotKind };
 
@@ -16,6 +17,10 @@ export interface LaunchRequest {
   readonly template: string;
   /** false closes egress for sandbox code (only its own loopback), keeping sandboxd's path. */
   readonly allowInternetAccess: boolean;
+  /** Where sandbox code may connect; when absent, `allowInternetAccess` decides (open or closed). */
+  readonly egress?: EgressPolicy;
+  /** DNS servers sandboxd's resolver asks for the names sandbox code may reach (`address[:port]`). */
+  readonly dnsServers?: readonly string[];
   /** Memory limit of the whole sandbox, bytes. */
   readonly memoryBytes: number;
   /** Process limit of the whole sandbox. */
@@ -98,6 +103,11 @@ export interface SandboxDriver {
    * value, a token).
    */
   snapshot(id: string, dir: string): Promise<SavedSnapshot>;
+  /**
+   * Applies a new egress policy to running sandbox `id`'s network (its tables, in one transaction);
+   * sandboxd's own part is the caller's (`PUT /v1/egress`).
+   */
+  updateEgress(id: string, policy: EgressPolicy): Promise<void>;
   /** Freezes every process of the sandbox, memory kept. */
   pause(id: string): Promise<void>;
   /** Thaws it. */

@@ -32,7 +32,7 @@ export class ControlPlaneClient {
 
   /** A JSON call; `token` (the sandbox access token) goes in the Authorization header only. */
   async call<T extends z.ZodType>(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     schema: T,
     options: { body?: unknown; token?: string | undefined } = {},

@@ -87,6 +87,7 @@ export type { InspectionFeedRecord } from '../protocol/control-plane-api.js';
 export type { DaemonEvent } from '../protocol/daemon-events.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
 export { SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
+export { SandboxEgress, type EgressPolicy, type EgressPolicyInput } from './sandbox-egress.js';
 export {
   resolveSandboxOptions,
   type ResolvedSandboxOptions,

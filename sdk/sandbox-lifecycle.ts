@@ -114,6 +114,7 @@ export async function launchSandbox(
       ...(o.snapshot === undefined || o.given.template ? { template: o.template } : {}),
       ...(o.snapshot === undefined ? {} : { snapshot: o.snapshot }),
       ...(o.isolation === undefined ? {} : { isolation: o.isolation }),
+      ...(o.egress === undefined ? {} : { egress: o.egress }),
       ...(o.snapshot === undefined || o.given.allowInternetAccess
         ? { allowInternetAccess: o.allowInternetAccess }
         : {}),

@@ -12,6 +12,7 @@ import { gatewayMapSchema } from './secret-gateway.js';
 import { sandboxSecretsSchema } from './sandbox-secrets.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
+import { egressPolicySchema } from '../rules/egress-policy.js';
 
 const sandboxOptions = z
   .strictObject({
@@ -20,6 +21,11 @@ const sandboxOptions = z
       .regex(TEMPLATE_NAME, 'must be an image name [a-z0-9._-] or an ARN')
       .default('sdk-base'),
     allowInternetAccess: z.boolean().default(true),
+    /**
+     * Where sandbox code may connect (`open`, `closed` or `allowlist`, with `allow` and `deny` entries:
+     * domains, `*.` wildcards, IPv4 CIDRs). When absent, `allowInternetAccess` says open or closed.
+     */
+    egress: egressPolicySchema.optional(),
     /**
      * The boundary between the sandbox's code and the host: `namespace` (the host's kernel behind
      * namespaces, cgroups and a seccomp filter) or `gvisor` (gVisor's kernel in between). By default
@@ -87,6 +93,16 @@ const sandboxOptions = z
     cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').optional(),
   })
   .superRefine((o, ctx) => {
+    if (o.egress !== undefined && !o.allowInternetAccess && o.egress.mode !== 'closed') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['egress'],
+        message: "allowInternetAccess false is mode 'closed'",
+      });
+    }
+    if (o.pool !== undefined && o.egress !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['egress'], message: 'is not accepted with pool' });
+    }
     if (o.pool !== undefined && Object.keys(o.gateways).length > 0) {
       ctx.addIssue({
         code: 'custom',

@@ -40,6 +40,7 @@ import {
   type SandboxConnectOptions,
 } from './sandbox-lifecycle.js';
 import type { SandboxOptions } from './sandbox-options.js';
+import { SandboxEgress } from './sandbox-egress.js';
 
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
@@ -84,6 +85,7 @@ export class Sandbox {
   readonly #plane: ControlPlaneClient;
   readonly #daemon: DaemonClient;
   readonly #gateways: SandboxGateways;
+  readonly #egress: SandboxEgress;
   /** The options this handle created its sandbox with (creating handles only). */
   readonly #createdWith: SandboxOptions | undefined;
   /** The sequence number of the first state this handle saw: `state$` starts there. */
@@ -116,6 +118,7 @@ export class Sandbox {
     this.commands = new Commands(this.#daemon);
     this.files = new Files(this.#daemon);
     this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
+    this.#egress = new SandboxEgress(this.#plane, this.sandboxId, () => this.#accessToken);
   }
 
   /**
@@ -143,6 +146,11 @@ export class Sandbox {
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
   get gateways(): SandboxGateways {
     return this.#gateways;
+  }
+
+  /** Where the sandbox's code may connect: `get()` and `update()` (`SandboxEgress`). */
+  get egress(): SandboxEgress {
+    return this.#egress;
   }
 
   /**

@@ -37,6 +37,9 @@ from .daemon_events import (
     RouteChange,
 )
 from .gateways import AsyncGateways, GatewayStatus, Gateways
+from .egress import AsyncSandboxEgress, SandboxEgress
+from .egress_policy import EgressPolicy
+from ._wire import EgressMode
 from .secret_cache import SecretCache
 from .secret_store import SecretStore
 from .agent_limits import AgentLimits
@@ -105,6 +108,7 @@ __all__ = [
     "AsyncGateways",
     "AsyncSandbox",
     "AsyncSandboxPool",
+    "AsyncSandboxEgress",
     "AsyncSnapshot",
     "AsyncFiles",
     "AsyncFileStream",
@@ -122,6 +126,8 @@ __all__ = [
     "CommandHandle",
     "CommandResult",
     "Commands",
+    "EgressMode",
+    "EgressPolicy",
     "GatewayStatus",
     "Gateways",
     "InvalidArgumentException",
@@ -129,6 +135,7 @@ __all__ = [
     "ProcessInfo",
     "Sandbox",
     "SandboxException",
+    "SandboxEgress",
     "SandboxEvent",
     "SandboxInfo",
     "SandboxPool",

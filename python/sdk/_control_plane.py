@@ -10,6 +10,7 @@ from ._http import Call, Peer, model_parser
 from ._wire import (
     ConnectedSandbox,
     CreatedSandbox,
+    EgressPolicyWire,
     EmptyAnswer,
     ForkedSandboxes,
     ForkRequest,
@@ -65,6 +66,13 @@ def action_call(
 ) -> Call[SandboxInfo]:
     """``POST /v1/sandboxes/:id/pause`` or ``…/activity`` (an SDK call is about to reach the sandbox)."""
     return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/{verb}", model_parser(SandboxInfo), token)
+
+
+def egress_call(plane: Peer, sandbox_id: str, token: str, body: dict[str, Any]) -> Call[EgressPolicyWire]:
+    """``PUT /v1/sandboxes/:id/egress`` with the sandbox's token: replaces its egress policy (``body``:
+    ``mode``, ``allow``, ``deny``, normalised); answers the policy now in force."""
+    path = f"/v1/sandboxes/{sandbox_id}/egress"
+    return Call(plane, "PUT", path, model_parser(EgressPolicyWire), token, body)
 
 
 def build_template_call(plane: Peer, body: dict[str, Any]) -> Call[TemplateBuildLine | None]:

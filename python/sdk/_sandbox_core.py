@@ -19,6 +19,7 @@ from ._sandbox_options import ConnectOptions, CreateOptions
 from ._secret_text import SecretText
 from ._wire import (
     CreatedSandbox,
+    EgressPolicyWire,
     EmptyAnswer,
     ForkedSandboxes,
     GatewayState,
@@ -31,6 +32,7 @@ from ._wire import (
     VersionAnswer,
 )
 from ._check import Checker, check_int, whole
+from .egress_policy import EgressPolicy
 from .errors import InvalidArgumentException, SandboxException
 
 T = TypeVar("T")
@@ -48,6 +50,8 @@ class Launched:
     request_timeout: float
     #: The sequence number of its state when launched or connected: ``sbx.events()`` starts there.
     seq: int = 0
+    #: Its egress policy as the control plane answered it (None only for a handle made without an answer).
+    egress: EgressPolicy | None = None
 
     @property
     def access_token(self) -> str:
@@ -59,7 +63,10 @@ def launched_from(created: CreatedSandbox, plane_url: str, request_timeout: floa
     """A sandbox the control plane created (or started from a snapshot for ``fork``), as a handle is
     built on."""
     token = SecretText(created.access_token)
-    return Launched(created.sandbox_id, token, created.daemon_url, plane_url, request_timeout, created.seq)
+    return Launched(
+        created.sandbox_id, token, created.daemon_url, plane_url, request_timeout, created.seq,
+        EgressPolicy._of(created.egress),
+    )  # fmt: skip
 
 
 def create_op(options: CreateOptions) -> Op[Launched]:
@@ -77,7 +84,7 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
     connected = yield plane_calls.connect_call(peer, options.sandbox_id, options.access_token)
     return Launched(
         options.sandbox_id, SecretText(options.access_token), connected.daemon_url, url,
-        options.request_timeout, connected.seq,
+        options.request_timeout, connected.seq, EgressPolicy._of(connected.egress),
     )
 
 
@@ -108,6 +115,8 @@ class SandboxCore:
         self._daemon = daemon_calls.daemon(launched.daemon_url)
         #: Why the sandbox ended, once this handle has learnt it.
         self.end_reason: str | None = None
+        #: The sandbox's egress policy as last answered (create, connect, any facts, an update).
+        self.egress: EgressPolicy | None = launched.egress
 
     @property
     def access_token(self) -> str:
@@ -120,9 +129,10 @@ class SandboxCore:
     # --- the control plane ----------------------------------------------------------------------
 
     def learn(self, info: SandboxInfo) -> SandboxInfo:
-        """Remembers that the sandbox ended when ``info`` says so."""
+        """Remembers that the sandbox ended when ``info`` says so, and its egress policy."""
         if info.state == "ended" and self.end_reason is None:
             self.end_reason = info.end_reason or "ended"
+        self.egress = EgressPolicy._of(info.egress)
         return info
 
     def acting(self, call: Call[SandboxInfo]) -> Op[SandboxInfo]:
@@ -169,6 +179,14 @@ class SandboxCore:
         """A snapshot, and ``count`` sandboxes started from it at once (the operator key, as create)."""
         key = plane_calls.operator_key()
         return self.guarded(plane_calls.fork_call(self._plane, self.sandbox_id, key, count))
+
+    def egress_op(self, policy: EgressPolicy) -> Op[EgressPolicy]:
+        """Replaces the sandbox's egress policy (resumed first when suspended, as any call); the policy the
+        control plane answers is remembered and returned."""
+        call = plane_calls.egress_call(self._plane, self.sandbox_id, self.access_token, policy._wire().wire())
+        answer: EgressPolicyWire = yield from self.guarded(call)
+        self.egress = EgressPolicy._of(answer)
+        return self.egress
 
     def activity_op(self) -> Op[SandboxInfo]:
         """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""

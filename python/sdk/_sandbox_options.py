@@ -23,6 +23,7 @@ from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
+from .egress_policy import EgressPolicy, check_egress
 from .errors import AuthenticationException, InvalidArgumentException
 from .s3_prefix import S3Prefix
 from .secret_cache import SecretCache
@@ -138,10 +139,12 @@ class CreateOptions:
     #: given are the snapshot's sandbox's).
     template_given: bool = True
     allow_internet_access_given: bool = True
+    #: The egress policy the caller gave (normalised), or None: ``allow_internet_access`` decides.
+    egress: EgressPolicy | None = None
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
-        ``isolation`` only when one was chosen). From a snapshot, ``template`` and
+        ``isolation`` and ``egress`` only when given). From a snapshot, ``template`` and
         ``allow_internet_access`` are sent only when the caller gave them (``sdk/sandbox-lifecycle.ts``)."""
         fresh = self.snapshot is None
         return CreateSandboxRequest(
@@ -151,6 +154,7 @@ class CreateOptions:
             allow_internet_access=(
                 self.allow_internet_access if fresh or self.allow_internet_access_given else None
             ),
+            egress=None if self.egress is None else self.egress._wire(),
             timeout_ms=self.timeout_ms,
             idle_policy=IdlePolicyBody(max_idle_seconds=IDLE_SECONDS, auto_resume=True),
             memory_mb=self.memory_mb,
@@ -177,9 +181,12 @@ def resolve_create_options(
     pool: object = None,
     pool_kind: PoolKind = "SandboxPool",
     snapshot: object = None,
+    egress: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``persist`` and ``snapshot``.
+    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``persist``, ``snapshot`` and
+    ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked with its rules, the
+    fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only mode ``closed``.
     ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
     ``snapshot``, the snapshot's). Without ``isolation``, ``SDK_ISOLATION`` (read once the options pass,
     as ``sdk/sandbox-options.ts`` does), but not from a snapshot, which fixes the isolation."""
@@ -188,6 +195,7 @@ def resolve_create_options(
         check.add(("template",), "must be an image name [a-z0-9._-] or an ARN")
     if allow_internet_access is not None:
         check_bool(check, ("allow_internet_access",), allow_internet_access)
+    policy = check_egress(check, ("egress",), egress)
     from_snapshot = _snapshot(check, snapshot)
     chosen = _isolation(check, isolation)
     routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
@@ -212,6 +220,10 @@ def resolve_create_options(
         check.add(("persist",), "is not accepted with pool")  # a pool's slots have no home to restore
     if pool is not None and snapshot is not None:
         check.add(("snapshot",), "is not accepted with pool")
+    if pool is not None and egress is not None:
+        check.add(("egress",), "is not accepted with pool")  # a pool's slots have the pool's egress
+    if allow_internet_access is False and policy is not None and policy.mode != "closed":
+        check.add(("egress",), "must be mode 'closed' with allow_internet_access=False")
     check.done()
     cache = secret_cache if isinstance(secret_cache, SecretCache) else None
     if isolation is not None:
@@ -228,6 +240,7 @@ def resolve_create_options(
         snapshot=from_snapshot,
         template_given=template is not None,
         allow_internet_access_given=allow_internet_access is not None,
+        egress=policy,
     )
 
 

@@ -23,8 +23,31 @@ Isolation = Literal["namespace", "gvisor"]
 ISOLATIONS: tuple[Isolation, ...] = ("namespace", "gvisor")
 
 
+#: An egress policy's mode (``rules/egress-policy.ts`` ``EGRESS_MODES``): ``open`` (every network but
+#: what ``deny`` names), ``closed`` (none) or ``allowlist`` (only what ``allow`` names and ``deny`` does not).
+EgressMode = Literal["open", "closed", "allowlist"]
+
+#: Every egress mode, in the order the rules name them.
+EGRESS_MODES: tuple[EgressMode, ...] = ("open", "closed", "allowlist")
+
+
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class EgressPolicyWire(_Wire):
+    """A normalised egress policy on the wire (``egressPolicyWireSchema``): the ``egress`` of a create
+    body and of every sandbox's facts, the body of ``PUT /v1/sandboxes/:id/egress`` and its answer.
+    ``sdk.EgressPolicy`` checks and normalises it before it is sent."""
+
+    mode: EgressMode
+    #: Lower-case domains (``*.`` for every name under one) and canonical IPv4 CIDRs.
+    allow: list[str]
+    deny: list[str]
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body."""
+        return self.model_dump(by_alias=True)
 
 
 class SandboxInfo(_Wire):
@@ -36,6 +59,8 @@ class SandboxInfo(_Wire):
     isolation: Isolation
     state: SandboxState
     allow_internet_access: bool
+    #: Where its code may connect (issue 27), normalised.
+    egress: EgressPolicyWire
     #: Why it ended: ``killed``, ``timeout``, or ``failed`` (its daemon died); ``None`` while it lives.
     end_reason: Literal["killed", "timeout", "failed"] | None
     #: Why it is suspended: ``paused`` or ``idle``; ``None`` otherwise.
@@ -111,14 +136,17 @@ class IdlePolicyBody(_Wire):
 
 class CreateSandboxRequest(_Wire):
     """Body of ``POST /v1/sandboxes``; ``isolation`` (the control plane's default), ``memory_mb`` and
-    ``cpus`` (the template's) are left out when ``None``, and so are ``template`` and
-    ``allow_internet_access`` (from ``snapshot``, the snapshot's sandbox's unless the caller set them)."""
+    ``cpus`` (the template's) and ``egress`` (``allow_internet_access`` alone) are left out when ``None``,
+    and so are ``template`` and ``allow_internet_access`` (from ``snapshot``, the snapshot's sandbox's unless the caller set them)."""
 
     template: str | None = None
     isolation: Isolation | None = None
     #: Start from this snapshot (``snap_`` and 16 hex digits): its template, isolation and limits.
     snapshot: str | None = None
     allow_internet_access: bool | None = None
+    #: The egress policy, normalised (sent only when the caller gave one; else ``allow_internet_access``
+    #: decides: open or closed).
+    egress: EgressPolicyWire | None = None
     timeout_ms: int = Field(ge=1)
     idle_policy: IdlePolicyBody
     memory_mb: int | None = None

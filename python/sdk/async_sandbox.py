@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
 from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
@@ -26,6 +26,8 @@ from .secret_gateway import SecretGateway, SecretSource
 from .async_commands import AsyncCommands
 from .async_files import AsyncFiles
 from .sandbox_agent import AsyncSandboxAgent
+from .egress import AsyncSandboxEgress
+from .egress_policy import EgressPolicy
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
 
@@ -88,6 +90,8 @@ class AsyncSandbox(AsyncSandboxExtras):
         self.commands = AsyncCommands(self._core, transport)
         #: Files in the sandbox, read and written as its user (each call first reports activity).
         self.files = AsyncFiles(self._core, transport)
+        #: The egress policy: ``policy`` (last known, no call) and ``update(policy)``.
+        self.egress = AsyncSandboxEgress(self._core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = AsyncSandboxAgent(self._gateway_core, transport)
 
@@ -125,6 +129,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         execution_role_arn: str | None = None,
         pool: AsyncSandboxPool | None = None,
         snapshot: str | SnapshotFacts | None = None,
+        egress: EgressPolicy | Mapping[str, Any] | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
         With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s; with ``snapshot``
@@ -155,6 +160,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             execution_role_arn=execution_role_arn,
             pool=pool,
             snapshot=snapshot,
+            egress=egress,
             pool_kind="AsyncSandboxPool",
         )
         if pool is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
@@ -26,6 +26,8 @@ from .secret_gateway import SecretGateway, SecretSource
 from .commands import Commands
 from .files import Files
 from .sandbox_agent import SandboxAgent
+from .egress import SandboxEgress
+from .egress_policy import EgressPolicy
 from .errors import SandboxException
 from .snapshot import Snapshot, SnapshotFacts
 
@@ -88,6 +90,8 @@ class Sandbox(SandboxExtras):
         self.commands = Commands(self._core, transport)
         #: Files in the sandbox, read and written as its user (each call first reports activity).
         self.files = Files(self._core, transport)
+        #: The egress policy: ``policy`` (last known, no call) and ``update(policy)``.
+        self.egress = SandboxEgress(self._core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = SandboxAgent(self._gateway_core, transport)
 
@@ -125,6 +129,7 @@ class Sandbox(SandboxExtras):
         execution_role_arn: str | None = None,
         pool: SandboxPool | None = None,
         snapshot: str | SnapshotFacts | None = None,
+        egress: EgressPolicy | Mapping[str, Any] | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -133,6 +138,12 @@ class Sandbox(SandboxExtras):
             from a ``snapshot``, the snapshot's unless given (a different one is refused)
         :param allow_internet_access: False for closed egress (default True; from a ``snapshot``, as the
             snapshot's sandbox had it unless given)
+        :param egress: where the sandbox's code may connect: an ``EgressPolicy`` (``open``, ``closed`` or
+            ``allowlist``, with ``allow`` and ``deny`` domains, ``*.`` wildcards and IPv4 CIDRs) or a
+            mapping of its options (``{"mode": "allowlist", "allow": ["pypi.org"]}``); sent normalised.
+            Without it ``allow_internet_access`` decides (open or closed); with
+            ``allow_internet_access=False`` only mode ``closed`` is accepted. From a ``snapshot``, the
+            snapshot's sandbox's unless given; refused with ``pool``. ``sbx.egress.update`` changes it later
         :param isolation: the boundary between the sandbox's code and the host: ``namespace`` (the host's
             kernel behind namespaces, cgroups and a seccomp filter) or ``gvisor`` (gVisor's kernel in
             between); by default ``SDK_ISOLATION``, else the control plane's default
@@ -151,8 +162,8 @@ class Sandbox(SandboxExtras):
             :meth:`checkpoint_files` (``S3Prefix``); needs ``execution_role_arn``
         :param execution_role_arn: the role (assumed with the caller's credentials) that reaches ``persist``
         :param pool: take the sandbox from this ``SandboxPool`` (``pool.take()``, a hot slot): the other
-            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets``, ``persist``
-            and ``snapshot`` are refused with it
+            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets``, ``persist``,
+            ``snapshot`` and ``egress`` are refused with it
         :param snapshot: start from this snapshot (``sbx.snapshot()``, or its id): its template,
             isolation and limits (``SDK_ISOLATION`` does not apply), and with a memory snapshot its
             running processes; a snapshot holds no gateway, so give ``gateways`` here
@@ -182,6 +193,7 @@ class Sandbox(SandboxExtras):
             execution_role_arn=execution_role_arn,
             pool=pool,
             snapshot=snapshot,
+            egress=egress,
         )
         if pool is not None:
             return pool.take()

@@ -18,6 +18,7 @@ from sdk._http import Call, Transport
 from sdk._sandbox_core import Launched, SandboxCore
 from sdk._sandbox_options import resolve_run_options
 from sdk._secret_text import SecretText
+from sdk._wire import EgressPolicyWire
 from sdk.compat.e2b import InvalidArgumentException as E2BInvalidArgumentException
 from sdk.compat.e2b._command_options import plan_run
 from sdk.compat.e2b._files_options import file_call, write_entries
@@ -44,7 +45,8 @@ class Recorder:
     def call(self, call: Call[Any]) -> object:
         if call.path.endswith("/activity"):
             self.activity += 1
-            return SimpleNamespace(state="running", end_reason=None)
+            egress = EgressPolicyWire(mode="open", allow=[], deny=[])
+            return SimpleNamespace(state="running", end_reason=None, egress=egress)
         self.calls.append(call)
         raise SandboxException("recorded", "sandbox_suspended")
 

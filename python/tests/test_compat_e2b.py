@@ -51,8 +51,8 @@ def test_hosted_service_options_are_refused_naming_them(
         with pytest.raises(NotSupportedException, match=f"^{name} is not supported by the E2B shim"):
             Sandbox.create(**{name: value})
     unsupported: dict[str, Any] = {
-        "metadata": {"k": "v"}, "mcp": {"github": {}}, "network": {"deny_out": ["0.0.0.0/0"]},
-        "iam": {"tokens": {}}, "lifecycle": {"on_timeout": "pause"}, "volume_mounts": {"/mnt": "v"},
+        "metadata": {"k": "v"}, "mcp": {"github": {}}, "iam": {"tokens": {}},
+        "lifecycle": {"on_timeout": "pause"}, "volume_mounts": {"/mnt": "v"},
     }  # fmt: skip
     for option, value in unsupported.items():
         with pytest.raises(NotSupportedException, match=f"^{option} is not supported"):
@@ -122,7 +122,7 @@ def test_list_pages_hold_e2b_s_hundred_by_default(no_traffic: None) -> None:
 
 
 def test_unsupported_methods_name_the_feature(no_traffic: None) -> None:
-    for method, args in (("set_timeout", (60,)), ("get_metrics", ()), ("get_host", (8080,)), ("update_network", ({},))):
+    for method, args in (("set_timeout", (60,)), ("get_metrics", ()), ("get_host", (8080,))):
         with pytest.raises(NotSupportedException, match=f"^{method} is not supported") as refused:
             getattr(Sandbox, method)(*args)
         assert refused.value.feature == method

@@ -26,7 +26,8 @@ def info(isolation: str, **more: object) -> dict[str, Any]:
     """A sandbox's facts as the control plane sends them."""
     return {
         "sandboxId": SBX, "template": "sdk-base", "isolation": isolation, "state": "running",
-        "allowInternetAccess": True, "endReason": None, "suspendReason": None,
+        "allowInternetAccess": True, "egress": {"mode": "open", "allow": [], "deny": []},
+        "endReason": None, "suspendReason": None,
         "deadlineAt": 1_900_000_000_000, "seq": 1, **more,
     }  # fmt: skip
 

@@ -41,6 +41,7 @@ from sdk._wire import (
     ConnectedSandbox,
     CreatedSandbox,
     CreateSandboxRequest,
+    EgressPolicyWire,
     EmptyAnswer,
     ForkedSandboxes,
     ForkRequest,
@@ -74,6 +75,7 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
     ],
     ForkedSandboxes: [("post", "/v1/sandboxes/{sandboxId}/fork", "201", "application/json")],
     EmptyAnswer: [("delete", "/v1/snapshots/{snapshotId}", "200", "application/json")],
+    EgressPolicyWire: [("put", "/v1/sandboxes/{sandboxId}/egress", "200", "application/json")],
     # The lines of a template build: each model is the alternative of the answer's ``oneOf`` whose
     # ``type`` it has.
     TemplateStepLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
@@ -86,6 +88,7 @@ REQUESTS: dict[type[BaseModel], tuple[str, str]] = {
     CreateSandboxRequest: ("post", "/v1/sandboxes"),
     BuildTemplateRequest: ("post", "/v1/templates"),
     ForkRequest: ("post", "/v1/sandboxes/{sandboxId}/fork"),
+    EgressPolicyWire: ("put", "/v1/sandboxes/{sandboxId}/egress"),
 }
 
 #: Each control-plane call of the SDK: how the test makes it (sandbox id ``SBX``), and its operation.
@@ -103,6 +106,10 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
     "action_call:activity": (
         lambda p: plane_calls.action_call(p, SBX, "t", "activity"),
         ("post", "/v1/sandboxes/{sandboxId}/activity"),
+    ),
+    "egress_call": (
+        lambda p: plane_calls.egress_call(p, SBX, "t", {"mode": "closed", "allow": [], "deny": []}),
+        ("put", "/v1/sandboxes/{sandboxId}/egress"),
     ),
     "build_template_call": (lambda p: plane_calls.build_template_call(p, {}), ("post", "/v1/templates")),
     "snapshot_call": (
@@ -352,12 +359,13 @@ def test_the_create_body_is_a_create_request() -> None:
 
     options = resolve_create_options(
         template="sdk-base", allow_internet_access=False, timeout=60, memory_mb=None, cpus=0.5,
-        control_plane_url=None, request_timeout=None, isolation="gvisor",
+        control_plane_url=None, request_timeout=None, isolation="gvisor", egress={"mode": "closed"},
     )
     body = options.body()
     assert CreateSandboxRequest.model_validate(body, strict=True).wire() == body
     assert "memoryMb" not in body and body["cpus"] == 0.5 and None not in body.values()
     assert body["isolation"] == "gvisor"
+    assert body["egress"] == {"mode": "closed", "allow": [], "deny": []}
 
 
 def test_every_error_code_of_the_document_has_its_exception(document: dict[str, Any]) -> None:

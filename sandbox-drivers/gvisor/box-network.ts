@@ -7,14 +7,17 @@
  * copy restored from a snapshot finds its network as it was.
  *
  * In the sandbox's namespace a table `sdk_box` (host root's: nothing in the box can change it):
- *   - from the box, only sandboxd's gateway listeners on 169.254.0.1 are reachable (never its API: a
- *     connection is reset, as in a namespace sandbox), and replies;
- *   - the box's traffic to other networks is forwarded, and masqueraded as the sandbox's address, only
- *     with open egress; never to a link-local address (the metadata address among them). The host's
- *     table (`sdk_<instance>_<id>`) then treats it as any sandbox's: no host service, no other sandbox.
+ *   - from the box, only sandboxd's gateway listeners, resolver and name checks on 169.254.0.1 are
+ *     reachable (never its API: a connection is reset, as in a namespace sandbox), and replies;
+ *   - the box's traffic to other networks is forwarded, and masqueraded as the sandbox's address, as its
+ *     egress policy allows (`../namespace/egress-table.ts`); never to a link-local address. The host's
+ *     table (`sdk_<instance>_<id>`) then treats it as any sandbox's: no host service, no other sandbox,
+ *     no forbidden network.
  * sandboxd itself reaches upstreams from the sandbox's namespace, by its host uid, as in the namespace
  * driver; nothing of the box's shares that path.
  */
+import type { EgressPolicy } from '../../rules/egress-policy.js';
+import { boxTable, replacingTable } from '../namespace/egress-table.js';
 import { run, runQuietly } from '../namespace/host-commands.js';
 import { networkNames } from '../namespace/sandbox-network.js';
 
@@ -33,7 +36,7 @@ export function boxNetworkNames(instance: string, id: string): { namespace: stri
 export async function createBoxNetwork(
   instance: string,
   id: string,
-  allowInternetAccess: boolean,
+  policy: EgressPolicy,
   daemonPort: number,
 ): Promise<{ readonly namespace: string }> {
   const sandbox = networkNames(instance, id);
@@ -73,7 +76,7 @@ export async function createBoxNetwork(
     await run(
       'ip',
       ['netns', 'exec', sandbox.namespace, 'nft', '-f', '-'],
-      boxTable(link, sandbox.sandboxVeth, allowInternetAccess, daemonPort),
+      boxTable(link, sandbox.sandboxVeth, BOX_LINK, daemonPort, policy),
     );
     return { namespace };
   } catch (error) {
@@ -87,34 +90,18 @@ export async function removeBoxNetwork(instance: string, id: string): Promise<vo
   await runQuietly('ip', ['netns', 'del', boxNetworkNames(instance, id).namespace]);
 }
 
-function boxTable(
-  link: string,
-  sandboxVeth: string,
-  allowInternetAccess: boolean,
+/** Replaces the box's egress table in sandbox `id`'s namespace with one for `policy` (one transaction). */
+export async function updateBoxEgress(
+  instance: string,
+  id: string,
+  policy: EgressPolicy,
   daemonPort: number,
-): string {
-  const egress = allowInternetAccess
-    ? `
-    iifname "${link}" oifname "${sandboxVeth}" ip daddr != 169.254.0.0/16 accept`
-    : '';
-  return `table inet sdk_box {
-  chain input {
-    type filter hook input priority 0; policy accept;
-    iifname "${link}" ct state established,related accept
-    iifname "${link}" ip daddr ${BOX_LINK.sandboxd} tcp dport != ${String(daemonPort)} accept
-    iifname "${link}" meta l4proto tcp reject with tcp reset
-    iifname "${link}" reject with icmpx type admin-prohibited
-  }
-  chain forward {
-    type filter hook forward priority 0; policy accept;
-    oifname "${link}" ct state established,related accept${egress}
-    iifname "${link}" reject with icmpx type admin-prohibited
-    oifname "${link}" reject with icmpx type admin-prohibited
-  }
-  chain postrouting {
-    type nat hook postrouting priority 100; policy accept;
-    ip saddr ${BOX_LINK.box} oifname "${sandboxVeth}" masquerade
-  }
-}
-`;
+): Promise<void> {
+  const sandbox = networkNames(instance, id);
+  const { link } = boxNetworkNames(instance, id);
+  await run(
+    'ip',
+    ['netns', 'exec', sandbox.namespace, 'nft', '-f', '-'],
+    replacingTable(boxTable(link, sandbox.sandboxVeth, BOX_LINK, daemonPort, policy)),
+  );
 }

@@ -7,10 +7,11 @@
  * sandbox's own; the box's network namespace (`box-network.ts`); `sdk-exec init` as pid 1. Like the
  * namespace driver's box there is no `/sys` and no cgroup file system.
  */
+import { join } from 'node:path';
 import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME } from '../../protocol/agent-wire.js';
 import type { ViewPaths } from '../namespace/root-view.js';
 import { SDK_DIR } from '../namespace/sandbox-layout.js';
-import { GVISOR_EXEC } from './gvisor-exec-path.js';
+import { BOX_RESOLV_CONF, GVISOR_EXEC } from './gvisor-exec-path.js';
 import { MAPPED_IDS } from '../namespace/uid-ranges.js';
 
 /** moby's default capabilities (oci/caps/defaults.go): the sandbox root's, as in a namespace sandbox. */
@@ -119,6 +120,7 @@ export function boxSpec(input: BoxSpecInput): object {
       tmpfs('/run', SMALL_TMPFS_BYTES, '755'),
       tmpfs('/var/tmp', SMALL_TMPFS_BYTES, '1777'),
       bind(input.sdkImage, SDK_DIR, 'ro'),
+      bind(join(input.sdkImage, BOX_RESOLV_CONF.name), '/etc/resolv.conf', 'ro'),
       bind(view.agent, AGENT_CONFIG_DIR, 'ro'),
       bind(view.agentConfigHome, AGENT_CONFIG_HOME, 'ro'),
     ],

@@ -13,7 +13,14 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AgentTemplateSpec, BuiltTemplate } from '../../protocol/template-api.js';
-import { BOX_LINK, createBoxNetwork, removeBoxNetwork, boxNetworkNames } from '../gvisor/box-network.js';
+import { policyOfInternetAccess, type EgressPolicy } from '../../rules/egress-policy.js';
+import {
+  BOX_LINK,
+  createBoxNetwork,
+  removeBoxNetwork,
+  boxNetworkNames,
+  updateBoxEgress,
+} from '../gvisor/box-network.js';
 import { boxHostTasks, boxSpec } from '../gvisor/box-spec.js';
 import { watchBox } from '../gvisor/box-watch.js';
 import {
@@ -70,6 +77,7 @@ import {
   networkNames,
   removeSandboxNetwork,
   sandboxAddressOf,
+  updateSandboxEgress,
   type SandboxNetwork,
 } from './sandbox-network.js';
 import { sandboxdSeccompProgram, sandboxSeccompProgram } from './seccomp/seccomp-bpf.js';
@@ -252,6 +260,7 @@ export class NamespaceDriver implements SandboxDriver {
       throw new Error(`this driver does not launch ${request.isolation} sandboxes`);
     const { id, memoryBytes } = request;
     const gvisor = request.isolation === 'gvisor';
+    const egress = request.egress ?? policyOfInternetAccess(request.allowInternetAccess);
     const from = request.from === undefined ? undefined : await readSnapshotManifest(request.from);
     if (from?.kind === 'memory' && !gvisor) throw new Error('a memory snapshot starts only a gVisor sandbox');
     let viewing: Promise<ViewPaths> | undefined;
@@ -306,11 +315,11 @@ export class NamespaceDriver implements SandboxDriver {
             owners.sandboxd,
           ),
         ]);
-        networking = createSandboxNetwork(this.instance, id, request.allowInternetAccess, {
+        networking = createSandboxNetwork(this.instance, id, egress, {
           hostUid: owners.sandboxd,
           port: SANDBOXD_PORT,
         }).then(async (network) => {
-          if (gvisor) await createBoxNetwork(this.instance, id, request.allowInternetAccess, SANDBOXD_PORT);
+          if (gvisor) await createBoxNetwork(this.instance, id, egress, SANDBOXD_PORT);
           return network;
         });
         networking.catch(() => undefined); // observed below
@@ -400,6 +409,7 @@ export class NamespaceDriver implements SandboxDriver {
                 },
             version: manifest.sandboxdVersion,
             prefetch: prefetchFiles(manifest),
+            egress: { policy: egress, dnsServers: request.dnsServers ?? [] },
             ...(request.gatewayCa === undefined ? {} : { gatewayCa: request.gatewayCa }),
             ...(request.gatewayTimeouts === undefined ? {} : { gatewayTimeouts: request.gatewayTimeouts }),
             ...(from?.kind === 'memory' && request.carried !== undefined ? { carried: request.carried } : {}),
@@ -429,6 +439,17 @@ export class NamespaceDriver implements SandboxDriver {
 
   snapshot(id: string, dir: string): Promise<SavedSnapshot> {
     return snapshotSandbox(this.instance, id, dir, () => this.#runscPath());
+  }
+
+  async updateEgress(id: string, policy: EgressPolicy): Promise<void> {
+    const address = await sandboxAddressOf(this.instance, id);
+    const range = claimsOf(this.instance).get(id);
+    if (address === undefined || range === undefined) throw new Error(`no sandbox ${id} on this host`);
+    const daemon = { hostUid: sandboxdId(range), port: SANDBOXD_PORT };
+    await updateSandboxEgress(this.instance, id, address, policy, daemon);
+    if (existsSync(`/run/netns/${boxNetworkNames(this.instance, id).namespace}`)) {
+      await updateBoxEgress(this.instance, id, policy, SANDBOXD_PORT);
+    }
   }
 
   pause(id: string): Promise<void> {

@@ -26,7 +26,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
+import { BOX_RESOLV_CONF, GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { HOST_TOOLS_ENV, SDK_EXEC } from './sandboxd-process.js';
 
 /** The static helpers of the image (`sdk-exec`, and `gvisor-exec` for gVisor boxes). */
@@ -134,7 +134,7 @@ export function keepImage(dir: string): boolean {
 
 /**
  * sandboxd's runtime from the package at `packageRoot`, ready to bind at /opt/sdk: the `.cjs` files of
- * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), `sdk-exec` and `gvisor-exec`, and the bundle's V8 code cache,
+ * `dist/sandboxd/` (daemon/build.mjs: the bundle and its starter), `sdk-exec` and `gvisor-exec`, a gVisor box's `resolv.conf`, and the bundle's V8 code cache,
  * written when the image is built by a warm-up run of the Node that runs sandboxd in sandboxes (`node`:
  * the template image's, run here on the host). The image is named by the files and that Node's
  * identity: V8 refuses a cache another build of it wrote.
@@ -150,9 +150,11 @@ export function ensureSdkImage(packageRoot: string, node: string): string {
   const identity = statSync(node);
   hash.update(`${node} ${String(identity.size)} ${String(identity.mtimeMs)} ${String(identity.ino)}`);
   hash.update(SANDBOXD_NODE_FLAGS.join(' ')); // the cache is V8's under these flags
+  hash.update(BOX_RESOLV_CONF.text);
   return materialize('sdk', hash.digest('hex'), (dir) => {
     mkdirSync(dir);
     for (const name of files) copyFileSync(join(bundleDir, name), join(dir, name));
+    writeFileSync(join(dir, BOX_RESOLV_CONF.name), BOX_RESOLV_CONF.text);
     for (const helper of HELPERS) chmodSync(join(dir, helper), 0o755);
     writeCodeCache(dir, node);
   });

@@ -1,14 +1,18 @@
 /**
  * A sandbox's network: namespace `sdk-<instance>-<id>`, veth pair `sdkh<id>`/`sdks<id>` with a /30 from
  * 100.96.0.0/12 (part of the shared address space, RFC 6598), and two nftables tables:
- *   - in the sandbox namespace: sandbox code never connects to sandboxd's API; with closed egress it
- *     reaches only loopback, and sandboxd (the host uid of the sandbox's root) and replies pass;
+ *   - in the sandbox namespace, `sdk_sandbox`: the egress policy (`egress-table.ts`): sandbox code never
+ *     connects to sandboxd's API, its DNS goes to sandboxd's resolver, and it reaches what the policy
+ *     allows; sandboxd (the host uid of the sandbox's root) reaches the upstreams;
  *   - on the host, `sdk_<instance>_<id>`: from the sandbox veth only replies to connections the host opened
  *     (the control plane to sandboxd) are accepted, so host services are not reachable from the sandbox;
- *     traffic to other networks is forwarded and masqueraded (never to another sandbox's veth).
+ *     traffic to other networks is forwarded and masqueraded, never to another sandbox's veth nor to
+ *     `FORBIDDEN_NETWORKS` (loopback, link-local and metadata, multicast), whatever the policy.
  * Forwarding needs `net.ipv4.ip_forward = 1`, which the first launch sets (as container engines do).
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import type { EgressPolicy } from '../../rules/egress-policy.js';
+import { FORBIDDEN_NETWORKS, replacingTable, sandboxTable } from './egress-table.js';
 import { pickFreeSubnet } from './free-subnet.js';
 import { run, runQuietly } from './host-commands.js';
 
@@ -57,7 +61,7 @@ export async function addSandboxNamespace(instance: string, id: string): Promise
 export async function createSandboxNetwork(
   instance: string,
   id: string,
-  allowInternetAccess: boolean,
+  policy: EgressPolicy,
   daemon: { readonly hostUid: number; readonly port: number },
 ): Promise<SandboxNetwork> {
   const names = networkNames(instance, id);
@@ -86,7 +90,7 @@ export async function createSandboxNetwork(
     await run(
       'ip',
       ['netns', 'exec', names.namespace, 'nft', '-f', '-'],
-      sandboxTable(sandboxAddress, daemon, allowInternetAccess),
+      sandboxTable(sandboxAddress, daemon, policy),
     );
     return { namespace: names.namespace, hostVeth: names.hostVeth, hostAddress, sandboxAddress };
   } catch (error) {
@@ -140,6 +144,8 @@ function hostTable(table: string, veth: string, address: string): string {
   chain forward {
     type filter hook forward priority 0; policy accept;
     iifname "${veth}" oifname "sdkh*" reject with icmpx type admin-prohibited
+    iifname "${veth}" ip daddr { ${FORBIDDEN_NETWORKS.join(', ')} } reject with icmpx type admin-prohibited
+    iifname "${veth}" meta nfproto ipv6 reject with icmpx type admin-prohibited
     oifname "${veth}" ct state established,related accept
     oifname "${veth}" reject with icmpx type admin-prohibited
   }
@@ -152,28 +158,20 @@ function hostTable(table: string, veth: string, address: string): string {
 }
 
 /**
- * The sandbox namespace's own table. sandboxd's API belongs to the host (sandbox code never holds the
- * token), so sandbox code may not even connect to it: no flood of idle connections can starve the
- * control plane of the daemon. With closed egress, sandbox code reaches only loopback and replies;
- * sandboxd (its host uid, which no id inside the sandbox maps to, root's included) reaches the upstreams.
- * Sandbox code, root included, cannot change this table: the network namespace belongs to the host's
- * user namespace, where it holds no capability.
+ * Replaces the egress table of sandbox `id`'s namespace with one for `policy` (one transaction).
+ * Connections already open stay open.
  */
-function sandboxTable(
+export async function updateSandboxEgress(
+  instance: string,
+  id: string,
   address: string,
+  policy: EgressPolicy,
   daemon: { readonly hostUid: number; readonly port: number },
-  allowInternetAccess: boolean,
-): string {
-  const closed = `
-    oifname "lo" accept
-    ct state established,related accept
-    meta skuid ${String(daemon.hostUid)} accept
-    reject with icmpx type admin-prohibited`;
-  return `table inet sdk_sandbox {
-  chain output {
-    type filter hook output priority 0; policy accept;
-    ip daddr ${address} tcp dport ${String(daemon.port)} meta skuid != ${String(daemon.hostUid)} reject with tcp reset${allowInternetAccess ? '' : closed}
-  }
-}
-`;
+): Promise<void> {
+  const { namespace } = networkNames(instance, id);
+  await run(
+    'ip',
+    ['netns', 'exec', namespace, 'nft', '-f', '-'],
+    replacingTable(sandboxTable(address, daemon, policy)),
+  );
 }

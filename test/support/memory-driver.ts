@@ -23,6 +23,7 @@ import type {
   TemplateManifest,
 } from '../../sandbox-drivers/sandbox-driver.js';
 import { MemoryTemplateBuilds } from './memory-template-build.js';
+import type { EgressPolicy } from '../../rules/egress-policy.js';
 
 /** One sandbox with resources on a `MemoryHost`. */
 export interface MemorySandbox {
@@ -32,6 +33,8 @@ export interface MemorySandbox {
   readonly request: LaunchRequest;
   /** Every process frozen, memory kept. Tests may set it to change the box behind the driver's back. */
   frozen: boolean;
+  /** The egress policy `updateEgress` last applied (its launch request's until then). */
+  egress?: EgressPolicy;
   /** False once its sandboxd has died (`exit`); its resources stay until `destroy`. */
   daemonAlive: boolean;
   /** False while its launch has not finished (sandboxd not answering yet). */
@@ -40,7 +43,16 @@ export interface MemorySandbox {
 
 /** The operations of `SandboxDriver` that name a sandbox or can fail. */
 export type DriverOperation =
-  'template' | 'launch' | 'snapshot' | 'pause' | 'resume' | 'destroy' | 'list' | 'daemonUrl' | 'watch';
+  | 'template'
+  | 'launch'
+  | 'snapshot'
+  | 'egress'
+  | 'pause'
+  | 'resume'
+  | 'destroy'
+  | 'list'
+  | 'daemonUrl'
+  | 'watch';
 
 /** One call a control plane made on a driver. */
 export interface DriverCall {
@@ -235,6 +247,12 @@ export class MemoryDriver implements SandboxDriver {
       const text = JSON.stringify({ from: id, isolation: request.isolation });
       writeFileSync(join(dir, 'memory-snapshot.json'), text, { mode: 0o600 });
       return { kind: request.isolation === 'gvisor' ? 'memory' : 'filesystem', bytes: text.length };
+    });
+  }
+
+  updateEgress(id: string, policy: EgressPolicy): Promise<void> {
+    return this.#call('egress', id, () => {
+      this.#own(id, 'egress').egress = policy;
     });
   }
 

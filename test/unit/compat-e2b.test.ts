@@ -1,9 +1,10 @@
 /**
  * The E2B shim without a sandbox: its options and environment (server, key precedence, template
  * mapping, E2B's defaults), every refusal before any call (`gateways`, E2B's hosted-service options,
- * features only E2B's cloud has), and the mapping of native errors and entries to E2B's shapes. A
- * recording HTTP server stands where the control plane would be, answering every request with a
- * refusal, so a test sees whether a call was made and what it carried.
+ * features only E2B's cloud has), E2B's `network` as the egress policy, and the mapping of native
+ * errors and entries to E2B's shapes. A recording HTTP server stands where the control plane would be,
+ * answering every request with a refusal (unless a test sets `answer`), so a test sees whether a call
+ * was made and what it carried.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,7 @@ import {
   type SandboxErrorCode,
 } from '../../rules/errors.js';
 import {
+  ALL_TRAFFIC,
   AuthenticationError,
   CommandExitError,
   FileNotFoundError,
@@ -27,6 +29,10 @@ import {
   Sandbox,
   SandboxError,
   SandboxNotFoundError,
+  type SandboxNetworkInfo,
+  type SandboxNetworkOpts,
+  type SandboxNetworkSelectorContext,
+  type SandboxNetworkUpdate,
 } from '../../sdk/compat/e2b/index.js';
 import {
   GO_SIGNAL_NAMES,
@@ -39,6 +45,7 @@ import { toE2BError } from '../../sdk/compat/e2b/errors.js';
 import { e2bEntry, followed } from '../../sdk/compat/e2b/file-entries.js';
 import { requireMemorySnapshot } from '../../sdk/compat/e2b/snapshots.js';
 import type { SandboxInfo as NativeSandboxInfo } from '../../protocol/control-plane-api.js';
+import { fakeSandboxInfo } from './sdk/fake-sandbox-info.js';
 
 interface Recorded {
   readonly method: string;
@@ -50,6 +57,8 @@ interface Recorded {
 let server: Server;
 let url: string;
 const requests: Recorded[] = [];
+/** A test's own answer to a request (status and body), else the server's refusal. */
+let answer: ((request: Recorded) => { status: number; body: unknown } | undefined) | undefined;
 const ENV_NAMES = ['SDK_CONTROL_PLANE_URL', 'SDK_API_KEY', 'E2B_API_KEY', 'E2B_DOMAIN', 'SDK_ACCESS_TOKEN'];
 let savedEnv: Record<string, string | undefined>;
 
@@ -63,14 +72,18 @@ async function bodyOf(req: IncomingMessage): Promise<unknown> {
 beforeAll(async () => {
   server = createServer((req, res) => {
     void bodyOf(req).then((body) => {
-      requests.push({
+      const recorded = {
         method: req.method ?? '',
         url: req.url ?? '',
         authorization: req.headers.authorization,
         body,
-      });
-      res.writeHead(401, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ code: 'unauthenticated', message: 'missing or invalid operator key' }));
+      };
+      requests.push(recorded);
+      const own = answer?.(recorded);
+      res.writeHead(own?.status ?? 401, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(own?.body ?? { code: 'unauthenticated', message: 'missing or invalid operator key' }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -86,6 +99,7 @@ beforeEach(() => {
   for (const name of ENV_NAMES) Reflect.deleteProperty(process.env, name);
   process.env.SDK_CONTROL_PLANE_URL = url;
   requests.length = 0;
+  answer = undefined;
 });
 
 afterEach(() => {
@@ -269,7 +283,6 @@ describe('refusals before any call', () => {
     ['sandboxUrl', { sandboxUrl: 'https://sandbox.e2b.app' }],
     ['debug', { debug: true }],
     ['mcp', { mcp: {} }],
-    ['network', { network: {} }],
     ['iam', { iam: {} }],
     ['volumeMounts', { volumeMounts: {} }],
     ['lifecycle', { lifecycle: {} }],
@@ -546,6 +559,7 @@ describe("snapshots: E2B's keep the memory", () => {
     isolation,
     state: 'running',
     allowInternetAccess: true,
+    egress: { mode: 'open', allow: [], deny: [] },
     endReason: null,
     suspendReason: null,
     deadlineAt: 0,
@@ -579,5 +593,215 @@ describe("snapshots: E2B's keep the memory", () => {
     expect(() => {
       requireMemorySnapshot('fork', info('namespace'), false);
     }).not.toThrow();
+  });
+});
+
+describe("network: E2B's egress rules as the egress policy", () => {
+  const SBX = '0123456789ab';
+  const open = (deny: string[] = []) => ({ mode: 'open', allow: [], deny });
+  const allowlist = (allow: string[]) => ({ mode: 'allowlist', allow, deny: [] });
+  const body = (at: number): Record<string, unknown> => requests[at]?.body as Record<string, unknown>;
+
+  beforeEach(() => {
+    process.env.SDK_API_KEY = 'operator-key';
+  });
+
+  it.each<[string, SandboxNetworkOpts, unknown]>([
+    [
+      'denyOut ALL_TRAFFIC with allowOut is an allowlist of allowOut (normalised)',
+      { denyOut: [ALL_TRAFFIC], allowOut: ['1.1.1.1', 'PyPI.org.', '*.npmjs.org', '8.8.8.0/24'] },
+      allowlist(['1.1.1.1/32', 'pypi.org', '*.npmjs.org', '8.8.8.0/24']),
+    ],
+    [
+      "selectors given as callbacks get E2B's context ({ allTraffic, rules })",
+      {
+        denyOut: ({ allTraffic }: SandboxNetworkSelectorContext) => [allTraffic],
+        allowOut: ({ rules }: SandboxNetworkSelectorContext) => ['1.1.1.1', ...rules.keys()],
+      },
+      allowlist(['1.1.1.1/32']),
+    ],
+    ['denyOut ALL_TRAFFIC alone leaves nothing reachable', { denyOut: [ALL_TRAFFIC] }, allowlist([])],
+    [
+      'a denyOut without ALL_TRAFFIC is open with those denied',
+      { denyOut: ['8.8.8.8', '10.0.0.0/8'] },
+      open(['8.8.8.8/32', '10.0.0.0/8']),
+    ],
+    [
+      'allowOut wins over denyOut: what allowOut names or covers is not denied',
+      { denyOut: ['8.8.8.8', '1.1.1.0/24', '9.9.9.9'], allowOut: ['8.8.8.8', '1.0.0.0/8'] },
+      open(['9.9.9.9/32']),
+    ],
+    ['allowOut alone restricts nothing', { allowOut: ['1.1.1.1', 'pypi.org'] }, open()],
+    ['allowOut ALL_TRAFFIC opens everything', { denyOut: [ALL_TRAFFIC], allowOut: [ALL_TRAFFIC] }, open()],
+    [
+      "allowPublicTraffic true (E2B's default), empty rules and httpsPorts are accepted",
+      { allowPublicTraffic: true, rules: {}, httpsPorts: [] },
+      open(),
+    ],
+  ])('create: %s', async (_case, network, egress) => {
+    await expect(Sandbox.create({ network })).rejects.toBeInstanceOf(AuthenticationError);
+    expect(requests.map((r) => [r.method, r.url])).toEqual([['POST', '/v1/sandboxes']]);
+    expect(body(0).egress).toEqual(egress);
+    expect(body(0)).toMatchObject({ template: 'sdk-base', allowInternetAccess: true });
+  });
+
+  it('create with allowInternetAccess false and a network leaving nothing open: closed, on sdk-base-caps', async () => {
+    await expect(
+      Sandbox.create({ allowInternetAccess: false, network: { denyOut: ['8.8.8.8'] } }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
+    expect(body(0)).toMatchObject({
+      template: 'sdk-base-caps',
+      allowInternetAccess: false,
+      egress: { mode: 'closed', allow: [], deny: [] },
+    });
+  });
+
+  it('create from a snapshot id sends the policy too', async () => {
+    await expect(
+      Sandbox.create('snap_0123456789abcdef', {
+        network: { denyOut: [ALL_TRAFFIC], allowOut: ['pypi.org'] },
+      }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
+    expect(body(0)).toMatchObject({ snapshot: 'snap_0123456789abcdef', egress: allowlist(['pypi.org']) });
+    expect(body(0)).not.toHaveProperty('template');
+  });
+
+  describe('refusals before any call', () => {
+    afterEach(() => {
+      expect(requests).toEqual([]);
+    });
+
+    it.each<[string, SandboxNetworkOpts]>([
+      ['network.allowPublicTraffic', { allowPublicTraffic: false }],
+      ['network.maskRequestHost', { maskRequestHost: '${PORT}-mine.example.com' }],
+      ['network.httpsPorts', { httpsPorts: [3000] }],
+      ['network.rules', { rules: { 'api.example.com': [{ transform: { headers: { A: 'b' } } }] } }],
+      ['network.rules', { rules: new Map([['api.example.com', []]]) }],
+      ['network.egressProxy', { egressProxy: { address: 'proxy.example.com:1080' } }],
+      // An allow entry inside a denied range only works with an allowlist here.
+      ['network.allowOut[1]', { denyOut: ['8.0.0.0/8'], allowOut: ['1.1.1.1', '8.8.8.0/24'] }],
+      ['network.allowOut[0]', { denyOut: ['*.example.com'], allowOut: ['api.example.com'] }],
+    ])('%s is NotSupportedError naming it', async (feature, network) => {
+      const error = await failure(Sandbox.create({ network }));
+      expect(error).toBeInstanceOf(NotSupportedError);
+      expect(error).toMatchObject({ feature, code: 'not_supported' });
+    });
+
+    it.each<[string, unknown, RegExp]>([
+      ['network.allowOut[1]', { allowOut: ['1.1.1.1', '2001:db8::/32'] }, /IPv6 is not routed/],
+      ['network.denyOut[0]', { denyOut: ['pypi.org:443'] }, /without a scheme, port or path/],
+      ['network.denyOut[0]', { denyOut: [42] }, /must be a string/],
+      ['network.denyOut', { denyOut: () => 'all' }, /must be a list/],
+      ['network.colour', { colour: 'red' }, /not an option of E2B's network/],
+      ['network', 'closed', /network must be an object/],
+    ])('%s is InvalidArgumentError naming it', async (field, network, message) => {
+      const error = await failure(Sandbox.create({ network: network as SandboxNetworkOpts }));
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect(error).toBeInstanceOf(NativeInvalidArgumentError);
+      expect((error as Error).message).toMatch(message);
+      expect(((error as Error).cause as NativeInvalidArgumentError).field).toBe(field);
+    });
+
+    it('refuses allowOut with allowInternetAccess false (here closed egress), saying how to get an allowlist', async () => {
+      for (const allowOut of [['pypi.org'], [ALL_TRAFFIC]]) {
+        const error = await failure(Sandbox.create({ allowInternetAccess: false, network: { allowOut } }));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message).toMatch(/denyOut: \[ALL_TRAFFIC\], allowOut/);
+      }
+    });
+
+    it('updateNetwork checks its network, the id and the key first', async () => {
+      await expect(Sandbox.updateNetwork(SBX, { rules: { a: [{}] } })).rejects.toMatchObject({
+        name: 'NotSupportedError',
+        feature: 'network.rules',
+      });
+      await expect(Sandbox.updateNetwork(SBX, { egressProxy: { address: 'p:1080' } })).rejects.toMatchObject({
+        feature: 'network.egressProxy',
+      });
+      await expect(
+        Sandbox.updateNetwork(SBX, { allowPublicTraffic: true } as SandboxNetworkUpdate),
+      ).rejects.toBeInstanceOf(InvalidArgumentError); // a create option only
+      await expect(Sandbox.updateNetwork(SBX, { allowInternetAccess: 'no' as never })).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+      await expect(Sandbox.updateNetwork(SBX, undefined as never)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+      await expect(Sandbox.updateNetwork('not-an-id', {})).rejects.toBeInstanceOf(SandboxNotFoundError);
+      await expect(Sandbox.updateNetwork(SBX, {}, { domain: 'e2b.app' })).rejects.toMatchObject({
+        feature: 'domain',
+      });
+      Reflect.deleteProperty(process.env, 'SDK_API_KEY');
+      await expect(Sandbox.updateNetwork(SBX, {})).rejects.toBeInstanceOf(AuthenticationError);
+    });
+  });
+
+  it.each<[string, SandboxNetworkUpdate, unknown]>([
+    [
+      'an allowlist',
+      { denyOut: [ALL_TRAFFIC], allowOut: ['1.1.1.1', '*.PyPI.org'] },
+      allowlist(['1.1.1.1/32', '*.pypi.org']),
+    ],
+    ['denied entries', { denyOut: ['8.8.8.8'] }, open(['8.8.8.8/32'])],
+    ["{} (E2B's update clears what is left out)", {}, open()],
+    ['allowInternetAccess false (denyOut ALL_TRAFFIC)', { allowInternetAccess: false }, allowlist([])],
+    [
+      'allowInternetAccess false with allowOut',
+      { allowInternetAccess: false, allowOut: ['1.1.1.1'] },
+      allowlist(['1.1.1.1/32']),
+    ],
+    ['empty rules', { rules: new Map(), denyOut: ['10.0.0.0/8'] }, open(['10.0.0.0/8'])],
+  ])('Sandbox.updateNetwork(id, %s) puts the policy with the key', async (_case, network, egress) => {
+    await expect(Sandbox.updateNetwork(SBX, network)).rejects.toBeInstanceOf(AuthenticationError);
+    expect(requests).toEqual([
+      {
+        method: 'PUT',
+        url: `/v1/sandboxes/${SBX}/egress`,
+        authorization: 'Bearer operator-key',
+        body: egress,
+      },
+    ]);
+  });
+
+  it("sbx.updateNetwork puts the policy with the sandbox token; getInfo shows it as E2B's network", async () => {
+    Reflect.deleteProperty(process.env, 'SDK_API_KEY');
+    let egress: unknown = open();
+    answer = ({ method, url: path, body: sent }) => {
+      const info = { ...fakeSandboxInfo(SBX, 'running'), egress };
+      if (method === 'POST' && path === `/v1/sandboxes/${SBX}/connect`) {
+        return { status: 200, body: { ...info, daemonUrl: url } };
+      }
+      if (method === 'GET' && path === `/v1/sandboxes/${SBX}`) return { status: 200, body: info };
+      if (method === 'PUT' && path === `/v1/sandboxes/${SBX}/egress`) {
+        egress = sent;
+        return { status: 200, body: sent };
+      }
+      return undefined;
+    };
+    const sbx = await Sandbox.connect(SBX, { accessToken: 'sandbox-token' });
+    expect((await sbx.getInfo()).network).toBeUndefined(); // open, nothing denied
+    requests.length = 0;
+    await sbx.updateNetwork({ denyOut: [ALL_TRAFFIC], allowOut: ['PyPI.org', '1.1.1.1'] });
+    expect(requests.map((r) => [r.method, r.url, r.authorization, r.body])).toEqual([
+      ['PUT', `/v1/sandboxes/${SBX}/egress`, 'Bearer sandbox-token', allowlist(['pypi.org', '1.1.1.1/32'])],
+    ]);
+    const network: SandboxNetworkInfo | undefined = (await sbx.getInfo()).network;
+    expect(network).toEqual({ allowOut: ['pypi.org', '1.1.1.1/32'], denyOut: [ALL_TRAFFIC] });
+    await sbx.updateNetwork({ denyOut: ['10.1.2.3/16'] });
+    expect((await sbx.getInfo()).network).toEqual({ denyOut: ['10.1.0.0/16'] });
+    egress = { mode: 'closed', allow: [], deny: [] };
+    expect(await sbx.getInfo()).toMatchObject({ network: { denyOut: [ALL_TRAFFIC] } });
+    // Refused before any call, as at create.
+    requests.length = 0;
+    await expect(sbx.updateNetwork({ rules: { a: [{}] } })).rejects.toMatchObject({
+      feature: 'network.rules',
+    });
+    await expect(sbx.updateNetwork({ allowOut: ['::1'] })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(sbx.updateNetwork({}, { colour: 1 } as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(requests).toEqual([]);
+  });
+
+  it("ALL_TRAFFIC is E2B's all-traffic CIDR", () => {
+    expect(ALL_TRAFFIC).toBe('0.0.0.0/0');
   });
 });

@@ -25,6 +25,22 @@ export {
   type SnapshotListOpts,
 } from './sandbox.js';
 export type { SandboxOpts } from './sandbox-opts.js';
+export {
+  ALL_TRAFFIC,
+  type SandboxEgressProxyInfo,
+  type SandboxEgressProxyOpts,
+  type SandboxNetworkInfo,
+  type SandboxNetworkOpts,
+  type SandboxNetworkRule,
+  type SandboxNetworkRuleInfo,
+  type SandboxNetworkRules,
+  type SandboxNetworkSelector,
+  type SandboxNetworkSelectorContext,
+  type SandboxNetworkTransform,
+  type SandboxNetworkTransformContext,
+  type SandboxNetworkTransformResolver,
+  type SandboxNetworkUpdate,
+} from './network.js';
 export type { ConnectionOpts } from './connection.js';
 export {
   Commands,

@@ -10,6 +10,7 @@ import {
 import type { ControlPlaneClient } from '../../control-plane-client.js';
 import { nativeTemplate, type ConnectionOpts } from './connection.js';
 import { SandboxError, SandboxNotFoundError, e2bCall, invalidArgument } from './errors.js';
+import { networkInfo, type SandboxNetworkInfo } from './network.js';
 
 /** E2B's sandbox states: ours `suspended` is E2B's `paused`. */
 export type SandboxState = 'running' | 'paused';
@@ -27,8 +28,12 @@ export interface SandboxInfo {
   readonly endAt: Date;
   readonly state: SandboxState;
   readonly allowInternetAccess: boolean;
-  /** E2B's egress rules: never set (`network` is refused at create; egress is `allowInternetAccess`). */
-  readonly network?: Readonly<Record<string, unknown>>;
+  /**
+   * E2B's egress rules, from the egress policy: an allowlist is `{ allowOut, denyOut: [ALL_TRAFFIC] }`,
+   * closed egress `{ denyOut: [ALL_TRAFFIC] }`, open egress with denied entries `{ denyOut }`; not set
+   * when everything is reachable.
+   */
+  readonly network?: SandboxNetworkInfo;
   /** E2B's lifecycle options: never set (refused at create). */
   readonly lifecycle?: Readonly<Record<string, unknown>>;
   /** E2B's volumes: always empty (no volumes here), as E2B gives a sandbox without any. */
@@ -67,6 +72,7 @@ export function e2bInfo(info: NativeSandboxInfo): SandboxInfo {
       code: 'sandbox_ended',
     });
   }
+  const network = networkInfo(info.egress);
   return {
     sandboxId: info.sandboxId,
     templateId: info.template,
@@ -75,6 +81,7 @@ export function e2bInfo(info: NativeSandboxInfo): SandboxInfo {
     endAt: new Date(info.deadlineAt),
     state: stateOf(info),
     allowInternetAccess: info.allowInternetAccess,
+    ...(network === undefined ? {} : { network }),
     volumeMounts: [],
   };
 }

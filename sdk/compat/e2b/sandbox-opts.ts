@@ -16,7 +16,9 @@ import {
   type ConnectionOpts,
   type ResolvedConnection,
 } from './connection.js';
+import type { EgressPolicyInput } from '../../sandbox-egress.js';
 import { NotSupportedError, invalidArgument } from './errors.js';
+import { createEgress, type SandboxNetworkOpts } from './network.js';
 import { isSnapshotId } from './snapshots.js';
 
 /** Options of `Sandbox.create` (E2B's `SandboxOpts`), as far as the shim reads them. */
@@ -38,7 +40,15 @@ export interface SandboxOpts extends ConnectionOpts {
   timeoutMs?: number;
   /** Accepted; every sandbox here needs its access token either way (the shim holds it). */
   secure?: boolean;
+  /** `false` closes the sandbox's egress (our `sdk-base-caps` for E2B's `base`). */
   allowInternetAccess?: boolean;
+  /**
+   * E2B's egress rules, as the egress policy (`network.ts`): `denyOut: [ALL_TRAFFIC]` with `allowOut` is an
+   * allowlist, another `denyOut` is denied less what `allowOut` covers. Refused: the inbound options
+   * (`allowPublicTraffic` other than `true`, `maskRequestHost`, `httpsPorts`), `rules`, `egressProxy`,
+   * and an `allowOut` with `allowInternetAccess: false` (closed egress here).
+   */
+  network?: SandboxNetworkOpts;
 }
 
 /**
@@ -61,12 +71,19 @@ const E2B_DEFAULT_ENV_COUNT = 3;
 /** `envs` of `Sandbox.create`: at most 61. */
 const MAX_SANDBOX_ENVS = LIMITS.secretEnvsPerSandbox - E2B_DEFAULT_ENV_COUNT;
 
-const SANDBOX_KEYS = ['template', 'metadata', 'envs', 'timeoutMs', 'secure', 'allowInternetAccess'];
+const SANDBOX_KEYS = [
+  'template',
+  'metadata',
+  'envs',
+  'timeoutMs',
+  'secure',
+  'allowInternetAccess',
+  'network',
+];
 
 /** E2B options this control plane has no equivalent of, with why. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
   mcp: "E2B's MCP gateway is not offered; the native SDK's agent takes McpLocal and McpRemote servers",
-  network: "E2B's network rules are not offered; allowInternetAccess is",
   iam: "E2B's IAM tokens are E2B's cloud",
   volumeMounts: "E2B's volumes are E2B's cloud",
   lifecycle: "E2B's lifecycle options are not offered; the native SDK's idlePolicy is",
@@ -116,6 +133,10 @@ export function resolveCreate(
   if (template !== undefined && typeof template !== 'string') {
     throw invalidArgument('Sandbox.create: template must be a template name', 'template');
   }
+  const egress =
+    options.network === undefined || (options.network as unknown) === null
+      ? undefined
+      : createEgress('Sandbox.create', options.network, options.allowInternetAccess);
   const apiKey = requireApiKey('Sandbox.create', connection);
   if (isSnapshotId(template)) {
     // Egress as E2B sends it at create (open unless closed), as the Python shim.
@@ -123,6 +144,7 @@ export function resolveCreate(
       envs: { ...envs },
       allowInternetAccess: options.allowInternetAccess ?? true,
       templateId: template,
+      egress,
     });
   }
   const native = nativeTemplate(template, options.allowInternetAccess === false);
@@ -137,6 +159,7 @@ export function resolveCreate(
       ...(options.allowInternetAccess === undefined
         ? {}
         : { allowInternetAccess: options.allowInternetAccess }),
+      ...(egress === undefined ? {} : { egress }),
       ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
     },
   };
@@ -144,7 +167,7 @@ export function resolveCreate(
 
 /**
  * The create of a sandbox from a snapshot (`Sandbox.create(snapshotId)`, each copy of `fork`): the
- * snapshot's template, isolation and limits, its egress unless `allowInternetAccess` is given, E2B's
+ * snapshot's template, isolation and limits, its egress unless `allowInternetAccess` or `network` is given, E2B's
  * lifetime; `templateId` (`E2B_TEMPLATE_ID`) the snapshot id unless given.
  */
 export function snapshotCreate(
@@ -156,6 +179,8 @@ export function snapshotCreate(
     envs?: Readonly<Record<string, string>>;
     allowInternetAccess?: boolean | undefined;
     templateId?: string;
+    /** The policy of E2B's `network` (else the snapshot's, or `allowInternetAccess`'s). */
+    egress?: EgressPolicyInput | undefined;
   } = {},
 ): ResolvedCreate {
   return {
@@ -167,6 +192,7 @@ export function snapshotCreate(
       timeoutMs: timeoutMs ?? DEFAULT_SANDBOX_TIMEOUT_MS,
       controlPlaneUrl: connection.controlPlaneUrl,
       ...(extra.allowInternetAccess === undefined ? {} : { allowInternetAccess: extra.allowInternetAccess }),
+      ...(extra.egress === undefined ? {} : { egress: extra.egress }),
       ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
     },
   };

@@ -1,14 +1,18 @@
 /**
  * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults, or from a snapshot
  * id), `connect`, `kill`, `getInfo`, `list`, `pause`, `isRunning`, `createSnapshot`, `fork`,
- * `listSnapshots`, `deleteSnapshot`, with `files` and `commands` in E2B's shapes and the native handle
+ * `listSnapshots`, `deleteSnapshot`, `updateNetwork` (the egress policy), with `files` and `commands` in
+ * E2B's shapes and the native handle
  * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
  * create with the native SDK to use the agent. What only E2B's cloud has (hosts on its domains,
  * metrics, timeouts changed after create) raises `NotSupportedError` naming it. The snapshot and fork
  * calls are `sandbox-snapshots.ts`', which the class delegates to.
  */
+import { egressPolicySchema } from '../../../rules/egress-policy.js';
 import { SdkError } from '../../../rules/errors.js';
+import { parseOptions } from '../../../rules/parse-options.js';
 import { sandboxInfoSchema } from '../../../protocol/control-plane-api.js';
+import { egressPolicyWire } from '../../../protocol/egress-wire.js';
 import { Sandbox as NativeSandbox } from '../../sandbox.js';
 import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
 import { resolveSandboxOptions } from '../../sandbox-options.js';
@@ -24,6 +28,7 @@ import {
   invalidArgument,
 } from './errors.js';
 import { Filesystem } from './files.js';
+import { updateEgress, type SandboxNetworkUpdate } from './network.js';
 import { checkSandboxId, operatorCall } from './operator-call.js';
 import { resolveCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
 import {
@@ -297,9 +302,29 @@ export class Sandbox {
     return Sandbox.getInfo(sandboxId, opts);
   }
 
-  /** @throws NotSupportedError: egress is set at create (`allowInternetAccess`) */
-  static readonly updateNetwork: (sandboxId: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('Sandbox.updateNetwork', 'egress is set at create (allowInternetAccess)'));
+  /**
+   * Replaces a sandbox's egress rules by id, with the key (`PUT /v1/sandboxes/{id}/egress`): E2B's
+   * `network` mapped as at create (`sbx.updateNetwork`). What is left out is cleared, as in E2B.
+   *
+   * @throws InvalidArgumentError for a malformed option or entry, before any call
+   * @throws NotSupportedError for `rules` or `egressProxy`, before any call
+   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
+   */
+  static async updateNetwork(
+    sandboxId: string,
+    network: SandboxNetworkUpdate,
+    opts: ConnectionOpts = {},
+  ): Promise<void> {
+    const { plane, key } = operatorCall('Sandbox.updateNetwork', opts);
+    checkSandboxId(sandboxId);
+    const body = updateEgress('Sandbox.updateNetwork', network);
+    await e2bCall(() =>
+      plane.call('PUT', `/v1/sandboxes/${encodeURIComponent(sandboxId)}/egress`, egressPolicyWire, {
+        token: key,
+        body: parseOptions(egressPolicySchema, body, 'Sandbox.updateNetwork'),
+      }),
+    );
+  }
 
   /**
    * Takes a snapshot of a sandbox by id, with the key; the sandbox goes on running. E2B's snapshot keeps
@@ -445,9 +470,23 @@ export class Sandbox {
   readonly getMcpToken: () => Promise<never> = () =>
     Promise.reject(notSupported('getMcpToken', "E2B's MCP gateway is not offered"));
 
-  /** @throws NotSupportedError: egress is set at create (`allowInternetAccess`) */
-  readonly updateNetwork: (opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('updateNetwork', 'egress is set at create (allowInternetAccess)'));
+  /**
+   * Replaces the sandbox's egress rules (`sbx.native.egress.update`), E2B's `network` mapped as at create:
+   * `denyOut: [ALL_TRAFFIC]` with `allowOut` is an allowlist, another `denyOut` is denied, `allowOut`
+   * wins over `denyOut`, `allowInternetAccess: false` is `denyOut: [ALL_TRAFFIC]`; what is left out is
+   * cleared (`{}` opens it all), as in E2B. Connections already open stay open.
+   *
+   * @throws InvalidArgumentError for a malformed option or entry, before any call
+   * @throws NotSupportedError for `rules` or `egressProxy`, before any call
+   */
+  async updateNetwork(
+    network: SandboxNetworkUpdate,
+    opts?: Pick<ConnectionOpts, 'requestTimeoutMs'>,
+  ): Promise<void> {
+    checkRequestOpts('sbx.updateNetwork', opts);
+    const policy = updateEgress('sbx.updateNetwork', network);
+    await e2bCall(() => this.#native.egress.update(policy));
+  }
 
   /** This sandbox's snapshots (`Sandbox.listSnapshots({ sandboxId })`), with the key. */
   listSnapshots(opts: Omit<SnapshotListOpts, 'sandboxId'> = {}): SnapshotPaginator {

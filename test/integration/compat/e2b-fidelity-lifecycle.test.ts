@@ -162,11 +162,12 @@ describe("E2B programs: what only E2B's cloud has", () => {
     await expect(sbx.commands.list({ signal } as never)).rejects.toMatchObject({ feature: 'signal' });
   });
 
-  it("Sandbox's statics for E2B's cloud refuse by name; getFullInfo is getInfo", async () => {
-    await expect(Sandbox.updateNetwork(sbx.sandboxId)).rejects.toMatchObject({
-      name: 'NotSupportedError',
-      feature: 'Sandbox.updateNetwork',
-    });
+  it("Sandbox's statics: updateNetwork by id is the egress policy; getFullInfo is getInfo", async () => {
+    // E2B's update replaces the whole configuration: {} opens it all again.
+    await Sandbox.updateNetwork(sbx.sandboxId, { denyOut: ['10.0.0.0/8'] });
+    expect((await Sandbox.getInfo(sbx.sandboxId)).network).toEqual({ denyOut: ['10.0.0.0/8'] });
+    await Sandbox.updateNetwork(sbx.sandboxId, {});
+    expect((await Sandbox.getInfo(sbx.sandboxId)).network).toBeUndefined();
     // Snapshots are offered (e2b-snapshots.test.ts); a memory one of a namespace sandbox is refused.
     if ((await sbx.native.getInfo()).isolation === 'namespace') {
       await expect(Sandbox.createSnapshot(sbx.sandboxId)).rejects.toBeInstanceOf(NotSupportedError);

@@ -331,14 +331,7 @@ describe('an E2B program: lifecycle', () => {
   it("refuses on a handle what only E2B's cloud has, naming it", async () => {
     expect(() => sbx.getHost(8080)).toThrow(NotSupportedError);
     expect(() => sbx.getMcpUrl()).toThrow(NotSupportedError);
-    for (const feature of [
-      'setTimeout',
-      'getMetrics',
-      'getMcpToken',
-      'updateNetwork',
-      'uploadUrl',
-      'downloadUrl',
-    ] as const) {
+    for (const feature of ['setTimeout', 'getMetrics', 'getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
       await expect((sbx[feature] as () => Promise<never>)()).rejects.toMatchObject({
         name: 'NotSupportedError',
         feature,

@@ -54,7 +54,7 @@ beforeAll(async () => {
 });
 
 describe("the control plane's credential", () => {
-  it("is admitted to exactly the event stream, the gateways, a snapshot's carry and the agent executions", () => {
+  it("is admitted to exactly the event stream, the gateways, a snapshot's carry, the egress policy and the agent executions", () => {
     expect([...CONTROL_ENDPOINTS].sort()).toEqual([
       'GET /v1/agent/executions',
       'GET /v1/agent/executions/:id/events',
@@ -62,7 +62,23 @@ describe("the control plane's credential", () => {
       'GET /v1/gateways',
       'GET /v1/snapshot-carry',
       'POST /v1/agent/executions/:id/abort',
+      'PUT /v1/egress',
     ]);
+  });
+
+  it("alone sets the egress policy: the sandbox's token is refused, unrecorded", async () => {
+    const before = calls();
+    const policy = { mode: 'open', allow: [], deny: [] };
+    const put = (token: string): Promise<Response> =>
+      fetch(`${world.url}/v1/egress`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(policy),
+      });
+    expect((await put(TOKEN)).status).toBe(401);
+    // Admitted; this daemon runs on the host, with no egress filter to give it to.
+    expect((await put(CONTROL)).status).toBe(404);
+    expect(calls()).toEqual(before);
   });
 
   it('reads the stream, the gateways and the executions without any of it recorded as a call', async () => {

@@ -13,6 +13,7 @@ export function fakeSandboxInfo(
     isolation: 'namespace',
     state,
     allowInternetAccess,
+    egress: { mode: allowInternetAccess ? 'open' : 'closed', allow: [], deny: [] },
     endReason: state === 'ended' ? 'killed' : null,
     suspendReason: null,
     deadlineAt: 2_000_000_000_000,

@@ -36,6 +36,22 @@ from .exceptions import (
 )
 from .file_types import EntryInfo, FilesystemEvent, FilesystemEventType, FileType, WriteEntry, WriteInfo
 from .files import Filesystem, WatchHandle
+from ._network import (
+    ALL_TRAFFIC,
+    SandboxEgressProxyInfo,
+    SandboxEgressProxyOpts,
+    SandboxNetworkInfo,
+    SandboxNetworkOpts,
+    SandboxNetworkRule,
+    SandboxNetworkRuleInfo,
+    SandboxNetworkRules,
+    SandboxNetworkSelector,
+    SandboxNetworkSelectorContext,
+    SandboxNetworkTransform,
+    SandboxNetworkTransformContext,
+    SandboxNetworkTransformResolver,
+    SandboxNetworkUpdate,
+)
 from .refused import AsyncSecret, AsyncTemplate, AsyncVolume, RefusedApi, Secret, Template, Volume
 from .sandbox import Sandbox
 from .sandbox_info import (
@@ -51,6 +67,7 @@ from .sandbox_info import (
 )
 
 __all__ = [
+    "ALL_TRAFFIC",
     "AsyncCommandHandle",
     "AsyncCommands",
     "AsyncFilesystem",
@@ -82,9 +99,22 @@ __all__ = [
     "RateLimitException",
     "RefusedApi",
     "Sandbox",
+    "SandboxEgressProxyInfo",
+    "SandboxEgressProxyOpts",
     "SandboxException",
     "SandboxInfo",
     "SandboxListOrder",
+    "SandboxNetworkInfo",
+    "SandboxNetworkOpts",
+    "SandboxNetworkRule",
+    "SandboxNetworkRuleInfo",
+    "SandboxNetworkRules",
+    "SandboxNetworkSelector",
+    "SandboxNetworkSelectorContext",
+    "SandboxNetworkTransform",
+    "SandboxNetworkTransformContext",
+    "SandboxNetworkTransformResolver",
+    "SandboxNetworkUpdate",
     "SandboxNotFoundException",
     "SandboxPaginator",
     "SandboxQuery",

@@ -1,5 +1,6 @@
 """The control-plane calls the shim makes with the API key (the operator key): create, E2B's
-class-side ``list``, ``kill``, ``get_info`` and ``pause`` by sandbox id, and the snapshots' calls. Written once as operations
+class-side ``list``, ``kill``, ``get_info``, ``pause`` and ``update_network`` by sandbox id, and the
+snapshots' calls. Written once as operations
 (``sdk._http.Op``) that the sync and the async shim drive."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
 from ..._sandbox_core import Launched, launched_from
 from ..._sandbox_options import CreateOptions
-from ..._wire import CreatedSandbox, EmptyAnswer, SandboxInfo, SnapshotInfo, SnapshotList
+from ..._wire import CreatedSandbox, EgressPolicyWire, EmptyAnswer, SandboxInfo, SnapshotInfo, SnapshotList
+from ...egress_policy import EgressPolicy
 
 _SANDBOX_LIST: TypeAdapter[list[SandboxInfo]] = TypeAdapter(list[SandboxInfo])
 
@@ -57,6 +59,13 @@ def pause_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:
     peer = plane_calls.control_plane(url)
     info: SandboxInfo = yield plane_calls.action_call(peer, sandbox_id, api_key, "pause")
     return info
+
+
+def egress_op(url: str, api_key: str, sandbox_id: str, policy: EgressPolicy) -> Op[EgressPolicyWire]:
+    """``PUT /v1/sandboxes/:id/egress`` with the key: replaces the sandbox's egress policy."""
+    peer = plane_calls.control_plane(url)
+    answer: EgressPolicyWire = yield plane_calls.egress_call(peer, sandbox_id, api_key, policy._wire().wire())
+    return answer
 
 
 def snapshot_op(url: str, api_key: str, sandbox_id: str) -> Op[SnapshotInfo]:

@@ -41,6 +41,7 @@ from ._options import (
     resolve_server,
     sandbox_envs,
 )
+from ._network import create_egress
 from .exceptions import AuthenticationException, InvalidArgumentException, NotSupportedException, translated
 from .sandbox_info import SandboxQuery, to_e2b_info
 
@@ -82,7 +83,6 @@ _NATIVE_FOR_GATEWAYS: Final = (
 #: ``create``'s E2B options this control plane cannot honour, and why.
 _UNSUPPORTED_AT_CREATE: Final = {
     "mcp": "the MCP gateway is E2B's",
-    "network": "egress rules are only allow_internet_access here",
     "iam": "workload identity is E2B's",
     "lifecycle": "a sandbox here is always ended at its timeout and resumed on use",
     "volume_mounts": "volumes are E2B's",
@@ -116,7 +116,8 @@ def plan_create(
     gateways: object,
     api: dict[str, Any],
 ) -> CreatePlan:
-    """Checks every argument of E2B's ``Sandbox.create`` before any call.
+    """Checks every argument of E2B's ``Sandbox.create`` before any call; ``network`` becomes the egress
+    policy (``_network.create_egress``).
 
     :raises InvalidArgumentException: for a malformed argument or ``gateways``
     :raises NotSupportedException: for a feature this control plane cannot honour
@@ -127,13 +128,15 @@ def plan_create(
         raise InvalidArgumentException(_NATIVE_FOR_GATEWAYS)
     if metadata:
         raise NotSupportedException("metadata", "the control plane keeps no metadata on a sandbox")
-    given = {"mcp": mcp, "network": network, "iam": iam, "lifecycle": lifecycle, "volume_mounts": volume_mounts}
+    given = {"mcp": mcp, "iam": iam, "lifecycle": lifecycle, "volume_mounts": volume_mounts}
     for name, value in given.items():
         if value is not None:
             raise NotSupportedException(name, _UNSUPPORTED_AT_CREATE[name])
     if not isinstance(secure, bool):
         raise InvalidArgumentException("secure: must be a bool")
     checked_envs = check_envs(envs)
+    # E2B's network rules as the egress policy (``_network``); refused by name where they cannot be honoured.
+    egress = None if network is None else create_egress("Sandbox.create", network, allow_internet_access)
     # E2B's snapshots are templates: Sandbox.create(snapshot_id) starts from the snapshot, its template and
     # isolation the snapshot's; allow_internet_access is sent, as E2B sends it.
     snapshot = template if is_snapshot_id(template) else None
@@ -147,6 +150,7 @@ def plan_create(
             control_plane_url=server.url,
             request_timeout=server.request_timeout,
             snapshot=snapshot,
+            egress=egress,
         )
     template_id = str(snapshot) if snapshot else options.template
     return CreatePlan(options, server.key("Sandbox.create"), checked_envs, template_id)
@@ -299,7 +303,6 @@ class Unsupported:
     get_host = staticmethod(_refuse("get_host", "hosted sandbox domains are E2B's; no port is exposed"))
     download_url = staticmethod(_refuse("download_url", "signed file URLs are E2B's hosted service"))
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))
-    update_network = staticmethod(_refuse("update_network", "egress is set at create (allow_internet_access)"))
     get_mcp_url = staticmethod(_refuse("get_mcp_url", "the MCP gateway is E2B's"))
     get_mcp_token = staticmethod(_refuse("get_mcp_token", "the MCP gateway is E2B's"))
 

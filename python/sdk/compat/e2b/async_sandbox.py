@@ -13,7 +13,8 @@ from ..._sandbox_core import Launched
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
-from ._plane import create_op, info_op, list_op, snapshots_op
+from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
+from ._plane import create_op, egress_op, info_op, list_op, snapshots_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -141,6 +142,23 @@ async def _info(self: AsyncSandbox, /, **api: Any) -> SandboxInfo:
     return to_e2b_info(await _drive(self, self._native._core.info_op()))
 
 
+async def _update_network_by_id(
+    cls: type[AsyncSandbox], /, sandbox_id: str, network: SandboxNetworkUpdate, **api: Any
+) -> None:
+    """``await AsyncSandbox.update_network(sandbox_id, network)`` with the API key, as the sync shim's."""
+    checked = check_sandbox_id(sandbox_id)
+    policy = update_egress("AsyncSandbox.update_network", network)
+    await _plane_call(api, "AsyncSandbox.update_network", lambda url, key: egress_op(url, key, checked, policy))
+
+
+async def _update_network(self: AsyncSandbox, /, network: SandboxNetworkUpdate, **api: Any) -> None:
+    """``await sbx.update_network(network)``: the sync shim's ``update_network``, awaited."""
+    resolve_server(**api)
+    policy = update_egress("update_network", network)
+    with translated():
+        await self._native.egress.update(policy)
+
+
 async def _pause_by_id(cls: type[AsyncSandbox], /, sandbox_id: str, **api: Any) -> bool:
     """``await AsyncSandbox.pause(sandbox_id)``: True when paused, False when it was already."""
     checked = check_sandbox_id(sandbox_id)
@@ -262,7 +280,7 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
         secure: bool = True,
         allow_internet_access: bool = True,
         mcp: object = None,
-        network: object = None,
+        network: SandboxNetworkOpts | None = None,
         iam: object = None,
         lifecycle: object = None,
         volume_mounts: object = None,
@@ -298,6 +316,7 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)
+    update_network = dual(_update_network_by_id, _update_network)
     delete_snapshot = staticmethod(_delete_snapshot)
 
     @staticmethod

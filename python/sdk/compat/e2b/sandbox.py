@@ -16,7 +16,8 @@ from ..._sandbox_core import Launched
 from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
-from ._plane import create_op, info_op, list_op, snapshots_op
+from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
+from ._plane import create_op, egress_op, info_op, list_op, snapshots_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -146,6 +147,30 @@ def _info_by_id(cls: type[Sandbox], /, sandbox_id: str, **api: Any) -> SandboxIn
 def _info(self: Sandbox, /, **api: Any) -> SandboxInfo:
     """The sandbox's facts with E2B's names."""
     return to_e2b_info(_drive(self, self._native._core.info_op()))
+
+
+def _update_network_by_id(
+    cls: type[Sandbox], /, sandbox_id: str, network: SandboxNetworkUpdate, **api: Any
+) -> None:
+    """``Sandbox.update_network(sandbox_id, network)`` with the API key (see :func:`_update_network`)."""
+    checked = check_sandbox_id(sandbox_id)
+    policy = update_egress("Sandbox.update_network", network)
+    _plane_call(api, "Sandbox.update_network", lambda url, key: egress_op(url, key, checked, policy))
+
+
+def _update_network(self: Sandbox, /, network: SandboxNetworkUpdate, **api: Any) -> None:
+    """``sbx.update_network(network)``: replaces the sandbox's egress rules (``sbx.native.egress.update``),
+    E2B's ``network`` mapped as at create: ``deny_out=[ALL_TRAFFIC]`` with ``allow_out`` is an allowlist,
+    another ``deny_out`` is denied, ``allow_out`` wins over ``deny_out``, ``allow_internet_access=False``
+    is ``deny_out=[ALL_TRAFFIC]``; what is left out is cleared (``{}`` opens it all), as in E2B.
+
+    :raises InvalidArgumentException: for a malformed option or entry, before any call
+    :raises NotSupportedException: for ``rules`` or ``egress_proxy``, before any call
+    """
+    resolve_server(**api)
+    policy = update_egress("update_network", network)
+    with translated():
+        self._native.egress.update(policy)
 
 
 def _pause_by_id(cls: type[Sandbox], /, sandbox_id: str, **api: Any) -> bool:
@@ -278,7 +303,7 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
         secure: bool = True,
         allow_internet_access: bool = True,
         mcp: object = None,
-        network: object = None,
+        network: SandboxNetworkOpts | None = None,
         iam: object = None,
         lifecycle: object = None,
         volume_mounts: object = None,
@@ -290,13 +315,17 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
         """Creates a sandbox from ``template`` (E2B's ``base``, the default, is ``sdk-base``; a snapshot id,
         ``create_snapshot().snapshot_id``, starts it from that snapshot; any other name passes unchanged)
         for ``timeout`` seconds (default 300). ``envs`` are in the environment of
-        every command. ``api_key`` (else ``SDK_API_KEY``) and ``request_timeout``
-        are honoured; ``domain`` and E2B's other hosted-service options are refused.
+        every command. ``network`` is E2B's egress rules, as the egress policy: ``deny_out=[ALL_TRAFFIC]``
+        with ``allow_out`` is an allowlist, another ``deny_out`` is denied less what ``allow_out`` covers;
+        with ``allow_internet_access=False`` (closed egress here) it may not leave anything reachable.
+        ``api_key`` (else ``SDK_API_KEY``) and ``request_timeout`` are honoured; ``domain`` and E2B's
+        other hosted-service options are refused.
 
         :raises InvalidArgumentException: for a malformed argument, or ``gateways`` (create the sandbox
             with the native SDK for gateways and the agent), before any call
-        :raises NotSupportedException: for ``metadata``, ``mcp``, ``network``, ``iam``,
-            ``lifecycle``, ``volume_mounts``, ``domain``..., before any call
+        :raises NotSupportedException: for ``metadata``, ``mcp``, ``iam``, ``lifecycle``,
+            ``volume_mounts``, ``domain``, the ``network`` options only E2B's cloud has
+            (``network.mask_request_host``...), before any call
         :raises AuthenticationException: without an API key
         """
         plan = plan_create(
@@ -325,6 +354,7 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)
+    update_network = dual(_update_network_by_id, _update_network)
     delete_snapshot = staticmethod(_delete_snapshot)
 
     @staticmethod

@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Awaitable, Callable, Generic, Literal, TypeVar
 
 from ..._wire import SandboxInfo as NativeSandboxInfo
+from ._network import SandboxNetworkInfo, network_info
 from ._options import native_template
 from .exceptions import InvalidArgumentException, SandboxException, SandboxNotFoundException
 
@@ -27,8 +28,8 @@ class SandboxState(str, Enum):
 @dataclass(frozen=True)
 class SandboxInfo:
     """A sandbox's facts with E2B's names. What this control plane does not record is ``None``
-    (``started_at``, ``cpu_count``, ``memory_mb``, ``envd_version``, ``network``, ``lifecycle``) or empty
-    (``metadata``, ``volume_mounts``)."""
+    (``started_at``, ``cpu_count``, ``memory_mb``, ``envd_version``, ``lifecycle``) or empty
+    (``metadata``, ``volume_mounts``); ``network`` is E2B's view of the egress policy."""
 
     sandbox_id: str
     #: The template's name (the control plane has no separate template ids).
@@ -44,8 +45,11 @@ class SandboxInfo:
     memory_mb: int | None = None
     envd_version: str | None = None
     sandbox_domain: str | None = None
-    #: E2B's egress rules and lifecycle options (refused at create here) and volumes: never set.
-    network: dict[str, object] | None = None
+    #: E2B's egress rules from the egress policy: an allowlist is ``{"allow_out": allow, "deny_out":
+    #: [ALL_TRAFFIC]}``, closed egress ``{"deny_out": [ALL_TRAFFIC]}``, open egress with denied entries
+    #: ``{"deny_out": deny}``; None when everything is reachable.
+    network: SandboxNetworkInfo | None = None
+    #: E2B's lifecycle options (refused at create here) and volumes: never set.
     lifecycle: dict[str, object] | None = None
     volume_mounts: list[dict[str, str]] = field(default_factory=list)
 
@@ -66,6 +70,7 @@ def to_e2b_info(info: NativeSandboxInfo) -> SandboxInfo:
         state=SandboxState.PAUSED if info.state == "suspended" else SandboxState.RUNNING,
         end_at=datetime.fromtimestamp(info.deadline_at / 1000, tz=timezone.utc),
         allow_internet_access=info.allow_internet_access,
+        network=network_info(info.egress),
     )
 
 
