@@ -15,6 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
+// Sandboxes' resolvers ask a server on their own loopback, where none listens: no test's sandbox ever
+// sends a DNS question to the host's server (tests talk to loopback and their own namespaces only).
+process.env.SDK_DNS_SERVERS ??= '127.0.0.1:9';
+
 const BUILD = { name: 'build', command: 'npm', args: ['run', '--silent', 'build'], after: [] };
 const AGENTS = {
   name: 'agents runtime',

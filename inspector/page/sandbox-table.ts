@@ -5,6 +5,7 @@
  */
 import type { InspectorSandbox } from '../../protocol/inspector-api.js';
 import { fill, h } from './dom.js';
+import { egressChip, egressWords } from './egress-log.js';
 import type { InspectionFeed } from './feed.js';
 import { bytes, bytesOf, duration } from './format.js';
 import { miniBar } from './gauge.js';
@@ -24,7 +25,7 @@ function searchable(sandbox: InspectorSandbox): string {
     sandbox.state,
     sandbox.suspendReason ?? '',
     sandbox.endReason ?? '',
-    sandbox.allowInternetAccess ? 'egress open' : 'egress closed',
+    egressWords(sandbox.egress),
     ...sandbox.routes.flatMap((route) => [route.name, route.state, route.lastErrorClass ?? '']),
     sandbox.execution === null ? '' : `agent ${sandbox.execution.executionId} ${sandbox.execution.state}`,
   ]
@@ -151,14 +152,7 @@ class Row {
     const label = stateLabel(sandbox);
     fill(this.#state, h('span', { class: `badge tone-${label.tone}` }, label.text));
     fill(this.#memory, memoryCell(sandbox));
-    fill(
-      this.#egress,
-      h(
-        'span',
-        { class: `chip ${sandbox.allowInternetAccess ? 'tone-warn' : 'tone-calm'}` },
-        sandbox.allowInternetAccess ? 'open' : 'closed',
-      ),
-    );
+    fill(this.#egress, egressChip(sandbox.egress));
     fill(this.#routes, routeChips(sandbox));
     const execution = sandbox.execution;
     if (execution === null) {

@@ -2,7 +2,8 @@
  * One sandbox: its facts and operator actions; the statechart of the sandbox actor or of an actor it
  * hosts (a gateway route, the agent) with the current state lit and each transition shown as it
  * happens; that actor's transition log and time travel; a timeline of every actor's states; gateway
- * routes and their request log; commands; agent executions; snapshots, each able to start a sandbox.
+ * routes and their request log; the egress policy and the egress filter's log; commands; agent
+ * executions; snapshots, each able to start a sandbox.
  */
 import type { InspectionFeedRecord } from '../../protocol/control-plane-api.js';
 import type { InspectorSandbox, MachineGraphs, SandboxHistory } from '../../protocol/inspector-api.js';
@@ -10,6 +11,7 @@ import { SandboxActions } from './actions.js';
 import { sandboxPath, type Api } from './api.js';
 import { CommandsPanel } from './commands.js';
 import { button, card, fill, h } from './dom.js';
+import { EgressLog, egressPolicy } from './egress-log.js';
 import { ExecutionsPanel } from './executions.js';
 import type { InspectionFeed } from './feed.js';
 import { clockTime } from './format.js';
@@ -88,6 +90,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
   });
   const routes = new RoutesPanel();
   const requests = new RequestLog();
+  const egress = new EgressLog();
   const commands = new CommandsPanel();
   const executions = new ExecutionsPanel(api, sandboxId);
   const snapshots = new SnapshotsPanel(api, status, sandboxId, () => {
@@ -115,6 +118,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     view.dataset.state = state ?? 'unknown';
     actions.setState(state ?? 'ended');
     snapshots.setState(state ?? 'ended');
+    egress.setPolicy(sandbox?.egress ?? null);
     if (sandbox === null) {
       badge.className = 'badge tone-done';
       badge.textContent = state ?? 'not in the table';
@@ -138,7 +142,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       facts,
       fact('template', sandbox.template),
       fact('isolation', sandbox.isolation),
-      fact('egress', sandbox.allowInternetAccess ? 'open' : 'closed'),
+      fact('egress', egressPolicy(sandbox.egress, 'egress-policy')),
       fact('age', clocks.age),
       fact('idle in', clocks.idle, clocks.idleUrgent),
       fact('time left', clocks.left, clocks.leftUrgent),
@@ -332,6 +336,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       card('Gateway routes', {}, routes.element, h('h3', {}, 'Requests'), requests.element),
       card('Commands', {}, recordsNote, commands.element),
     ),
+    card('Egress', {}, egress.element),
     card('Agent executions', {}, executions.element),
     snapshots.element,
   );
@@ -373,6 +378,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     sandboxId,
     (record) => {
       if (record.type === 'gateway_response') requests.add(record);
+      else if (record.type === 'egress') egress.add(record);
       else if (record.type === 'process') commands.add(record);
       else if (record.type === 'route') routes.heard(record);
     },

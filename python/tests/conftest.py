@@ -119,7 +119,7 @@ def control_plane(test_pki: Pki) -> Iterator[ControlPlane]:
     state_dir = tempfile.mkdtemp(prefix="sdk-python-plane-")
     process = subprocess.Popen(
         ["node", str(CLI), "serve", "--port", "0", "--host", "127.0.0.1", "--state-dir", state_dir,
-         "--gateway-ca", test_pki.ca_file],
+         "--gateway-ca", test_pki.ca_file, "--dns-server", "127.0.0.1:9"],
         stdout=subprocess.PIPE,
         text=True,
     )

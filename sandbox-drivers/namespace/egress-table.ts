@@ -25,6 +25,9 @@ export const FORBIDDEN_NETWORKS = [
   '100.100.100.200/32',
 ] as const;
 
+/** sandboxd's egress filter's ports: reached only by what the tables redirect there, never dialled. */
+const filterPorts = `{ ${Object.values(EGRESS_PORTS).join(', ')} }`;
+
 /** An nftables set of IPv4 intervals, declared empty when `elements` is. */
 function intervalSet(name: string, elements: readonly string[]): string {
   const body = elements.length === 0 ? '' : ` elements = { ${elements.join(', ')} };`;
@@ -76,6 +79,7 @@ ${policySets(policy)}  chain nat_output {
   chain output {
     type filter hook output priority 0; policy accept;
     ip daddr ${address} tcp dport ${String(daemon.port)} ${code} reject with tcp reset
+    ${code} meta l4proto { tcp, udp } th dport ${filterPorts} ct status & dnat == 0 reject
     oifname "lo" accept
     # Redirected (nat_output) to sandboxd's resolver or name checks: the hook still sees the first route.
     ct status dnat accept
@@ -120,6 +124,7 @@ ${policySets(policy)}  chain prerouting {
   chain input {
     type filter hook input priority 0; policy accept;
     ${from} ct state established,related accept
+    ${from} meta l4proto { tcp, udp } th dport ${filterPorts} ct status & dnat == 0 reject
     ${from} ip daddr ${addresses.sandboxd} tcp dport != ${String(daemonPort)} accept
     ${from} ip daddr ${addresses.sandboxd} udp dport ${String(EGRESS_PORTS.dns)} accept
     ${from} meta l4proto tcp reject with tcp reset

@@ -4,7 +4,8 @@
  * over HTTPS). The browser reaches the control plane through a recording proxy, so every byte the page
  * received can be searched for the planted model key (and for the credentials of command lines, masked
  * by sandboxd: issue 24). Snapshots (issue 26) are listed in a sandbox's view, and a sandbox is started
- * from one there. Screenshots go to test/artifacts/.
+ * from one there. A sandbox's egress policy (issue 27) is shown in the table and its view, and the names
+ * its egress filter refused are logged. Screenshots go to test/artifacts/.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -156,6 +157,41 @@ describe('the inspector page', () => {
       expect(await page.evaluate(PWNED)).toBeUndefined();
       expect(await page.locator('img[src=x]').count()).toBe(0);
       await screenshot(page, 'inspector-commands');
+    } finally {
+      await sbx.kill().catch(() => undefined);
+    }
+  });
+
+  it("shows a sandbox's egress policy, and logs the names its egress filter refused", async () => {
+    const sbx = await world.cp.createSandbox({
+      template: 'sdk-base',
+      allowInternetAccess: true,
+      egress: { mode: 'allowlist', allow: ['allowed.test'] },
+    });
+    try {
+      // The table's chip names the mode.
+      await page.goto(`${proxyUrl}/inspector/`);
+      const chip = row(sbx.sandboxId).locator('.chip[data-mode]');
+      await expect.poll(() => chip.textContent()).toBe('allowlist');
+
+      await openSandbox(sbx.sandboxId);
+      const policy = page.locator('[data-testid=sandbox-view] .facts [data-testid=egress-policy]');
+      await expect.poll(() => policy.getAttribute('data-mode')).toBe('allowlist');
+      expect(await policy.textContent()).toContain('allowed.test');
+      expect(await policy.getAttribute('title')).toContain('allow: allowed.test');
+
+      // NXDOMAIN from sandboxd's resolver, and a refused row for the name, via dns, by the allowlist.
+      const result = await sbx.commands.run('getent hosts denied.test').catch((e: unknown) => e);
+      expect(result).toMatchObject({ exitCode: 2 });
+      const refused = page
+        .locator('[data-testid=egress-log] tr[data-event=refused][data-via=dns]')
+        .filter({ hasText: 'denied.test' });
+      await expect.poll(() => refused.count()).toBeGreaterThanOrEqual(1);
+      const cells = await refused.first().locator('td').allTextContents();
+      expect(cells.slice(1, 4)).toEqual(['refused', 'dns', 'denied.test']);
+      expect(cells[5]).toBe('allowlist');
+      expect(await page.locator('[data-testid=egress-counts]').textContent()).toMatch(/[1-9]\d* refused/);
+      await screenshot(page, 'inspector-egress');
     } finally {
       await sbx.kill().catch(() => undefined);
     }

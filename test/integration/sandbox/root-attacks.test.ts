@@ -41,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EGRESS_PORTS } from '../../../protocol/egress-wire.js';
 import { controlTokenFor, operatorKeyFile } from '../../../control-plane/operator-key.js';
 import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
 import { viewPaths } from '../../../sandbox-drivers/namespace/root-view.js';
@@ -597,7 +598,8 @@ describe('closed egress, tried from root', () => {
       ['tcp upstream', 'tcp', world.network.nsAddress, world.upstream.port],
       ['udp upstream', 'udp', world.network.nsAddress, UDP_PORT],
       ['tcp host veth', 'tcp', side.hostAddress, 22],
-      ['udp host veth', 'udp', side.hostAddress, 53],
+      // Not 53: every DNS question, to any address, is the sandbox's resolver's (sandboxd's).
+      ['udp host veth', 'udp', side.hostAddress, 123],
       ['tcp host veth ipv6', 'tcp', `${side.hostLinkLocal}%${side.sandboxVeth}`, 22],
       ['api', 'tcp', side.sandboxAddress, 4000],
     ];
@@ -869,9 +871,11 @@ describe('the keys and tokens, tried from root', () => {
       listeners: { address: string; port: number; uid: number }[];
       unix: string[];
     }>(box, 'listeners.py', 'root');
-    // What root learns from /proc/net: sandboxd's API and its route listen (owned by an unmapped id).
+    // What root learns from /proc/net: sandboxd's API, its route and its egress filter listen (owned by
+    // an unmapped id); the filter's ports take only what the table redirects there.
+    const egressPorts = Object.values(EGRESS_PORTS).map((port) => `:::${String(port)} 65534`);
     expect(listeners.map((l) => `${l.address}:${String(l.port)} ${String(l.uid)}`).sort()).toEqual(
-      [`${side.sandboxAddress}:4000 65534`, `127.0.0.1:${String(routePort)} 65534`].sort(),
+      [`${side.sandboxAddress}:4000 65534`, `127.0.0.1:${String(routePort)} 65534`, ...egressPorts].sort(),
     );
     // No socket with a name or an abstract address in the network namespace sandboxd shares.
     expect(unix).toEqual([]);
@@ -888,6 +892,9 @@ describe('the keys and tokens, tried from root', () => {
         ...(token === undefined ? {} : { TOKEN: token }),
       });
     expect(await tries(box)).toMatchObject({
+      ...Object.fromEntries(
+        Object.values(EGRESS_PORTS).map((port) => [`:::${String(port)}`, 'ECONNREFUSED']),
+      ),
       [`${side.sandboxAddress}:4000`]: 'ECONNREFUSED',
       [`127.0.0.1:${String(routePort)}`]: expect.stringMatching(/^answered HTTP\/1\.1 /) as unknown,
       'api v4-mapped': 'ECONNREFUSED',
