@@ -14,6 +14,8 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from _httpx_fake import answer_httpx_with
+
 import sdk.compat.e2b as shim
 from sdk.compat.e2b import (
     ALL_TRAFFIC,
@@ -101,15 +103,7 @@ def plane(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePlane]:
     """The fake control plane behind the sync and async clients, at ``SDK_CONTROL_PLANE_URL``."""
     fake = FakePlane()
 
-    def send(client: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    async def asend(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    monkeypatch.setattr(httpx.Client, "send", send)
-    monkeypatch.setattr(httpx.AsyncClient, "send", asend)
-    monkeypatch.delenv("SDK_ISOLATION", raising=False)
+    answer_httpx_with(monkeypatch, fake.answer)
     monkeypatch.delenv("E2B_DOMAIN", raising=False)
     monkeypatch.setenv("SDK_CONTROL_PLANE_URL", PLANE)
     monkeypatch.setenv("SDK_API_KEY", KEY)

@@ -15,6 +15,8 @@ from typing import Any, Callable
 import httpx
 import pytest
 
+from _httpx_fake import answer_httpx_with
+
 from sdk import (
     AsyncSandbox,
     AsyncSandboxEgress,
@@ -315,15 +317,7 @@ def plane(monkeypatch: pytest.MonkeyPatch) -> FakePlane:
     """The fake control plane behind the sync and async clients."""
     fake = FakePlane()
 
-    def send(client: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    async def asend(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    monkeypatch.setattr(httpx.Client, "send", send)
-    monkeypatch.setattr(httpx.AsyncClient, "send", asend)
-    monkeypatch.delenv("SDK_ISOLATION", raising=False)
+    answer_httpx_with(monkeypatch, fake.answer)
     monkeypatch.setenv("SDK_API_KEY", "operator-key")
     return fake
 

@@ -13,6 +13,8 @@ from typing import Any, NoReturn
 import httpx
 import pytest
 
+from _httpx_fake import answer_httpx_with
+
 from sdk import AsyncSandbox, InvalidArgumentException, Sandbox, SandboxInfo
 from sdk._sandbox_options import isolation_from_environment
 from sdk.compat import e2b
@@ -70,15 +72,7 @@ def plane(monkeypatch: pytest.MonkeyPatch) -> FakePlane:
     """The fake control plane behind the sync and async clients; ``SDK_ISOLATION`` unset."""
     fake = FakePlane()
 
-    def send(client: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    async def asend(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        return fake.answer(request)
-
-    monkeypatch.setattr(httpx.Client, "send", send)
-    monkeypatch.setattr(httpx.AsyncClient, "send", asend)
-    monkeypatch.delenv("SDK_ISOLATION", raising=False)
+    answer_httpx_with(monkeypatch, fake.answer)
     monkeypatch.setenv("SDK_API_KEY", "operator-key")
     return fake
 
