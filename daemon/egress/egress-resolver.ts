@@ -15,6 +15,14 @@ import type { EgressRefusal } from './egress-refusal.js';
 /** Largest DNS-over-TCP message sandboxd reads (a question is small). */
 const MAX_TCP_MESSAGE = 4096;
 
+/**
+ * Most questions answered at once (each may wait on the upstream) and most DNS-over-TCP connections
+ * held: sandbox code can ask without end, and each is sandboxd's memory. A question past the first cap
+ * is dropped (the client asks again), a connection past the second closed as it is accepted.
+ */
+export const MAX_PENDING_QUESTIONS = 128;
+export const MAX_DNS_CONNECTIONS = 32;
+
 /** Answers questions under the current policy. */
 export class EgressResolver {
   readonly #names: UpstreamNames;
@@ -22,6 +30,8 @@ export class EgressResolver {
   readonly #refused: (refusal: EgressRefusal) => void;
   #udp: Socket | undefined;
   #tcp: Server | undefined;
+  #pending = 0;
+  #connections = 0;
 
   constructor(names: UpstreamNames, policy: () => EgressPolicy, refused: (refusal: EgressRefusal) => void) {
     this.#names = names;
@@ -29,8 +39,21 @@ export class EgressResolver {
     this.#refused = refused;
   }
 
-  /** The answer to one question (a DNS message), or undefined for what is not a question. */
+  /**
+   * The answer to one question (a DNS message), or undefined for what is not a question and for one
+   * past `MAX_PENDING_QUESTIONS`.
+   */
   async answer(message: Buffer): Promise<Buffer | undefined> {
+    if (this.#pending >= MAX_PENDING_QUESTIONS) return undefined;
+    this.#pending += 1;
+    try {
+      return await this.#answer(message);
+    } finally {
+      this.#pending -= 1;
+    }
+  }
+
+  async #answer(message: Buffer): Promise<Buffer | undefined> {
     const query = parseQuery(message);
     if (query === undefined) return undefined;
     const policy = this.#policy();
@@ -64,6 +87,9 @@ export class EgressResolver {
     });
     udp.on('error', () => undefined); // a send to a client gone is nothing to stop for
     const tcp = createServer((socket) => {
+      if (this.#connections >= MAX_DNS_CONNECTIONS) return void socket.destroy();
+      this.#connections += 1;
+      socket.once('close', () => (this.#connections -= 1));
       let pending = Buffer.alloc(0);
       socket.setTimeout(10_000, () => socket.destroy());
       socket.on('error', () => undefined);

@@ -17,6 +17,13 @@ import type { UpstreamNames } from './upstream-names.js';
 /** How long a connection may take to say its name before it is closed. */
 const NAME_TIMEOUT_MS = 10_000;
 
+/**
+ * Most connections the name checks hold at once, both ports and both directions' sockets counted per
+ * client connection: sandbox code can open connections without end, and each is sandboxd's memory (as
+ * the gateway's caps, `gateway/connection-limits.ts`). One past it is closed as soon as it is accepted.
+ */
+export const MAX_NAME_CHECK_CONNECTIONS = 256;
+
 /** What a connection's first bytes said. */
 type NameRead =
   | { readonly state: 'more' }
@@ -96,6 +103,8 @@ export class NameChecks {
   readonly #events: NameCheckEvents;
   readonly #servers: Server[] = [];
   readonly #sockets = new Set<Socket>();
+  /** Client connections open now. */
+  #clients = 0;
 
   constructor(names: UpstreamNames, policy: () => EgressPolicy, events: NameCheckEvents) {
     this.#names = names;
@@ -124,8 +133,16 @@ export class NameChecks {
   }
 
   #accept(protocol: Protocol, socket: Socket): void {
+    if (this.#clients >= MAX_NAME_CHECK_CONNECTIONS) {
+      socket.destroy();
+      return;
+    }
+    this.#clients += 1;
     this.#sockets.add(socket);
-    socket.once('close', () => this.#sockets.delete(socket));
+    socket.once('close', () => {
+      this.#clients -= 1;
+      this.#sockets.delete(socket);
+    });
     socket.on('error', () => undefined);
     socket.setTimeout(NAME_TIMEOUT_MS, () => socket.destroy());
     let first = Buffer.alloc(0);

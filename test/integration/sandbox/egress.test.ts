@@ -23,6 +23,7 @@ import { firstValueFrom, filter } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../rules/errors.js';
 import type { DaemonEvent } from '../../../protocol/daemon-events.js';
+import { MAX_NAME_CHECK_CONNECTIONS } from '../../../daemon/egress/name-checks.js';
 import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
@@ -195,6 +196,34 @@ print(got.count(b'host=allowed.test'), got.count(b'host=denied.test'))
 "`,
     );
     expect(pipelined.out).toBe('1 0');
+  });
+
+  it("holds at most MAX_NAME_CHECK_CONNECTIONS of sandbox code's silent connections", async () => {
+    // 400 connections that never say a name: sandboxd keeps the first ones and closes the rest at once.
+    const flood = await run(
+      sbx,
+      `python3 -c "
+import socket, time
+held = []
+for _ in range(400):
+    s = socket.socket(); s.settimeout(5); s.connect(('${network.hostAddress}', 443)); held.append(s)
+time.sleep(1)
+open_ = 0
+for s in held:
+    s.setblocking(False)
+    try:
+        open_ += 1 if s.recv(1) else 0
+    except BlockingIOError:
+        open_ += 1
+    except OSError:
+        pass
+print(open_)
+"`,
+    );
+    expect(Number(flood.out)).toBeLessThanOrEqual(MAX_NAME_CHECK_CONNECTIONS);
+    expect(Number(flood.out)).toBeGreaterThan(0);
+    // Those gone, a connection that names an allowed host goes through.
+    expect(await run(sbx, `${CURL} https://allowed.test/`)).toEqual({ out: 'host=allowed.test', code: 0 });
   });
 
   it('refuses other ports by the network, and opens them by CIDR on an update', async () => {
