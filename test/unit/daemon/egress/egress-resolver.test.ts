@@ -5,7 +5,6 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EgressRefusal } from '../../../../daemon/egress/egress-refusal.js';
 import { EgressResolver, MAX_PENDING_QUESTIONS } from '../../../../daemon/egress/egress-resolver.js';
@@ -38,7 +37,7 @@ async function upstream(
   });
   socket.bind(0, '127.0.0.1');
   await once(socket, 'listening');
-  return { socket, server: `127.0.0.1:${String((socket.address() as AddressInfo).port)}` };
+  return { socket, server: `127.0.0.1:${String(socket.address().port)}` };
 }
 
 const policy: EgressPolicy = {
