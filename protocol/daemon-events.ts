@@ -65,8 +65,9 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
   }),
   /**
    * A decision of the egress filter (issue 27): a DNS question, TLS or HTTP connection refused (the
-   * name, the address dialled or dropped, the rule), or a connection it let through, once it ended (its
-   * bytes both ways). Never a header, a path or a body.
+   * name, the port, the rule: an entry, the mode, or the class of a forbidden answer such as
+   * `loopback`), or a connection it let through, once it ended (the upstream address and port it was
+   * connected to, its bytes both ways). Never a header, a path or a body.
    */
   z.strictObject({
     ...base,

@@ -68,7 +68,6 @@ function refusalRecord(refusal: EgressRefusal): DaemonRecord {
     via: refusal.via,
     name: recordText(refusal.name),
     rule: recordText(refusal.rule),
-    ...(refusal.address === undefined ? {} : { address: refusal.address }),
     ...(refusal.port === undefined ? {} : { port: refusal.port }),
   };
 }

@@ -7,8 +7,7 @@ export interface EgressRefusal {
   readonly name: string;
   /** The entry or mode that refused it, or why no rule could apply (`no server name`). */
   readonly rule: string;
-  /** The address sandbox code dialled, or a forbidden one the name answered. */
-  readonly address?: string;
+  /** The port sandbox code dialled (a connection's; the address is not known past the redirect). */
   readonly port?: number;
 }
 

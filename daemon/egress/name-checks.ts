@@ -153,9 +153,9 @@ export class NameChecks {
       socket.off('data', onData);
       socket.pause();
       socket.setTimeout(0);
-      const dialled = { address: socket.localAddress ?? '', port: protocol.port };
+      // The address sandbox code dialled is not known here (the table redirected it): only its port.
       if (read.state === 'refused') {
-        this.#events.refused({ via: protocol.via, name: '', rule: read.rule, ...dialled });
+        this.#events.refused({ via: protocol.via, name: '', rule: read.rule, port: protocol.port });
         protocol.refuse(socket, '', read.rule);
         return;
       }
@@ -167,14 +167,8 @@ export class NameChecks {
   async #pass(protocol: Protocol, socket: Socket, name: string, first: Buffer): Promise<void> {
     const policy = this.#policy();
     const decision = decideName(policy, name);
-    const refuse = (rule: string, address?: string): void => {
-      this.#events.refused({
-        via: protocol.via,
-        name,
-        rule,
-        port: protocol.port,
-        ...(address === undefined ? {} : { address }),
-      });
+    const refuse = (rule: string): void => {
+      this.#events.refused({ via: protocol.via, name, rule, port: protocol.port });
       protocol.refuse(socket, name, rule);
     };
     if (!decision.allowed) {
