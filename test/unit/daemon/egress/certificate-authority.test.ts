@@ -48,7 +48,9 @@ describe('the CA certificate', () => {
 
   it('takes its lifetime in days, past 2049 as a GeneralizedTime', () => {
     const cert = new X509Certificate(CertificateAuthority.create('long', 365).certificatePem);
-    expect(Date.parse(cert.validTo) - Date.now()).toBeGreaterThan(364 * DAY_MS);
+    // Back-dated an hour, then `days` long: the certificate's own window, whole seconds.
+    const lifetime = Date.parse(cert.validTo) - Date.parse(cert.validFrom);
+    expect(Math.abs(lifetime - (365 * DAY_MS + HOUR_MS))).toBeLessThanOrEqual(SECOND_MS);
     const far = new X509Certificate(CertificateAuthority.create('far', 36_500).certificatePem);
     expect(new Date(far.validTo).getUTCFullYear()).toBeGreaterThan(2100);
     expect(far.verify(far.publicKey)).toBe(true);
@@ -69,6 +71,7 @@ describe('leaves', () => {
   it('names the host, lower-cased, is issued and signed by the CA, and is no CA', () => {
     const before = Date.now();
     const { cert, key } = ca.leaf('Registry.Example.org');
+    const after = Date.now();
     const blocks = pemBlocks(cert);
     expect(blocks).toHaveLength(2);
     expect(blocks[1]).toBe(ca.certificatePem);
@@ -84,9 +87,11 @@ describe('leaves', () => {
     expect(leaf.subjectAltName).toBe('DNS:registry.example.org');
     expect(leaf.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
     expect(leaf.serialNumber).toMatch(/^[4-7][0-9A-F]{31}$/);
-    expect(Date.parse(leaf.validTo)).toBeLessThanOrEqual(Date.now() + 7 * DAY_MS);
+    // Made between `before` and `after`: back-dated an hour, seven days ahead (the CA lives longer).
+    expect(Date.parse(leaf.validTo)).toBeLessThanOrEqual(after + 7 * DAY_MS);
     expect(Date.parse(leaf.validTo)).toBeGreaterThanOrEqual(before + 7 * DAY_MS - SECOND_MS);
-    expect(Date.parse(leaf.validFrom)).toBeLessThanOrEqual(Date.now() - HOUR_MS);
+    expect(Date.parse(leaf.validFrom)).toBeLessThanOrEqual(after - HOUR_MS);
+    expect(Date.parse(leaf.validFrom)).toBeGreaterThanOrEqual(before - HOUR_MS - SECOND_MS);
     expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
     expect(leaf.checkPrivateKey(createPrivateKey(key))).toBe(true);
   });
