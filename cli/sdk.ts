@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
+import { checkDnsServers } from '../control-plane/dns-servers.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
 import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
 import { ISOLATIONS, isolationSchema, type Isolation } from '../protocol/control-plane-api.js';
@@ -96,10 +97,13 @@ const isolation = ((): Isolation => {
   return parsed.success ? parsed.data : usage(`--isolation must be ${ISOLATIONS.join(' or ')}`);
 })();
 
-const dnsServers = values['dns-server'];
-if (!dnsServers.every((server) => /^\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?$/.test(server))) {
-  usage('--dns-server must be an IPv4 address with an optional :port');
-}
+const dnsServers = (() => {
+  try {
+    return checkDnsServers(values['dns-server'], '--dns-server');
+  } catch (error) {
+    return usage(error instanceof Error ? error.message : String(error));
+  }
+})();
 
 const stateDir = values['state-dir'];
 // The operator key (create, list, the all-sandbox feed): made on first start, shown that once.
