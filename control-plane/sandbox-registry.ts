@@ -75,7 +75,10 @@ export class SandboxRegistry {
   /** A live sandbox's new egress policy (journaled first); a sandbox no longer live is left. */
   setEgress(id: string, egress: EgressPolicy): void {
     const sandbox = this.#live.get(id);
-    if (sandbox !== undefined) sandbox.facts = { ...sandbox.facts, egress };
+    // `allowInternetAccess` keeps its SPEC meaning: false is closed egress.
+    if (sandbox !== undefined) {
+      sandbox.facts = { ...sandbox.facts, egress, allowInternetAccess: egress.mode !== 'closed' };
+    }
   }
 
   /** A live sandbox, or undefined (ended or unknown). */

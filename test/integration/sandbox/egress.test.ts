@@ -263,6 +263,24 @@ describe('policies', () => {
     await expect(closedButOpen).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 
+  it('closes a running sandbox, allowInternetAccess following the mode', async () => {
+    const sbx = await cp.createSandbox({ template: 'sdk-base-caps', allowInternetAccess: true });
+    try {
+      expect(cp.plane.get(sbx.sandboxId)).toMatchObject({
+        allowInternetAccess: true,
+        egress: { mode: 'open' },
+      });
+      await sbx.egress.update({ mode: 'closed' });
+      expect(cp.plane.get(sbx.sandboxId)).toMatchObject({
+        allowInternetAccess: false,
+        egress: { mode: 'closed' },
+      });
+      expect((await run(sbx, `${CURL} http://${network.nsAddress}:8080/`)).code).not.toBe(0);
+    } finally {
+      await sbx.kill();
+    }
+  });
+
   it('denies listed names in open mode, and answers the rest', async () => {
     const sbx = await cp.createSandbox({
       template: 'sdk-base',
