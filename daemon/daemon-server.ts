@@ -8,6 +8,8 @@
  *   GET  /v1/snapshot-carry             what a memory snapshot's copy takes over: protocol/snapshot-carry.ts
  *   PUT  /v1/egress                     the egress policy (control plane only): protocol/egress-wire.ts
  *   PUT  /v1/secrets                    { envs }: `secrets=`, values included, for every command → { names }
+ *   POST /v1/credentials                { rules }: the credential broker's rules, values included → state
+ *   GET  /v1/credentials                the broker's state: { hosts, proxy, caFingerprint256 }
  *   GET  /v1/events                     NDJSON: what the daemon saw (calls, gateway requests and
  *                                       responses, commands, routes), from ?after=<seq>
  *   POST /v1/processes                  start a command (the secrets under its own envs) as `user` (the
@@ -29,6 +31,8 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { CONTROL_ENDPOINTS, CONTROL_ONLY, processRecord } from './audit-records.js';
 import { egressPolicyWire } from '../protocol/egress-wire.js';
 import type { EgressFilter } from './egress/egress-filter.js';
+import type { CredentialBroker } from './egress/credential-broker.js';
+import { configureCredentialsSchema } from '../protocol/credentials-wire.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
 import { signalCommandSchema, startCommandSchema } from '../protocol/process-events.js';
@@ -73,6 +77,8 @@ export interface DaemonServerOptions {
   readonly agents: AgentHost;
   /** The egress policy's resolver and name checks (inside a sandbox). */
   readonly egress?: EgressFilter;
+  /** The credential broker (inside a sandbox). */
+  readonly broker?: CredentialBroker;
 }
 
 /** Largest JSON request body. */
@@ -176,6 +182,13 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   // `secrets=`: in this closure's memory only, for commands; the agent host never sees them.
   const secretEnvs = new SecretEnvs();
 
+  const brokerOf = (): CredentialBroker => {
+    if (options.broker === undefined) {
+      throw new RequestError('invalid_argument', 'credentials are brokered inside a sandbox only');
+    }
+    return options.broker;
+  };
+
   const { agents } = options;
   // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
   const agentsOf = (): AgentHost => {
@@ -227,6 +240,12 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       secretEnvs.replace((await readJson(req, putSecretsSchema)).envs);
       return ok({ names: secretEnvs.names });
     },
+    'POST /v1/credentials': async ({ req }) => {
+      // The body holds header values: they go to the broker and nowhere else.
+      const { rules } = await readJson(req, configureCredentialsSchema);
+      return ok(await brokerOf().configure(rules));
+    },
+    'GET /v1/credentials': () => ok(brokerOf().state()),
     'GET /v1/version': () => ok({ version: options.version }),
     ...homeArchiveRoutes(processes.user),
     ...filesRoutes(processes.user),
@@ -240,7 +259,8 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
         .start({
           ...spec,
           account,
-          envs: secretEnvs.under(spec.envs),
+          // The broker's proxy and trust variables, then the secrets, then the command's own.
+          envs: { ...options.broker?.environment(), ...secretEnvs.under(spec.envs) },
           cwd: spec.cwd,
           timeoutMs: spec.timeoutMs,
         })

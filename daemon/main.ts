@@ -22,6 +22,7 @@ import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { snapshotCarrySchema } from '../protocol/snapshot-carry.js';
 import { egressSettingsSchema } from '../protocol/egress-wire.js';
 import { EgressFilter } from './egress/egress-filter.js';
+import { installSandboxCa } from './egress/trust-store.js';
 
 const settingsSchema = z.strictObject({
   token: z.string().min(16),
@@ -128,6 +129,23 @@ const egress =
   settings.egress === undefined
     ? undefined
     : new EgressFilter(settings.egress, ownAddresses(), (record) => audit.append(record));
+// The credential broker (issue 27): under the egress filter's policy, inside a sandbox only (its CA goes
+// into the sandbox's trust store as the sandbox's root).
+const broker =
+  egress === undefined || processes.user.box === undefined
+    ? undefined
+    : egress.createBroker({
+        label: 'sdk',
+        installCa: (certificatePem) => installSandboxCa(processes.user, certificatePem),
+        ...(loopback === undefined ? {} : { loopback }),
+        ...(settings.gatewayCa === undefined ? {} : { upstreamCa: settings.gatewayCa }),
+        ...(settings.gatewayTimeouts === undefined
+          ? {}
+          : {
+              connectTimeoutMs: settings.gatewayTimeouts.connectMs,
+              headersTimeoutMs: settings.gatewayTimeouts.headersMs,
+            }),
+      });
 gateways.events$.subscribe((event) => {
   const at = Date.now();
   const { route } = event;
@@ -180,6 +198,7 @@ const server = createDaemonServer({
   processes,
   gateways,
   ...(egress === undefined ? {} : { egress }),
+  ...(broker === undefined ? {} : { broker }),
   ...(settings.streamStallMs === undefined ? {} : { streamStallMs: settings.streamStallMs }),
 });
 // Ready once the API and the egress filter both listen: no sandbox code runs before.
@@ -201,6 +220,7 @@ process.on('SIGTERM', () => {
   agents.close();
   loopback?.stop();
   egress?.close();
+  broker?.close();
   server.close();
   server.closeAllConnections();
   void Promise.all([processes.killAll(), gateways.close()]).then(() => process.exit(0));

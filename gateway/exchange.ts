@@ -84,6 +84,8 @@ export function forward(
         res.writeHead(statusCode, filterResponseHeaders(headers, route, deps.injected));
         const length = headers['content-length'];
         remaining = typeof length === 'string' && req.method !== 'HEAD' ? Number(length) : -1;
+        // A stream (server-sent events) may wait long for its first byte: its head goes out now.
+        if (typeof length !== 'string') res.flushHeaders();
       },
       onResponseData(c, chunk) {
         if (clientGone || ended) return;

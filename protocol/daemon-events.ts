@@ -64,16 +64,17 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     errorClass: name.optional(),
   }),
   /**
-   * A decision of the egress filter (issue 27): a DNS question, TLS or HTTP connection refused (the
-   * name, the port, the rule: an entry, the mode, or the class of a forbidden answer such as
-   * `loopback`), or a connection it let through, once it ended (the upstream address and port it was
-   * connected to, its bytes both ways). Never a header, a path or a body.
+   * A decision of the egress filter (issue 27): a DNS question, TLS or HTTP connection, or a request
+   * to the egress proxy, refused (the name, the port, the rule: an entry, the mode, or the class of a
+   * forbidden answer such as `loopback`), or a connection it let through, once it ended (the upstream
+   * address and port it was connected to, its bytes both ways); `credential`: a connection the
+   * credential broker terminated and injected a host's headers into. Never a header, a path or a body.
    */
   z.strictObject({
     ...base,
     type: z.literal('egress'),
     event: z.enum(['allowed', 'refused']),
-    via: z.enum(['dns', 'tls', 'http']),
+    via: z.enum(['dns', 'tls', 'http', 'proxy', 'credential']),
     name: text,
     address: name.optional(),
     port: z.number().int().optional(),

@@ -23,6 +23,7 @@ import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plan
 import { sandboxHandle, type Sandbox } from './sandbox.js';
 import { homePersistenceOf, type HomePersistence } from './home-persistence.js';
 import { deliverSecrets, type SandboxSecrets } from './sandbox-secrets.js';
+import type { CredentialRule } from './sandbox-credentials.js';
 import type { SecretGateway } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import {
@@ -49,6 +50,8 @@ export interface CreatingHandle {
   readonly secretCache: SecretCache;
   /** `secrets` of `Sandbox.create`, sent once when the handle opens (never by `pool.take`). */
   readonly secrets?: SandboxSecrets;
+  /** `credentials` of `Sandbox.create`: the broker's rules, sent when the handle opens and on refresh. */
+  readonly credentials?: readonly CredentialRule[];
   /** The options `reincarnate` creates with. */
   readonly createdWith: SandboxOptions;
   /** Where `checkpointFiles` saves the home (`persist`). */
@@ -93,6 +96,7 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       secretCache: o.secretCache ?? new SecretCache(),
       createdWith: options,
       secrets: o.secrets,
+      credentials: o.credentials,
     },
     keepOnFailure: o.keepOnFailure,
   });
@@ -135,7 +139,7 @@ export async function launchSandbox(
 
 /**
  * A new creating handle on a launched sandbox, its gateways opened: secrets resolved now and
- * ConfigureSandbox sent, then its `secrets` sent. When that fails the sandbox is ended unless
+ * ConfigureSandbox sent, then its credential rules, then its `secrets`. When that fails the sandbox is ended unless
  * `keepOnFailure`.
  */
 export async function openSandbox(
@@ -143,10 +147,13 @@ export async function openSandbox(
   options: { readonly creating: CreatingHandle; readonly keepOnFailure: boolean },
 ): Promise<Sandbox> {
   const sbx = sandboxHandle(launched, options.creating);
-  const { gateways, secrets = {} } = options.creating;
-  if (Object.keys(gateways).length === 0 && Object.keys(secrets).length === 0) return sbx;
+  const { gateways, secrets = {}, credentials = [] } = options.creating;
+  const none = Object.keys(gateways).length === 0 && Object.keys(secrets).length === 0;
+  if (none && credentials.length === 0) return sbx;
   try {
     if (Object.keys(gateways).length > 0) await sbx.gateways.configure();
+    // Before any command of the caller's runs: every one gets the proxy and the CA.
+    if (credentials.length > 0) await sbx.credentials.configure();
     await deliverSecrets(
       {
         url: launched.daemonUrl,

@@ -10,6 +10,7 @@ import { IdlePolicy } from './idle-policy.js';
 import { S3Prefix } from './s3-prefix.js';
 import { gatewayMapSchema } from './secret-gateway.js';
 import { sandboxSecretsSchema } from './sandbox-secrets.js';
+import { credentialRulesSchema } from './sandbox-credentials.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
 import { egressPolicySchema } from '../rules/egress-policy.js';
@@ -51,6 +52,13 @@ const sandboxOptions = z
      * agent's runtimes do not get them, and a command's own `envs` win on a shared name.
      */
     secrets: sandboxSecretsSchema.default({}),
+    /**
+     * The credential broker's rules (`{ host, headers }`, at most 32): each header's secret (or
+     * `SecretRef`), read with `secretCache` at create, is added to every HTTPS request sandbox code
+     * sends that host through the sandbox's proxy (`HTTPS_PROXY`, set for every command). Sandbox code
+     * uses the credential and cannot read it.
+     */
+    credentials: credentialRulesSchema.default([]),
     timeoutMs: z
       .number()
       .int('must be a whole number')
@@ -113,6 +121,9 @@ const sandboxOptions = z
     // SPEC names only gateways for `pool.take`, so a pooled sandbox has no `secrets` at all.
     if (o.pool !== undefined && Object.keys(o.secrets).length > 0) {
       ctx.addIssue({ code: 'custom', path: ['secrets'], message: 'is not accepted with pool' });
+    }
+    if (o.pool !== undefined && o.credentials.length > 0) {
+      ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'is not accepted with pool' });
     }
     if (o.persist !== undefined && o.executionRoleArn === undefined) {
       ctx.addIssue({ code: 'custom', path: ['executionRoleArn'], message: 'is required with persist' });

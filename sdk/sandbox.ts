@@ -41,6 +41,7 @@ import {
 } from './sandbox-lifecycle.js';
 import type { SandboxOptions } from './sandbox-options.js';
 import { SandboxEgress } from './sandbox-egress.js';
+import { SandboxCredentials } from './sandbox-credentials.js';
 
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
@@ -86,6 +87,7 @@ export class Sandbox {
   readonly #daemon: DaemonClient;
   readonly #gateways: SandboxGateways;
   readonly #egress: SandboxEgress;
+  readonly #credentials: SandboxCredentials;
   /** The options this handle created its sandbox with (creating handles only). */
   readonly #createdWith: SandboxOptions | undefined;
   /** The sequence number of the first state this handle saw: `state$` starts there. */
@@ -119,6 +121,11 @@ export class Sandbox {
     this.files = new Files(this.#daemon);
     this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
     this.#egress = new SandboxEgress(this.#plane, this.sandboxId, () => this.#accessToken);
+    this.#credentials = new SandboxCredentials(
+      this.#daemon,
+      creating?.credentials ?? [],
+      creating?.secretCache,
+    );
   }
 
   /**
@@ -146,6 +153,14 @@ export class Sandbox {
   /** The gateway routes: definitions and state on the creating handle, state only on a connected one. */
   get gateways(): SandboxGateways {
     return this.#gateways;
+  }
+
+  /**
+   * The credential broker: `status` and `refresh()` (`SandboxCredentials`); the rules on the creating
+   * handle only.
+   */
+  get credentials(): SandboxCredentials {
+    return this.#credentials;
   }
 
   /** Where the sandbox's code may connect: `get()` and `update()` (`SandboxEgress`). */

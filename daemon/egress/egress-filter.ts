@@ -9,6 +9,7 @@ import type { DaemonRecord } from '../../protocol/daemon-events.js';
 import { recordText } from '../../protocol/daemon-events.js';
 import type { EgressPolicy } from '../../rules/egress-policy.js';
 import type { EgressPassage, EgressRefusal } from './egress-refusal.js';
+import { CredentialBroker, type CredentialBrokerDeps } from './credential-broker.js';
 import { EgressResolver } from './egress-resolver.js';
 import { NameChecks } from './name-checks.js';
 import { UpstreamNames } from './upstream-names.js';
@@ -18,6 +19,9 @@ export class EgressFilter {
   #policy: EgressPolicy;
   readonly #resolver: EgressResolver;
   readonly #checks: NameChecks;
+  readonly #names: UpstreamNames;
+  readonly #own: readonly string[];
+  readonly #record: (record: DaemonRecord) => void;
 
   /**
    * @param own - the sandbox's own addresses (never an answer)
@@ -26,6 +30,9 @@ export class EgressFilter {
   constructor(settings: EgressSettings, own: readonly string[], record: (record: DaemonRecord) => void) {
     this.#policy = settings.policy;
     const names = new UpstreamNames(settings.dnsServers, own);
+    this.#names = names;
+    this.#own = own;
+    this.#record = record;
     const policy = (): EgressPolicy => this.#policy;
     const refused = (refusal: EgressRefusal): void => record(refusalRecord(refusal));
     this.#resolver = new EgressResolver(names, policy, refused);
@@ -43,6 +50,23 @@ export class EgressFilter {
   /** Replaces the policy; connections already let through stay. */
   update(policy: EgressPolicy): void {
     this.#policy = policy;
+  }
+
+  /**
+   * The credential broker (`credential-broker.ts`) under this filter's policy and lookups, recording
+   * on the same stream.
+   */
+  createBroker(options: Omit<CredentialBrokerDeps, 'names' | 'policy' | 'events' | 'own'>): CredentialBroker {
+    return new CredentialBroker({
+      ...options,
+      names: this.#names,
+      policy: () => this.#policy,
+      own: this.#own,
+      events: {
+        refused: (refusal) => this.#record(refusalRecord(refusal)),
+        passed: (passage) => this.#record(passageRecord(passage)),
+      },
+    });
   }
 
   /** Listens on `EGRESS_PORTS`, every address of the sandbox's namespace. */
@@ -81,7 +105,7 @@ function passageRecord(passage: EgressPassage): DaemonRecord {
     via,
     name: recordText(passage.name),
     rule: recordText(passage.rule),
-    address,
+    ...(address === undefined ? {} : { address }),
     port,
     bytes,
   };

@@ -7,11 +7,12 @@
  * each request is checked), nothing read or changed after them; a refused
  * one gets a TLS alert or an HTTP 403 and is recorded. sandboxd never terminates TLS here.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { decideName, type EgressPolicy } from '../../rules/egress-policy.js';
 import { readClientHello, tlsAlert, TLS_ALERT } from './client-hello.js';
 import type { EgressPassage, EgressRefusal } from './egress-refusal.js';
 import { readRequestHead } from './request-head.js';
+import { spliceTo } from './splice.js';
 import type { UpstreamNames } from './upstream-names.js';
 
 /** How long a connection may take to say its name before it is closed. */
@@ -181,28 +182,16 @@ export class NameChecks {
       refuse(found.dropped ?? `no address (${found.failure ?? 'none'})`);
       return;
     }
-    const upstream = connect({ host: target, port: protocol.port });
-    this.#sockets.add(upstream);
-    upstream.once('close', () => this.#sockets.delete(upstream));
-    let bytes = first.length;
-    let connected = false;
-    upstream.once('connect', () => {
-      connected = true;
-      upstream.write(protocol.forward(first));
-      socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      upstream.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      socket.pipe(upstream);
-      upstream.pipe(socket);
-      socket.resume();
-    });
-    upstream.on('error', () => socket.destroy());
-    socket.on('error', () => upstream.destroy());
-    socket.once('close', () => upstream.destroy());
-    upstream.once('close', () => {
-      socket.destroy();
-      if (!connected) return;
-      const { via, port } = protocol;
-      this.#events.passed({ via, name, rule: decision.rule, address: target, port, bytes });
-    });
+    spliceTo(
+      socket,
+      { address: target, port: protocol.port },
+      protocol.forward(first),
+      this.#sockets,
+      (end) => {
+        if (!end.connected) return;
+        const { via, port } = protocol;
+        this.#events.passed({ via, name, rule: decision.rule, address: target, port, bytes: end.bytes });
+      },
+    );
   }
 }
