@@ -65,6 +65,11 @@ export interface AgentHostOptions {
   readonly configs?: AgentConfigs;
   /** Told when a runtime starts and ends, with its command line (never the prompt or environment). */
   readonly onProcess?: (pid: number, command: string, event: StartOrEnd) => void;
+  /**
+   * Variables every runtime starts with under its own (the credential broker's proxy and trust
+   * variables, so the agent's tools reach what the sandbox's commands reach).
+   */
+  readonly environment?: () => Readonly<Record<string, string>>;
 }
 
 /** One execution and what runs it. */
@@ -159,7 +164,7 @@ export class AgentHost {
     if (config === undefined) {
       throw new RequestError('not_found', 'no agent configuration with this hash: write it first');
     }
-    const plan = planRuntime(start, config, this.#site);
+    const plan = this.#withEnvironment(planRuntime(start, config, this.#site));
     if (!plan.files.every((file) => existsSync(file))) {
       throw new AgentError('runtime_missing', 'the runtime is not in this sandbox image');
     }
@@ -251,9 +256,24 @@ export class AgentHost {
     } catch {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
-    const plan = planRuntime({ reasoning: false, workdir: home }, config, this.#site);
+    const plan = this.#withEnvironment(planRuntime({ reasoning: false, workdir: home }, config, this.#site));
     // Held: beside a gVisor box a snapshot's copy takes it over (`adopt`).
     this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user, true), tree);
+  }
+
+  /**
+   * The environment every runtime starts with changed (the credential broker started): a prepared
+   * runtime, started without it, is let go, so the next run starts one that has it.
+   */
+  environmentChanged(): void {
+    this.#standby.drop();
+  }
+
+  #withEnvironment(plan: RuntimePlan): RuntimePlan {
+    const extra = this.#options.environment?.() ?? {};
+    return Object.keys(extra).length === 0
+      ? plan
+      : { ...plan, environment: { ...extra, ...plan.environment } };
   }
 
   /** A prepared runtime's tree. */

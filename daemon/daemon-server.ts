@@ -243,7 +243,11 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     'POST /v1/credentials': async ({ req }) => {
       // The body holds header values: they go to the broker and nowhere else.
       const { rules } = await readJson(req, configureCredentialsSchema);
-      return ok(await brokerOf().configure(rules));
+      const started = brokerOf().state().proxy !== null;
+      const state = await brokerOf().configure(rules);
+      // A runtime prepared before the proxy existed would run the agent's tools without it.
+      if (!started && state.proxy !== null) options.agents.environmentChanged();
+      return ok(state);
     },
     'GET /v1/credentials': () => ok(brokerOf().state()),
     'GET /v1/version': () => ok({ version: options.version }),

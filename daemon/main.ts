@@ -174,6 +174,7 @@ const agents = new AgentHost({
   user: processes.user,
   system: actors,
   onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)),
+  ...(broker === undefined ? {} : { environment: () => broker.environment() }),
 });
 // A copy takes over the runtime its original prepared (its box holds it, waiting for a bridge).
 if (settings.carried?.standby !== undefined) agents.adopt(settings.carried.standby);

@@ -1,7 +1,7 @@
 /**
  * A sandbox's egress (issue 27): its policy as the page shows it (mode, allow and deny entries, compact
  * with the full lists in a title), and the live log of the egress filter's decisions: time,
- * allowed/refused, via (dns, tls, http), name, address:port, rule, bytes. Names come from sandbox code
+ * allowed/refused, via (dns, tls, http, the proxy, or `credential` for a brokered connection), name, address:port, rule, bytes. Names come from sandbox code
  * (a DNS question, a TLS server name, an HTTP Host): hostile text, so text nodes only. Never a header
  * value or a body: the records do not carry them.
  */
