@@ -39,6 +39,8 @@ from .daemon_events import (
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .egress import AsyncSandboxEgress, SandboxEgress
 from .egress_policy import EgressPolicy
+from .credentials import AsyncSandboxCredentials, CredentialStatus, SandboxCredentials
+from .credential_rules import CredentialRule
 from ._wire import EgressMode
 from .secret_cache import SecretCache
 from .secret_store import SecretStore
@@ -109,6 +111,7 @@ __all__ = [
     "AsyncSandbox",
     "AsyncSandboxPool",
     "AsyncSandboxEgress",
+    "AsyncSandboxCredentials",
     "AsyncSnapshot",
     "AsyncFiles",
     "AsyncFileStream",
@@ -126,6 +129,8 @@ __all__ = [
     "CommandHandle",
     "CommandResult",
     "Commands",
+    "CredentialRule",
+    "CredentialStatus",
     "EgressMode",
     "EgressPolicy",
     "GatewayStatus",
@@ -136,6 +141,7 @@ __all__ = [
     "Sandbox",
     "SandboxException",
     "SandboxEgress",
+    "SandboxCredentials",
     "SandboxEvent",
     "SandboxInfo",
     "SandboxPool",

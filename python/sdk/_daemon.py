@@ -9,6 +9,7 @@ from pydantic import TypeAdapter
 
 from ._http import Call, Peer, model_parser
 from ._wire import (
+    CredentialState,
     EmptyAnswer,
     GatewayState,
     PidAnswer,
@@ -89,3 +90,14 @@ def configure_call(peer: Peer, token: str, routes: dict[str, Any]) -> Call[Gatew
 def put_secrets_call(peer: Peer, token: str, envs: dict[str, str]) -> Call[SecretsState]:
     """``PUT /v1/secrets``: ``secrets=`` as environment variables of every command, values included."""
     return Call(peer, "PUT", "/v1/secrets", model_parser(SecretsState), token, {"envs": envs})
+
+
+def credential_state_call(peer: Peer, token: str) -> Call[CredentialState]:
+    """``GET /v1/credentials``: the credential broker's hosts, proxy and CA fingerprint, never a value."""
+    return Call(peer, "GET", "/v1/credentials", model_parser(CredentialState), token)
+
+
+def configure_credentials_call(peer: Peer, token: str, rules: list[dict[str, Any]]) -> Call[CredentialState]:
+    """``POST /v1/credentials``: every credential rule with its resolved header values, replacing the set
+    in force (never logged)."""
+    return Call(peer, "POST", "/v1/credentials", model_parser(CredentialState), token, {"rules": rules})

@@ -19,6 +19,7 @@ from ._sandbox_options import ConnectOptions, CreateOptions
 from ._secret_text import SecretText
 from ._wire import (
     CreatedSandbox,
+    CredentialState,
     EgressPolicyWire,
     EmptyAnswer,
     ForkedSandboxes,
@@ -234,7 +235,7 @@ class SandboxCore:
         """Commands the daemon knows, running or ended."""
         return self.daemon_op(daemon_calls.list_call(self._daemon, self.access_token))
 
-    # --- gateways and secrets (``sdk.gateways``, ``sdk._sandbox_secrets``) ---------------------------
+    # --- gateways, credentials, secrets (``sdk.gateways``, ``sdk.credentials``, ``sdk._sandbox_secrets``) --
 
     def version_op(self) -> Op[VersionAnswer]:
         """The daemon's version."""
@@ -247,6 +248,14 @@ class SandboxCore:
     def configure_op(self, routes: dict[str, Any]) -> Op[GatewayState]:
         """ConfigureSandbox with resolved header values (held only for this call)."""
         return self.daemon_op(daemon_calls.configure_call(self._daemon, self.access_token, routes))
+
+    def credential_state_op(self) -> Op[CredentialState]:
+        """The credential broker's state: hosts, proxy, CA fingerprint."""
+        return self.daemon_op(daemon_calls.credential_state_call(self._daemon, self.access_token))
+
+    def configure_credentials_op(self, rules: list[dict[str, Any]]) -> Op[CredentialState]:
+        """The credential rules with resolved header values (held only for this call)."""
+        return self.daemon_op(daemon_calls.configure_credentials_call(self._daemon, self.access_token, rules))
 
     def put_secrets_call(self, envs: dict[str, str]) -> Call[SecretsState]:
         """``secrets=`` sent once, straight to the daemon (as TypeScript's ``deliverSecrets``)."""

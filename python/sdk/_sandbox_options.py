@@ -23,6 +23,7 @@ from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
+from .credential_rules import CredentialRule, check_credential_rules
 from .egress_policy import EgressPolicy, check_egress
 from .errors import AuthenticationException, InvalidArgumentException
 from .s3_prefix import S3Prefix
@@ -141,6 +142,8 @@ class CreateOptions:
     allow_internet_access_given: bool = True
     #: The egress policy the caller gave (normalised), or None: ``allow_internet_access`` decides.
     egress: EgressPolicy | None = None
+    #: The credential broker's rules (``credentials=``), hosts normalised; empty without them.
+    credentials: tuple[CredentialRule, ...] = ()
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
@@ -182,11 +185,14 @@ def resolve_create_options(
     pool_kind: PoolKind = "SandboxPool",
     snapshot: object = None,
     egress: object = None,
+    credentials: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``persist``, ``snapshot`` and
-    ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked with its rules, the
-    fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only mode ``closed``.
+    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``,
+    ``snapshot`` and ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked
+    with its rules, the fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only
+    mode ``closed``. ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
+    (``credentials[0].host``...).
     ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
     ``snapshot``, the snapshot's). Without ``isolation``, ``SDK_ISOLATION`` (read once the options pass,
     as ``sdk/sandbox-options.ts`` does), but not from a snapshot, which fixes the isolation."""
@@ -200,6 +206,7 @@ def resolve_create_options(
     chosen = _isolation(check, isolation)
     routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
     envs = check_secrets_map(check, ("secrets",), {} if secrets is None else secrets)
+    rules = check_credential_rules(check, ("credentials",), credentials)
     timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
     check_bool(check, ("keep_on_failure",), keep_on_failure)
     memory = None
@@ -215,6 +222,8 @@ def resolve_create_options(
         check.add(("secret_cache",), "must be a SecretCache")
     seconds = _request_timeout(check, request_timeout)
     _check_pool(check, pool, pool_kind, bool(routes), bool(envs))
+    if pool is not None and isinstance(credentials, (list, tuple)) and credentials:
+        check.add(("credentials",), "is not accepted with pool")  # pool.take sends none: they would be lost
     _check_persist(check, persist, execution_role_arn)
     if pool is not None and persist is not None:
         check.add(("persist",), "is not accepted with pool")  # a pool's slots have no home to restore
@@ -241,6 +250,7 @@ def resolve_create_options(
         template_given=template is not None,
         allow_internet_access_given=allow_internet_access is not None,
         egress=policy,
+        credentials=rules,
     )
 
 

@@ -1,6 +1,7 @@
 """``Sandbox.create(secrets=...)`` (SPEC "What the service does" 6) and what a new handle does before it is
-returned: gateways opened, ``secrets`` sent, the sandbox ended on failure unless ``keep_on_failure``
-(``sdk/sandbox-secrets.ts``, ``openSandbox``/``connectSandbox`` of ``sdk/sandbox-lifecycle.ts``).
+returned: gateways opened, credential rules sent, ``secrets`` sent, the sandbox ended on failure unless
+``keep_on_failure`` (``sdk/sandbox-secrets.ts``, ``openSandbox``/``connectSandbox`` of
+``sdk/sandbox-lifecycle.ts``).
 
 ``secrets`` puts each secret's value in the environment of every command: unlike a gateway this protects
 nothing from sandbox code. Values are read with the handle's ``SecretCache`` just before the one call
@@ -14,6 +15,7 @@ from ._http import Op
 from ._sandbox_core import SandboxCore
 from ._sandbox_options import CreateOptions
 from ._secret_ops import ReadSecrets, SecretOp
+from .credentials import CredentialCore
 from .errors import AuthenticationException, SandboxException
 from .gateways import GatewayCore
 from .secret_cache import SecretCache
@@ -44,14 +46,23 @@ def deliver_secrets_op(gateways: GatewayCore, secrets: Mapping[str, SecretSource
         )
 
 
-def open_op(gateways: GatewayCore, secrets: Mapping[str, SecretSource], keep_on_failure: bool) -> SecretOp[None]:
-    """A new creating handle: its gateways configured, then its ``secrets`` sent; on any failure the
-    sandbox is ended (unless ``keep_on_failure``) and the failure raised."""
-    if not gateways.definitions and not secrets:
+def open_op(
+    gateways: GatewayCore,
+    credentials: CredentialCore,
+    secrets: Mapping[str, SecretSource],
+    keep_on_failure: bool,
+) -> SecretOp[None]:
+    """A new creating handle: its gateways configured, then its credential rules sent, then its
+    ``secrets``; on any failure the sandbox is ended (unless ``keep_on_failure``) and the failure
+    raised."""
+    if not gateways.definitions and not credentials.rules and not secrets:
         return
     try:
         if gateways.definitions:
             yield from gateways.configure_op()
+        # Before any command of the caller's runs: every one gets the proxy and the CA.
+        if credentials.rules:
+            yield from credentials.configure_op()
         yield from deliver_secrets_op(gateways, secrets)
     except GeneratorExit:
         raise  # the operation was abandoned: nothing may be sent any more
@@ -81,10 +92,23 @@ def gateway_core(core: SandboxCore, creating: CreateOptions | None) -> GatewayCo
     return GatewayCore(core, creating.gateways, creating.secret_cache or SecretCache())
 
 
-def start_op(gateways: GatewayCore, creating: CreateOptions | None) -> SecretOp[None]:
+def credential_core(
+    core: SandboxCore, creating: CreateOptions | None, cache: SecretCache | None
+) -> CredentialCore:
+    """The credential broker of a new handle: the rules and ``cache`` (the gateways' own) on the creating
+    handle, state only on a connected one."""
+    if creating is None:
+        return CredentialCore(core, (), None)
+    return CredentialCore(core, creating.credentials, cache)
+
+
+def start_op(
+    gateways: GatewayCore, credentials: CredentialCore, creating: CreateOptions | None
+) -> SecretOp[None]:
     """What a new handle does before it is returned: ``open_op`` on a creating handle,
-    ``connect_state_op`` on a connected one."""
+    ``connect_state_op`` on a connected one (which reads no credential state, as TypeScript's
+    ``connectSandbox``: ``sbx.credentials.refresh()`` does)."""
     if creating is None:
         yield from connect_state_op(gateways)
     else:
-        yield from open_op(gateways, creating.secrets, creating.keep_on_failure)
+        yield from open_op(gateways, credentials, creating.secrets, creating.keep_on_failure)

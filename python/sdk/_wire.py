@@ -259,6 +259,18 @@ class SecretsState(_Wire):
     names: list[str]
 
 
+class CredentialState(_Wire):
+    """Answer of ``POST /v1/credentials`` and ``GET /v1/credentials`` (``credentialStateSchema`` of
+    ``protocol/credentials-wire.ts``): the credential broker's state, nothing secret."""
+
+    #: Hosts with a rule, sorted.
+    hosts: list[str]
+    #: ``http://127.0.0.1:<port>``, what every command's ``HTTPS_PROXY`` says; None before any rule.
+    proxy: str | None
+    #: SHA-256 of the sandbox's CA certificate (``AB:CD:…``); None before any rule.
+    ca_fingerprint256: str | None
+
+
 # --- template builds (``protocol/template-api.ts``) --------------------------------------------------
 
 #: Every code of the error envelope (``rules/error-codes.ts``; ``sdk.errors.ERROR_CLASS`` maps them).

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
 from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
@@ -14,7 +14,7 @@ from ._sandbox_options import (
     resolve_connect_options,
     resolve_create_options,
 )
-from ._sandbox_secrets import gateway_core, start_op
+from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import adrive_secrets
 from ._home_persistence import adrive_home, restore_on_create_op
 from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
@@ -28,6 +28,8 @@ from .async_files import AsyncFiles
 from .sandbox_agent import AsyncSandboxAgent
 from .egress import AsyncSandboxEgress
 from .egress_policy import EgressPolicy
+from .credential_rules import CredentialRule
+from .credentials import AsyncSandboxCredentials
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
 
@@ -92,6 +94,10 @@ class AsyncSandbox(AsyncSandboxExtras):
         self.files = AsyncFiles(self._core, transport)
         #: The egress policy: ``policy`` (last known, no call) and ``update(policy)``.
         self.egress = AsyncSandboxEgress(self._core, transport)
+        self._credential_core = credential_core(self._core, creating, self._gateway_core.cache)
+        #: The credential broker: ``status`` (last read, no call) and ``refresh()``; the rules on the
+        #: creating handle only.
+        self.credentials = AsyncSandboxCredentials(self._credential_core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = AsyncSandboxAgent(self._gateway_core, transport)
 
@@ -130,6 +136,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         pool: AsyncSandboxPool | None = None,
         snapshot: str | SnapshotFacts | None = None,
         egress: EgressPolicy | Mapping[str, Any] | None = None,
+        credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
         With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s; with ``snapshot``
@@ -138,8 +145,8 @@ class AsyncSandbox(AsyncSandboxExtras):
         :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
             ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises AuthenticationException: without a valid operator key (``SDK_API_KEY``)
-        :raises SecretNotFoundException: for a missing secret of ``gateways`` or ``secrets`` (the new
-            sandbox is ended unless ``keep_on_failure``)
+        :raises SecretNotFoundException: for a missing secret of ``gateways``, ``credentials`` or
+            ``secrets`` (the new sandbox is ended unless ``keep_on_failure``)
         :raises SandboxException: when the sandbox cannot be launched, or its daemon refuses the gateway
             configuration (``failure_class``; ended unless ``keep_on_failure``)
         """
@@ -161,6 +168,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             pool=pool,
             snapshot=snapshot,
             egress=egress,
+            credentials=credentials,
             pool_kind="AsyncSandboxPool",
         )
         if pool is not None:
@@ -184,7 +192,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             restoring = restore_on_create_op(sbx._core, home_of(creating), keep_on_failure_of(creating))
             await adrive_home(restoring, transport, sbx._core)
             gateways = sbx._gateway_core
-            await adrive_secrets(start_op(gateways, creating), transport, gateways.cache)
+            await adrive_secrets(start_op(gateways, sbx._credential_core, creating), transport, gateways.cache)
         except BaseException:
             await transport.aclose()
             raise

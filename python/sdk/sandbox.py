@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
@@ -14,7 +14,7 @@ from ._sandbox_options import (
     resolve_connect_options,
     resolve_create_options,
 )
-from ._sandbox_secrets import gateway_core, start_op
+from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import drive_secrets
 from ._home_persistence import drive_home, restore_on_create_op
 from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
@@ -28,6 +28,8 @@ from .files import Files
 from .sandbox_agent import SandboxAgent
 from .egress import SandboxEgress
 from .egress_policy import EgressPolicy
+from .credential_rules import CredentialRule
+from .credentials import SandboxCredentials
 from .errors import SandboxException
 from .snapshot import Snapshot, SnapshotFacts
 
@@ -92,6 +94,10 @@ class Sandbox(SandboxExtras):
         self.files = Files(self._core, transport)
         #: The egress policy: ``policy`` (last known, no call) and ``update(policy)``.
         self.egress = SandboxEgress(self._core, transport)
+        self._credential_core = credential_core(self._core, creating, self._gateway_core.cache)
+        #: The credential broker: ``status`` (last read, no call) and ``refresh()``; the rules on the
+        #: creating handle only.
+        self.credentials = SandboxCredentials(self._credential_core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = SandboxAgent(self._gateway_core, transport)
 
@@ -130,6 +136,7 @@ class Sandbox(SandboxExtras):
         pool: SandboxPool | None = None,
         snapshot: str | SnapshotFacts | None = None,
         egress: EgressPolicy | Mapping[str, Any] | None = None,
+        credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -156,14 +163,23 @@ class Sandbox(SandboxExtras):
             secrets read just before the configuration is sent; ``sbx.gateways[name].url`` in the sandbox
         :param secrets: environment variable name to secret name or ``SecretRef`` (at most 64): the
             values are in the environment of every command (readable by any sandbox code)
-        :param secret_cache: where gateway secrets and ``secrets`` are read (default: the local store)
-        :param keep_on_failure: keep the launched sandbox when opening its gateways or secrets fails
+        :param credentials: the credential broker's rules (at most 32, one per host): each a
+            ``CredentialRule(host, headers)`` or a mapping ``{"host": ..., "headers": {name: secret}}``.
+            Each header's secret (a name or a ``SecretRef``), read with ``secret_cache`` at create, is added
+            to every HTTPS request sandbox code sends that exact host through the sandbox's proxy
+            (``HTTPS_PROXY``, set for every command, with a CA of the sandbox's own that its toolchains
+            trust): sandbox code uses the credential and cannot read it. Sent after ``gateways``, before
+            ``secrets``; refused with ``pool``. ``sbx.credentials.refresh()`` re-reads the secrets
+        :param secret_cache: where gateway secrets, credentials and ``secrets`` are read (default: the
+            local store)
+        :param keep_on_failure: keep the launched sandbox when opening its gateways, credentials or
+            secrets fails
         :param persist: where the home directory is restored from now and saved by
             :meth:`checkpoint_files` (``S3Prefix``); needs ``execution_role_arn``
         :param execution_role_arn: the role (assumed with the caller's credentials) that reaches ``persist``
         :param pool: take the sandbox from this ``SandboxPool`` (``pool.take()``, a hot slot): the other
-            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets``, ``persist``,
-            ``snapshot`` and ``egress`` are refused with it
+            options are the pool's; ``gateways`` (open them with ``pool.take``), ``secrets``,
+            ``credentials``, ``persist``, ``snapshot`` and ``egress`` are refused with it
         :param snapshot: start from this snapshot (``sbx.snapshot()``, or its id): its template,
             isolation and limits (``SDK_ISOLATION`` does not apply), and with a memory snapshot its
             running processes; a snapshot holds no gateway, so give ``gateways`` here
@@ -194,6 +210,7 @@ class Sandbox(SandboxExtras):
             pool=pool,
             snapshot=snapshot,
             egress=egress,
+            credentials=credentials,
         )
         if pool is not None:
             return pool.take()
@@ -216,7 +233,7 @@ class Sandbox(SandboxExtras):
             restoring = restore_on_create_op(sbx._core, home_of(creating), keep_on_failure_of(creating))
             drive_home(restoring, transport, sbx._core)
             gateways = sbx._gateway_core
-            drive_secrets(start_op(gateways, creating), transport, gateways.cache)
+            drive_secrets(start_op(gateways, sbx._credential_core, creating), transport, gateways.cache)
         except BaseException:
             transport.close()
             raise
