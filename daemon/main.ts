@@ -107,6 +107,13 @@ const loopback =
   processes.user.box?.kind === 'gvisor'
     ? new BoxLoopback({ ...processes.user, box: processes.user.box })
     : undefined;
+// What this daemon sees, for the control plane: calls (recorded by the server), gateway requests, their
+// responses and route changes (from the gateway host), commands started and ended.
+const audit = new SequencedLog<DaemonRecord>((record) => record.type);
+const egress =
+  settings.egress === undefined
+    ? undefined
+    : new EgressFilter(settings.egress, ownAddresses(), (record) => audit.append(record));
 const gateways = new GatewayHost({
   system: actors,
   // A copy keeps its routes' ports, as its box's processes were configured with them.
@@ -115,6 +122,8 @@ const gateways = new GatewayHost({
   // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
   metadataAddresses: ownAddresses(),
   ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
+  // Inside a sandbox upstream names are asked of the control plane's DNS servers, as sandbox code's are.
+  ...(egress === undefined ? {} : { lookup: egress.gatewayLookup() }),
   ...(settings.gatewayTimeouts === undefined
     ? {}
     : {
@@ -122,13 +131,6 @@ const gateways = new GatewayHost({
         headersTimeoutMs: settings.gatewayTimeouts.headersMs,
       }),
 });
-// What this daemon sees, for the control plane: calls (recorded by the server), gateway requests, their
-// responses and route changes (from the gateway host), commands started and ended.
-const audit = new SequencedLog<DaemonRecord>((record) => record.type);
-const egress =
-  settings.egress === undefined
-    ? undefined
-    : new EgressFilter(settings.egress, ownAddresses(), (record) => audit.append(record));
 // The credential broker (issue 27): under the egress filter's policy, inside a sandbox only (its CA goes
 // into the sandbox's trust store as the sandbox's root).
 const broker =

@@ -18,7 +18,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { Socket, type LookupFunction } from 'node:net';
+import { Socket } from 'node:net';
 import type { Agent } from 'undici';
 import { classifyAddress } from '../../gateway/address-rules.js';
 import { ConnectionCount, CONNECTION_LIMITS } from '../../gateway/connection-limits.js';
@@ -182,7 +182,7 @@ export class CredentialBroker {
       connectTimeoutMs: this.#deps.connectTimeoutMs ?? LIMITS.upstreamConnectTimeoutMs,
       headersTimeoutMs: this.#deps.headersTimeoutMs ?? LIMITS.upstreamHeadersTimeoutMs,
       metadataAddresses: this.#deps.own,
-      lookup: this.#lookup(),
+      lookup: this.#deps.names.lookupFunction(this.#deps.policy),
       ...(this.#deps.upstreamCa === undefined ? {} : { ca: this.#deps.upstreamCa }),
     });
     const exchanges = new BrokeredExchanges({
@@ -413,26 +413,6 @@ export class CredentialBroker {
       dispatcher,
       injected: this.#injected,
     });
-  }
-
-  /** Resolves names through the egress filter's lookups, under the policy in force. */
-  #lookup(): LookupFunction {
-    const { names, policy } = this.#deps;
-    return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
-      void names.lookup(hostname, policy()).then((found) => {
-        const first = found.addresses[0];
-        if (first === undefined) {
-          callback(Object.assign(new Error(`no usable address for ${hostname}`), { code: 'ENOTFOUND' }));
-        } else if (options.all === true) {
-          callback(
-            null,
-            found.addresses.map(({ address }) => ({ address, family: 4 })),
-          );
-        } else {
-          callback(null, first.address, 4);
-        }
-      });
-    }) as LookupFunction;
   }
 }
 

@@ -7,7 +7,8 @@
 import { EGRESS_PORTS, type EgressSettings } from '../../protocol/egress-wire.js';
 import type { DaemonRecord } from '../../protocol/daemon-events.js';
 import { recordText } from '../../protocol/daemon-events.js';
-import type { EgressPolicy } from '../../rules/egress-policy.js';
+import { policyOfInternetAccess, type EgressPolicy } from '../../rules/egress-policy.js';
+import type { LookupFunction } from 'node:net';
 import type { EgressPassage, EgressRefusal } from './egress-refusal.js';
 import { CredentialBroker, type CredentialBrokerDeps } from './credential-broker.js';
 import { EgressResolver } from './egress-resolver.js';
@@ -50,6 +51,14 @@ export class EgressFilter {
   /** Replaces the policy; connections already let through stay. */
   update(policy: EgressPolicy): void {
     this.#policy = policy;
+  }
+
+  /**
+   * Lookups of the gateway's upstreams through the same DNS servers as sandbox code's names, under no
+   * policy: a gateway route is how a sandbox with closed egress reaches its upstream (SPEC).
+   */
+  gatewayLookup(): LookupFunction {
+    return this.#names.lookupFunction(() => policyOfInternetAccess(true));
   }
 
   /**

@@ -6,6 +6,7 @@
  * code dialled never matters.
  */
 import { promises as dns } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { classifyAddress } from '../../gateway/address-rules.js';
 import { denyingEntry, type EgressPolicy } from '../../rules/egress-policy.js';
 
@@ -56,5 +57,28 @@ export class UpstreamNames {
       return denied === undefined;
     });
     return addresses.length === 0 && dropped !== undefined ? { addresses, dropped } : { addresses };
+  }
+
+  /**
+   * These lookups with the shape of `dns.lookup`, for a connector (the gateway's, the broker's), under
+   * the policy `policy()` returns at each lookup.
+   */
+  lookupFunction(policy: () => EgressPolicy): LookupFunction {
+    return ((hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+      void this.lookup(hostname, policy()).then((found) => {
+        const first = found.addresses[0];
+        if (first === undefined) {
+          const code = found.failure ?? 'ENOTFOUND';
+          callback(Object.assign(new Error(`no usable address for ${hostname}`), { code }));
+        } else if (options.all === true) {
+          callback(
+            null,
+            found.addresses.map(({ address }) => ({ address, family: 4 })),
+          );
+        } else {
+          callback(null, first.address, 4);
+        }
+      });
+    }) as LookupFunction;
   }
 }

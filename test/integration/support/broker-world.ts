@@ -9,7 +9,8 @@
  *   (else 401 `anonymous`), `/echo` echoes the request's headers as JSON (what SPEC says of an endpoint
  *   that echoes: it reveals the credential), `/events` streams server-sent events the test sends one
  *   at a time with `sendEvent` (authorized requests only), `/socket` is a WebSocket echo (authorized
- *   upgrades only), `/bytes?n=N` answers N bytes;
+ *   upgrades only), `/bytes?n=N` answers N bytes, `/ticks?n=N&ms=M` streams N events M ms apart, each
+ *   holding the time it was sent, `POST /upload` counts the bytes it received;
  * - every other name answers `host=<Host>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -143,6 +144,21 @@ export async function startBrokerWorld(slot = 0): Promise<BrokerWorld> {
           res.end();
         };
         pump();
+      } else if (url.pathname === '/ticks') {
+        // `n` events `ms` apart, each holding the time it was sent (the benchmark's streams).
+        const count = Number(url.searchParams.get('n') ?? '10');
+        const every = Number(url.searchParams.get('ms') ?? '100');
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+        res.write(': open\n\n');
+        let sent = 0;
+        const timer = setInterval(() => {
+          res.write(`data: ${String(Date.now())}\n\n`);
+          if (++sent === count) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, every);
+        res.once('close', () => clearInterval(timer));
       } else if (req.method === 'POST' && url.pathname === '/upload') {
         let bytes = 0;
         req.on('data', (chunk: Buffer) => (bytes += chunk.length));
