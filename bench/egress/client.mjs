@@ -1,3 +1,4 @@
+/* global fetch -- Node 24, the sandbox's, has it; the lint config knows Node 20's globals */
 // The benchmark's client, run by the sandbox's Node 24 (fetch with keep-alive; through the broker when
 // the environment's HTTPS_PROXY applies, which NO_PROXY='*' turns off). One JSON line on stdout.
 //   node client.mjs latency <count> <spacing ms> <url> [authorization]   one at a time, paced
