@@ -118,7 +118,18 @@ export class SandboxCredentials {
       for (const [name, source] of Object.entries(rule.headers)) headers[name] = await cache.get(source);
       rules.push({ host: rule.host, headers });
     }
-    this.#state = await this.#client.call('POST', '/v1/credentials', credentialStateSchema, { rules });
+    try {
+      this.#state = await this.#client.call('POST', '/v1/credentials', credentialStateSchema, { rules });
+    } catch (error) {
+      // A daemon without the endpoint answers `not_found`: say what is missing, as `secrets` does.
+      if (error instanceof SandboxError && error.code === 'not_found') {
+        throw new SandboxError('UnimplementedError: this sandbox image predates the credential broker', {
+          code: 'unimplemented',
+          failureClass: 'UnimplementedError',
+        });
+      }
+      throw error;
+    }
     return this.#state;
   }
 }

@@ -56,7 +56,8 @@ if (mode === 'latency') {
     while ((end = text.indexOf('\n\n')) >= 0) {
       const event = text.slice(0, end);
       text = text.slice(end + 2);
-      if (event.startsWith('data: ')) lateness.push(Date.now() - Number(event.slice(6)));
+      if (event.startsWith('data: '))
+        lateness.push(performance.timeOrigin + performance.now() - Number(event.slice(6)));
     }
   }
   console.log(JSON.stringify({ firstByteMs, lateness }));

@@ -154,7 +154,7 @@ async function main(): Promise<void> {
         ['broker', viaBroker],
       ] as const) {
         console.log(
-          `  ${name.padEnd(14)} first byte ${ms(stream.firstByteMs).padStart(9)}  events ${String(stream.lateness.length)}  lateness p50 ${ms(median(stream.lateness))}  max ${ms(Math.max(...stream.lateness))}`,
+          `  ${name.padEnd(14)} first byte ${ms(stream.firstByteMs).padStart(9)}  events ${String(stream.lateness.length)}  lateness p50 ${ms(median(stream.lateness))}  p99 ${ms(percentile(stream.lateness, 0.99))}  max ${ms(Math.max(...stream.lateness))}`,
         );
       }
       const excess = Math.max(...viaBroker.lateness) - Math.max(...direct.lateness);

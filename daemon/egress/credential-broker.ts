@@ -192,11 +192,17 @@ export class CredentialBroker {
       hosts: () => this.#hosts,
       passed: (passage) => this.#deps.events.passed(passage),
     });
-    const server = await this.#listen();
-    this.#ca = ca;
     this.#dispatcher = dispatcher;
     this.#exchanges = exchanges;
-    this.#server = server;
+    try {
+      this.#server = await this.#listen();
+    } catch (error) {
+      this.#dispatcher = undefined;
+      this.#exchanges = undefined;
+      void dispatcher.destroy().catch(() => undefined);
+      throw error;
+    }
+    this.#ca = ca;
   }
 
   /** Binds the proxy on the sandbox's loopback: `BROKER_PORT`, or any port when sandbox code holds it. */

@@ -315,6 +315,8 @@ describe.each<Isolation>(['namespace', 'gvisor'])('what the broker refuses (%s)'
 
   it('brokers under an allowlist and refuses other names at the proxy and in the network', async () => {
     expect(await run(sbx, `curl -sS https://${API_HOST}/whoami`)).toEqual({ out: 'authorized', code: 0 });
+    const refs = await run(sbx, `git ls-remote https://${world.registries.hosts.git}/repo.git`);
+    expect(refs).toMatchObject({ code: 0, out: expect.stringMatching(/refs\/heads\/main/) as unknown });
     // Allowed without a credential: tunnelled untouched (curl checks the test server's own CA).
     const open = await run(
       sbx,

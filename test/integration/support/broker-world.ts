@@ -10,7 +10,7 @@
  *   that echoes: it reveals the credential), `/events` streams server-sent events the test sends one
  *   at a time with `sendEvent` (authorized requests only), `/socket` is a WebSocket echo (authorized
  *   upgrades only), `/bytes?n=N` answers N bytes, `/ticks?n=N&ms=M` streams N events M ms apart, each
- *   holding the time it was sent, `POST /upload` counts the bytes it received;
+ *   holding the time it was sent (ms since the epoch, fractional), `POST /upload` counts the bytes it received;
  * - every other name answers `host=<Host>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -152,7 +152,7 @@ export async function startBrokerWorld(slot = 0): Promise<BrokerWorld> {
         res.write(': open\n\n');
         let sent = 0;
         const timer = setInterval(() => {
-          res.write(`data: ${String(Date.now())}\n\n`);
+          res.write(`data: ${String(performance.timeOrigin + performance.now())}\n\n`);
           if (++sent === count) {
             clearInterval(timer);
             res.end();
