@@ -11,12 +11,11 @@
  */
 import { z } from 'zod';
 import { credentialStateSchema, type CredentialState } from '../protocol/credentials-wire.js';
-import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
 import { MAX_CREDENTIAL_RULES, parseCredentialHost } from '../rules/credential-rules.js';
-import { LIMITS } from '../rules/limits.js';
 import { SandboxError } from '../rules/errors.js';
+import { unimplementedWhenMissing } from './unimplemented.js';
 import type { DaemonClient } from './daemon-client.js';
-import { secretSourceSchema, type SecretSource } from './secret-gateway.js';
+import { secretHeadersSchema, type SecretSource } from './secret-gateway.js';
 import type { SecretCache } from './secret-store/secret-cache.js';
 
 const hostSchema = z.string().transform((raw, ctx) => {
@@ -28,24 +27,8 @@ const hostSchema = z.string().transform((raw, ctx) => {
   return parsed.host;
 });
 
-const headersSchema = z.record(z.string(), secretSourceSchema).superRefine((map, ctx) => {
-  const names = Object.keys(map);
-  if (names.length === 0) ctx.addIssue({ code: 'custom', message: 'give at least one header' });
-  if (names.length > LIMITS.headersPerRoute) {
-    ctx.addIssue({ code: 'custom', message: `at most ${String(LIMITS.headersPerRoute)} headers` });
-  }
-  for (const name of names) {
-    const problem = headerNameProblem(name);
-    if (problem !== undefined)
-      ctx.addIssue({ code: 'custom', path: [name], message: `header name ${problem}` });
-  }
-  for (const name of duplicateHeaderNames(names)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [name],
-      message: 'duplicates another header ignoring case, _ and .',
-    });
-  }
+const headersSchema = secretHeadersSchema.refine((map) => Object.keys(map).length > 0, {
+  message: 'give at least one header',
 });
 
 /** Schema of `credentials`: at most 32 rules, one per host. */
@@ -118,18 +101,11 @@ export class SandboxCredentials {
       for (const [name, source] of Object.entries(rule.headers)) headers[name] = await cache.get(source);
       rules.push({ host: rule.host, headers });
     }
-    try {
-      this.#state = await this.#client.call('POST', '/v1/credentials', credentialStateSchema, { rules });
-    } catch (error) {
-      // A daemon without the endpoint answers `not_found`: say what is missing, as `secrets` does.
-      if (error instanceof SandboxError && error.code === 'not_found') {
-        throw new SandboxError('UnimplementedError: this sandbox image predates the credential broker', {
-          code: 'unimplemented',
-          failureClass: 'UnimplementedError',
-        });
-      }
-      throw error;
-    }
+    this.#state = await this.#client
+      .call('POST', '/v1/credentials', credentialStateSchema, { rules })
+      .catch((error: unknown) => {
+        throw unimplementedWhenMissing(error, 'the credential broker');
+      });
     return this.#state;
   }
 }

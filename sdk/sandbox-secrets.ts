@@ -7,10 +7,10 @@
  */
 import { z } from 'zod';
 import { secretsStateSchema } from '../protocol/secrets-wire.js';
-import { SandboxError } from '../rules/errors.js';
 import { LIMITS } from '../rules/limits.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 import { DaemonClient, type DaemonEndpoint } from './daemon-client.js';
+import { unimplementedWhenMissing } from './unimplemented.js';
 import { secretSourceSchema, type SecretSource } from './secret-gateway.js';
 import type { SecretCache } from './secret-store/secret-cache.js';
 
@@ -54,16 +54,9 @@ export async function putSecretEnvs(
   daemon: DaemonEndpoint,
   envs: Readonly<Record<string, string>>,
 ): Promise<void> {
-  try {
-    await new DaemonClient(daemon).call('PUT', '/v1/secrets', secretsStateSchema, { envs });
-  } catch (error) {
-    // A daemon without the endpoint answers `not_found`: say what is missing, as gateways do.
-    if (error instanceof SandboxError && error.code === 'not_found') {
-      throw new SandboxError('UnimplementedError: this sandbox image predates secrets', {
-        code: 'unimplemented',
-        failureClass: 'UnimplementedError',
-      });
-    }
-    throw error;
-  }
+  await new DaemonClient(daemon)
+    .call('PUT', '/v1/secrets', secretsStateSchema, { envs })
+    .catch((error: unknown) => {
+      throw unimplementedWhenMissing(error, 'secrets');
+    });
 }

@@ -24,7 +24,8 @@ export const secretSourceSchema = z.union([
   z.instanceof(SecretRef, { message: SECRET_NAME_RULE }),
 ]);
 
-const headers = z.record(z.string(), secretSourceSchema).superRefine((map, ctx) => {
+/** Schema of injected headers: header name to its secret, names checked as SPEC "SecretGateway" says. */
+export const secretHeadersSchema = z.record(z.string(), secretSourceSchema).superRefine((map, ctx) => {
   const names = Object.keys(map);
   if (names.length > LIMITS.headersPerRoute) {
     ctx.addIssue({ code: 'custom', message: `at most ${LIMITS.headersPerRoute} headers` });
@@ -54,7 +55,7 @@ const secretGatewayOptions = z.strictObject({
     const verdict = parseUpstream(text);
     if (!verdict.ok) ctx.addIssue({ code: 'custom', message: verdict.reason });
   }),
-  headers: headers.default({}),
+  headers: secretHeadersSchema.default({}),
   allow: z
     .array(allowRule)
     .max(LIMITS.allowRulesPerRoute, `at most ${LIMITS.allowRulesPerRoute} allow rules`),

@@ -33,6 +33,7 @@ describe('the published entry', () => {
         'S3Prefix',
         'Sandbox',
         'SandboxAgent',
+        'SandboxCredentials',
         'SandboxEgress',
         'SandboxError',
         'SandboxGateways',

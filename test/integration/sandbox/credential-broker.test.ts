@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { execFileSync } from 'node:child_process';
-import { firstValueFrom, filter, takeWhile, toArray } from 'rxjs';
+import { firstValueFrom, takeWhile, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DaemonEvent } from '../../../protocol/daemon-events.js';
 import { InvalidArgumentError, SecretNotFoundError } from '../../../rules/errors.js';
@@ -20,6 +20,7 @@ import type { Sandbox } from '../../../sdk/sandbox.js';
 import { SecretCache } from '../../../sdk/secret-store/secret-cache.js';
 import { SecretStore } from '../../../sdk/secret-store/secret-store.js';
 import { API_HOST, REBIND_HOSTS, startBrokerWorld, type BrokerWorld } from '../support/broker-world.js';
+import { egressEvent } from '../support/egress-events.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import {
   installSandboxTools,
@@ -86,21 +87,6 @@ async function create(
 async function run(sbx: Sandbox, cmd: string, user?: 'root'): Promise<{ out: string; code: number }> {
   const result = await sbx.commands.run(cmd, { timeoutMs: 120_000, ...(user === undefined ? {} : { user }) });
   return { out: `${result.stdout}${result.stderr}`.trim(), code: result.exitCode ?? -1 };
-}
-
-/** The first `egress` event of `sbx` that `match` accepts. */
-function egressEvent(
-  sbx: Sandbox,
-  match: (event: Extract<DaemonEvent, { type: 'egress' }>) => boolean,
-): Promise<Extract<DaemonEvent, { type: 'egress' }>> {
-  const found = firstValueFrom(
-    sbx.events$.pipe(
-      filter((event): event is Extract<DaemonEvent, { type: 'egress' }> => event.type === 'egress'),
-      filter(match),
-    ),
-  );
-  found.catch(() => undefined);
-  return found;
 }
 
 /** A Python one-liner's source, quoted for `sh -c`. */

@@ -19,13 +19,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstValueFrom, filter } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../rules/errors.js';
-import type { DaemonEvent } from '../../../protocol/daemon-events.js';
 import { MAX_NAME_CHECK_CONNECTIONS } from '../../../daemon/egress/name-checks.js';
 import type { Isolation } from '../../../sandbox-drivers/sandbox-driver.js';
 import type { Sandbox } from '../../../sdk/sandbox.js';
+import { egressEvent } from '../support/egress-events.js';
 import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
 import { makeTestPki } from '../support/test-ca.js';
 import { networkNames } from '../../../sandbox-drivers/namespace/sandbox-network.js';
@@ -100,21 +99,6 @@ async function run(sbx: Sandbox, cmd: string): Promise<{ out: string; code: numb
     return { stdout: `${failed.stdout ?? ''}${failed.stderr ?? ''}`, exitCode: failed.exitCode ?? -1 };
   });
   return { out: result.stdout.trim(), code: result.exitCode ?? -1 };
-}
-
-/** The first `egress` event of `sbx` that `match` accepts. */
-function egressEvent(
-  sbx: Sandbox,
-  match: (event: Extract<DaemonEvent, { type: 'egress' }>) => boolean,
-): Promise<Extract<DaemonEvent, { type: 'egress' }>> {
-  const found = firstValueFrom(
-    sbx.events$.pipe(
-      filter((event): event is Extract<DaemonEvent, { type: 'egress' }> => event.type === 'egress'),
-      filter(match),
-    ),
-  );
-  found.catch(() => undefined); // a test that fails first leaves it to the sandbox's end
-  return found;
 }
 
 const CURL = 'curl -sS -k --max-time 10';
