@@ -98,9 +98,27 @@ class ActorTransition(_Record):
     state: _Name
 
 
+class EgressDecision(_Record):
+    """A decision of the sandbox's egress filter or credential broker (issue 27): a DNS question, a
+    connection or a proxy request refused (``name``, ``port``, the ``rule``: an entry, the mode, or why),
+    or a connection let through once it ended (the upstream ``address`` and ``port``, ``bytes`` both
+    ways). ``via``: ``dns``, ``tls``, ``http`` (the name checks), ``proxy`` (the egress proxy) or
+    ``credential`` (a connection the broker terminated to inject a host's headers). Never a header, a
+    path or a body."""
+
+    type: Literal["egress"] = "egress"
+    event: Literal["allowed", "refused"]
+    via: Literal["dns", "tls", "http", "proxy", "credential"]
+    name: _Text
+    address: _Name | None = None
+    port: int | None = None
+    rule: _Text
+    bytes: int | None = Field(default=None, ge=0)
+
+
 #: One record of sandboxd's feed (``DaemonEvent`` of ``protocol/daemon-events.ts``); ``type`` tells which.
 DaemonEvent = Annotated[
-    Union[DaemonCall, GatewayRequest, GatewayResponse, DaemonProcess, RouteChange, ActorTransition],
+    Union[DaemonCall, GatewayRequest, GatewayResponse, DaemonProcess, RouteChange, ActorTransition, EgressDecision],
     Field(discriminator="type"),
 ]
 
