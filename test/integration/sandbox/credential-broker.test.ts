@@ -1,5 +1,5 @@
 /**
- * Issue 27, the credential broker, as sandbox code meets it: unmodified git, npm, pip, uv, curl, Python
+ * Issue 27, the credential broker, as sandbox code meets it: unmodified git, npm, pip, uv, cargo, curl, Python
  * `requests` and httpx and Node reach servers that require a token (real ones, in a test namespace,
  * with a CA of their own) through `HTTPS_PROXY`, sandboxd injecting the token, and sandbox code never
  * reads it: not in its environment, files, `/proc`, the trust store, answers or events. Streams pass
@@ -152,6 +152,22 @@ describe('unmodified tools with a token they cannot read (namespace)', () => {
       `${tools.uv} pip install -q --no-cache --python python3 --index-url ${index} --target /tmp/uvt private-hello && PYTHONPATH=/tmp/uvt ${py('import private_hello; print(private_hello.GREETING)')}`,
     );
     expect(uv).toEqual({ out: 'hello from the private index', code: 0 });
+  });
+
+  it('cargo resolves from a registry whose git index and crates require a token', async () => {
+    const { cargo } = world.registries.packages;
+    const project = `/tmp/cargop`;
+    const resolved = await run(
+      sbx,
+      [
+        `mkdir -p ${project}/src ${project}/.cargo && cd ${project} && touch src/lib.rs`,
+        `printf '[registries.private]\\nindex = "${cargo.index}"\\n' > .cargo/config.toml`,
+        `printf '[package]\\nname = "p"\\nversion = "0.1.0"\\nedition = "2021"\\n\\n[dependencies]\\n${cargo.name} = { version = "${cargo.version}", registry = "private" }\\n' > Cargo.toml`,
+        `${tools.cargo} generate-lockfile -q && grep -A3 'name = "${cargo.name}"' Cargo.lock`,
+      ].join(' && '),
+    );
+    expect(resolved.code).toBe(0);
+    expect(resolved.out).toContain(`checksum = "${cargo.cksum}"`);
   });
 
   it('curl, Python requests and httpx, and Node use the credential', async () => {

@@ -76,4 +76,8 @@ describe.each<Isolation>(['namespace', 'gvisor'])('tools laid into a sandbox (%s
   it('run uv', async () => {
     expect(await succeed(sbx, `${tools.uv} --version`)).toBe(bundle.uvVersion);
   });
+
+  it("run Debian's cargo with its own libraries", async () => {
+    expect(await succeed(sbx, `${tools.cargo} --version`)).toMatch(/^cargo \d+\.\d+\.\d+/);
+  });
 });

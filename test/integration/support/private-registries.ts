@@ -58,6 +58,17 @@ export interface PrivateRegistries {
       readonly wheel: string;
       readonly sha256: string;
     };
+    /**
+     * `private-hello 0.1.0` in a cargo registry on the git host: its index is the git repository
+     * `https://<git host>/cargo-index.git` (a `config.json` whose `dl` is `https://<git host>/crates`), its
+     * `.crate` is served at `/crates/private-hello/0.1.0/download`, both behind the git host's token.
+     */
+    readonly cargo: {
+      readonly name: string;
+      readonly version: string;
+      readonly index: string;
+      readonly cksum: string;
+    };
   };
   /** Ends any git http-backend still running and removes the files made at start. */
   stop(): void;
@@ -82,6 +93,8 @@ const PYPI = {
   version: '1.0',
   greeting: 'hello from the private index',
 };
+
+const CARGO = { name: 'private-hello', version: '0.1.0' };
 
 /** Runs a command, throwing with its stderr on failure. */
 function run(
@@ -116,6 +129,51 @@ function makeGitRepository(root: string): string {
   // An explicit true lets http-backend run receive-pack (its default needs REMOTE_USER as well).
   git(['--git-dir', bare, 'config', 'http.receivepack', 'true']);
   return bare;
+}
+
+/** A bare repository of `files` (path → content, one directory level at most) on branch `main`. */
+function makeTreeRepository(bare: string, files: Readonly<Record<string, string>>): void {
+  const env = { ...process.env, ...GIT_ENV };
+  const git = (args: readonly string[], input?: string): string =>
+    execFileSync('git', args, { encoding: 'utf8', env, input, stdio: ['pipe', 'pipe', 'pipe'] }).trim();
+  git(['init', '--quiet', '--bare', '--initial-branch=main', bare]);
+  const mktree = (entries: readonly string[]): string =>
+    git(['--git-dir', bare, 'mktree'], `${entries.join('\n')}\n`);
+  const blob = (content: string): string => git(['--git-dir', bare, 'hash-object', '-w', '--stdin'], content);
+  // Nested paths (`pr/iv/private-hello`) as trees of trees.
+  const tree = (prefix: string): string => {
+    const names = new Map<string, string>();
+    for (const path of Object.keys(files).filter((p) => p.startsWith(prefix))) {
+      const rest = path.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      if (slash < 0) names.set(rest, `100644 blob ${blob(files[path] ?? '')}\t${rest}`);
+      else
+        names.set(
+          rest.slice(0, slash),
+          `040000 tree ${tree(`${prefix}${rest.slice(0, slash + 1)}`)}\t${rest.slice(0, slash)}`,
+        );
+    }
+    return mktree([...names.values()]);
+  };
+  const commit = git(['--git-dir', bare, 'commit-tree', tree(''), '-m', 'Initial commit']);
+  git(['--git-dir', bare, 'update-ref', 'refs/heads/main', commit]);
+}
+
+/** `private-hello`'s `.crate` (a gzip tar of `private-hello-0.1.0/`), made by the host's tar. */
+function makeCrate(root: string): Buffer {
+  const top = `${CARGO.name}-${CARGO.version}`;
+  mkdirSync(join(root, 'cargo', top, 'src'), { recursive: true });
+  writeFileSync(
+    join(root, 'cargo', top, 'Cargo.toml'),
+    `[package]\nname = "${CARGO.name}"\nversion = "${CARGO.version}"\nedition = "2021"\n`,
+  );
+  writeFileSync(
+    join(root, 'cargo', top, 'src', 'lib.rs'),
+    'pub const GREETING: &str = "hello from the private crates";\n',
+  );
+  const file = join(root, 'cargo', `${top}.crate`);
+  run('tar', ['-czf', file, '--owner=0', '--group=0', '--numeric-owner', '-C', join(root, 'cargo'), top]);
+  return readFileSync(file);
 }
 
 /** The npm tarball of `private-hello`, made by the host's tar as npm would pack it (`package/…`, uid 0). */
@@ -292,10 +350,18 @@ export function startPrivateRegistries(
   let gitRepository: string;
   let tarball: Buffer;
   let wheel: { file: string; bytes: Buffer };
+  let crate: Buffer;
   try {
     gitRepository = makeGitRepository(root);
     tarball = makeNpmTarball(root);
     wheel = makeWheel(root);
+    crate = makeCrate(root);
+    const cksum = createHash('sha256').update(crate).digest('hex');
+    const entry = { name: CARGO.name, vers: CARGO.version, deps: [], cksum, features: {}, yanked: false };
+    makeTreeRepository(join(root, 'cargo-index.git'), {
+      'config.json': `${JSON.stringify({ dl: `https://${hosts.git}/crates` })}\n`,
+      [`${CARGO.name.slice(0, 2)}/${CARGO.name.slice(2, 4)}/${CARGO.name}`]: `${JSON.stringify(entry)}\n`,
+    });
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     throw error;
@@ -381,7 +447,9 @@ export function startPrivateRegistries(
     }
     counts[kind].authorized++;
     const path = new URL(req.url ?? '/', 'https://registry.invalid').pathname;
-    if (kind === 'git') gitHttpBackend(root, children, req, res);
+    if (kind === 'git' && path === `/crates/${CARGO.name}/${CARGO.version}/download`) {
+      send(res, 200, 'application/octet-stream', crate);
+    } else if (kind === 'git') gitHttpBackend(root, children, req, res);
     else if (kind === 'npm') serveNpm(req, res, path);
     else servePypi(req, res, path);
   };
@@ -396,6 +464,12 @@ export function startPrivateRegistries(
     packages: {
       npm: { name: NPM.name, version: NPM.version, integrity },
       pypi: { name: PYPI.name, version: PYPI.version, wheel: wheel.file, sha256: wheelSha256 },
+      cargo: {
+        name: CARGO.name,
+        version: CARGO.version,
+        index: `https://${hosts.git}/cargo-index.git`,
+        cksum: createHash('sha256').update(crate).digest('hex'),
+      },
     },
     stop: () => {
       for (const child of children) child.kill('SIGKILL');

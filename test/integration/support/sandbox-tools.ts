@@ -2,11 +2,19 @@
  * Package tools from the host laid into a running sandbox for tests: pip, Python's `requests` and
  * `httpx` (with the packages they need), npm and uv. The template images have none of them and a test
  * reaches no registry, so they are the CI host's own: its Python's packages (pure Python only: the
- * sandbox's interpreter is another build), its Node's npm, and the uv binary that `.ci/run` installs
- * from PyPI. One tar.gz is built per test process, on first use, and removed when the process exits.
+ * sandbox's interpreter is another build), its Node's npm, the uv binary that `.ci/run` installs
+ * from PyPI, and Debian's cargo unpacked from the `.deb` files `.ci/run` downloads. One tar.gz is built per test process, on first use, and removed when the process exits.
  */
 import { execFile } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +27,23 @@ export const SANDBOX_TOOLS_DIR = '/tmp/test-tools';
 
 /** The uv that `.ci/run` installs from PyPI (the same pin). */
 export const UV_PIN = 'uv==0.13.9';
+
+/**
+ * Debian's cargo and the libraries of its that the template lacks, as `.deb` files `.ci/run` downloads
+ * (`apt-get download`, nothing installed on the host); unpacked, never installed, in the sandbox.
+ */
+export const CARGO_DEBS = [
+  'cargo',
+  'libgit2-1.5',
+  'libhttp-parser2.9',
+  'libmbedcrypto7',
+  'libmbedx509-1',
+  'libmbedtls14',
+  'libssh2-1',
+  'libcurl3-gnutls',
+] as const;
+/** Where `.ci/run` puts them (`SDK_TEST_DEBS` overrides). */
+export const CARGO_DEBS_DIR = process.env.SDK_TEST_DEBS ?? '/var/cache/sdk-test-debs';
 
 /** The Python distributions laid in, with everything they require on the host's Python. */
 const PYTHON_ROOTS = ['pip', 'requests', 'httpx'];
@@ -37,6 +62,8 @@ export interface SandboxTools {
   readonly npm: string;
   /** The uv binary: `${tools.uv} pip install ...`. */
   readonly uv: string;
+  /** Debian's cargo with its libraries: `${tools.cargo} generate-lockfile`. */
+  readonly cargo: string;
 }
 
 /** One Python distribution in the bundle. */
@@ -107,6 +134,25 @@ async function findUv(): Promise<string> {
   }
 }
 
+/** Debian's cargo and its libraries unpacked under `dir/cargo-root` (`usr/bin/cargo`, `usr/lib/…`). */
+async function unpackCargo(dir: string): Promise<string> {
+  const root = join(dir, 'cargo-root');
+  const debs = existsSync(CARGO_DEBS_DIR)
+    ? readdirSync(CARGO_DEBS_DIR).filter((f) => f.endsWith('.deb'))
+    : [];
+  const missing = CARGO_DEBS.filter((name) => !debs.some((deb) => deb.startsWith(`${name}_`)));
+  if (missing.length > 0) {
+    throw new Error(
+      `sandbox tools: no ${missing.join(', ')} in ${CARGO_DEBS_DIR}: mkdir -p ${CARGO_DEBS_DIR} && cd ${CARGO_DEBS_DIR} && apt-get download ${CARGO_DEBS.join(' ')}`,
+    );
+  }
+  for (const name of CARGO_DEBS) {
+    const deb = debs.find((file) => file.startsWith(`${name}_`)) ?? '';
+    await execFileAsync('dpkg-deb', ['-x', join(CARGO_DEBS_DIR, deb), root]);
+  }
+  return root;
+}
+
 /** The host's npm package folder. */
 async function findNpm(): Promise<string> {
   const dir = join(await output('npm', ['root', '-g']), 'npm');
@@ -129,10 +175,11 @@ async function addToTar(
 }
 
 async function buildBundle(dir: string): Promise<SandboxToolsBundle> {
-  const [closureJson, npmDir, uvBin] = await Promise.all([
+  const [closureJson, npmDir, uvBin, cargoRoot] = await Promise.all([
     output('python3', ['-c', CLOSURE_SCRIPT, ...PYTHON_ROOTS]),
     findNpm(),
     findUv(),
+    unpackCargo(dir),
   ]);
   const closure = JSON.parse(closureJson) as Closure;
   const tar = join(dir, 'tools.tar');
@@ -152,6 +199,7 @@ async function buildBundle(dir: string): Promise<SandboxToolsBundle> {
     `--exclude=${npmName}/man`,
   ]);
   await addToTar(tar, dirname(uvBin), [basename(uvBin)], 's,^.*$,bin/uv,', ['--dereference']);
+  await addToTar(tar, dir, [basename(cargoRoot)], 's,^cargo-root,cargo,', ['--exclude=cargo-root/usr/share']);
   await execFileAsync('gzip', ['-f', tar]);
   const file = `${tar}.gz`;
   const [npmVersion, uvVersion] = await Promise.all([
@@ -239,5 +287,6 @@ export async function installSandboxTools(sbx: Sandbox): Promise<SandboxTools> {
     pip: `${python} -m pip`,
     npm: `node ${SANDBOX_TOOLS_DIR}/npm/bin/npm-cli.js`,
     uv: `${SANDBOX_TOOLS_DIR}/bin/uv`,
+    cargo: `LD_LIBRARY_PATH=${SANDBOX_TOOLS_DIR}/cargo/usr/lib/x86_64-linux-gnu ${SANDBOX_TOOLS_DIR}/cargo/usr/bin/cargo`,
   };
 }
