@@ -383,6 +383,24 @@ describe.each<Isolation>(['namespace', 'gvisor'])('what the broker refuses (%s)'
   });
 });
 
+describe('a closed sandbox with credentials', () => {
+  it('brokers nothing: sandboxd itself may reach out, so the proxy holds to the policy', async () => {
+    const sbx = await cp.createSandbox({ secretCache: cache, credentials: RULES() });
+    try {
+      const refused = egressEvent(sbx, (e) => e.via === 'proxy' && e.name === API_HOST);
+      expect((await run(sbx, `curl -sS https://${API_HOST}/whoami`)).out).toContain(
+        'CONNECT tunnel failed, response 403',
+      );
+      expect(await refused).toMatchObject({ event: 'refused', rule: 'closed' });
+      expect(
+        (await run(sbx, `curl -sS --noproxy '*' --max-time 5 https://${API_HOST}/whoami`)).code,
+      ).not.toBe(0);
+    } finally {
+      await sbx.kill();
+    }
+  });
+});
+
 describe('credentials checked before any call', () => {
   it('refuses a wildcard, an address, a port, a transport header, a repeated host', async () => {
     const bad = [
