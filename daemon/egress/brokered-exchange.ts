@@ -38,6 +38,9 @@ export interface BrokeredExchangeDeps {
   readonly passed: (passage: EgressPassage) => void;
 }
 
+/** TLS contexts kept, one per host: twice the rules a sandbox may hold at once. */
+const MAX_CONTEXTS = 64;
+
 /** A terminated tunnel: the host and port its CONNECT named. */
 interface Tunnel {
   readonly host: string;
@@ -163,6 +166,8 @@ export class BrokeredExchanges {
     const cached = this.#contexts.get(host);
     if (cached?.leaf === leaf) return cached.context;
     const context = createSecureContext({ cert: leaf.cert, key: leaf.key });
+    // Rules change (at most 32 hosts at a time): contexts of hosts gone are not kept for ever.
+    if (this.#contexts.size >= MAX_CONTEXTS) this.#contexts.clear();
     this.#contexts.set(host, { leaf, context });
     return context;
   }
