@@ -75,6 +75,12 @@ function routeOf(
   };
 }
 
+/** True when a request's body framing is a length or `chunked` alone (never another coding). */
+export function plainFraming(req: IncomingMessage): boolean {
+  const encoding = req.headers['transfer-encoding'];
+  return encoding === undefined || encoding.toLowerCase() === 'chunked';
+}
+
 /** True when a request's `Host` names the tunnel's host (its port, when given, the tunnel's). */
 function namesTunnel(host: string | undefined, tunnel: Tunnel): boolean {
   if (host === undefined) return false;
@@ -183,7 +189,9 @@ export class BrokeredExchanges {
       refuse('403 Forbidden'); // the rule was removed since the tunnel opened
       return undefined;
     }
-    if (!(req.url ?? '').startsWith('/')) {
+    // As a gateway route: origin-form only, and no body framing but chunked the upstream could read
+    // otherwise than this parser did.
+    if (!(req.url ?? '').startsWith('/') || !plainFraming(req)) {
       refuse('400 Bad Request');
       return undefined;
     }

@@ -40,7 +40,7 @@ import {
 import { LIMITS } from '../../rules/limits.js';
 import type { z } from 'zod';
 import { RequestError } from '../request-error.js';
-import { BrokeredExchanges, plainRoute } from './brokered-exchange.js';
+import { BrokeredExchanges, plainFraming, plainRoute } from './brokered-exchange.js';
 import { checkCredentialRules, type BrokeredHost } from './brokered-hosts.js';
 import { CertificateAuthority } from './certificate-authority.js';
 import { readClientHello, tlsAlert, TLS_ALERT } from './client-hello.js';
@@ -385,6 +385,10 @@ export class CredentialBroker {
   /** An absolute-form `http://` request: forwarded without credentials, under the policy. */
   async #plain(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const socket = req.socket;
+    if (!plainFraming(req)) {
+      answer(socket, 400, 'a body coded otherwise than chunked');
+      return;
+    }
     const parsed = absoluteTarget(req.url ?? '');
     const { target } = parsed;
     if (target.kind === 'invalid' || !('path' in parsed)) {
@@ -422,10 +426,12 @@ export class CredentialBroker {
   }
 }
 
+const REASONS = { 400: 'Bad Request', 403: 'Forbidden', 405: 'Method Not Allowed' } as const;
+
 /** A short plain-text answer, then the connection's end. */
-function answer(socket: Socket, status: 403 | 405, text: string): void {
+function answer(socket: Socket, status: keyof typeof REASONS, text: string): void {
   const body = `${text}\n`;
-  const reason = status === 403 ? 'Forbidden' : 'Method Not Allowed';
+  const reason = REASONS[status];
   socket.end(
     `HTTP/1.1 ${String(status)} ${reason}\r\ncontent-type: text/plain\r\nconnection: close\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\n\r\n${body}`,
   );

@@ -367,6 +367,14 @@ describe.each<Isolation>(['namespace', 'gvisor'])('what the broker refuses (%s)'
       `curl -sS -o /dev/null -w '%{http_code}' -H 'Host: open.test' https://${API_HOST}/whoami`,
     );
     expect(misdirected.out).toBe('421');
+    // A body coded otherwise than chunked alone is refused, as a gateway route refuses it.
+    const coded = await run(
+      sbx,
+      py(
+        `import os, socket, ssl; p = os.environ["HTTPS_PROXY"].rsplit(":", 1); s = socket.create_connection(("127.0.0.1", int(p[1]))); s.sendall(b"CONNECT ${API_HOST}:443 HTTP/1.1\\r\\nHost: ${API_HOST}:443\\r\\n\\r\\n"); s.recv(100); t = ssl.create_default_context().wrap_socket(s, server_hostname="${API_HOST}"); t.sendall(b"POST /upload HTTP/1.1\\r\\nHost: ${API_HOST}\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n0\\r\\n\\r\\n"); print(t.recv(100).split(b"\\r\\n")[0].decode())`,
+      ),
+    );
+    expect(coded.out).toBe('HTTP/1.1 400 Bad Request');
     // A tunnel to an allowed name carrying TLS for another name is cut before any byte goes on.
     const fronted = egressEvent(
       sbx,
