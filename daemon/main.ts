@@ -110,17 +110,19 @@ const loopback =
 // What this daemon sees, for the control plane: calls (recorded by the server), gateway requests, their
 // responses and route changes (from the gateway host), commands started and ended.
 const audit = new SequencedLog<DaemonRecord>((record) => record.type);
+// The sandbox's own addresses: never an upstream of the gateway, the resolver or the broker.
+const own = ownAddresses();
 const egress =
   settings.egress === undefined
     ? undefined
-    : new EgressFilter(settings.egress, ownAddresses(), (record) => audit.append(record));
+    : new EgressFilter(settings.egress, own, (record) => audit.append(record));
 const gateways = new GatewayHost({
   system: actors,
   // A copy keeps its routes' ports, as its box's processes were configured with them.
   ...(settings.carried === undefined ? {} : { preferredPorts: settings.carried.gatewayPorts }),
   ...(loopback === undefined ? {} : { loopback }),
   // An upstream resolving to the sandbox's own interfaces would reach the sandbox itself.
-  metadataAddresses: ownAddresses(),
+  metadataAddresses: own,
   ...(settings.gatewayCa === undefined ? {} : { ca: settings.gatewayCa }),
   // Inside a sandbox upstream names are asked of the control plane's DNS servers, as sandbox code's are.
   ...(egress === undefined ? {} : { lookup: egress.gatewayLookup() }),

@@ -92,10 +92,14 @@ async function run(sbx: Sandbox, cmd: string, user?: 'root'): Promise<{ out: str
 /** A Python one-liner's source, quoted for `sh -c`. */
 const py = (source: string): string => `python3 -c '${source}'`;
 
+/** Python that leaves `s` a socket connected to the sandbox's proxy (the port its `HTTPS_PROXY` names). */
+const TO_PROXY =
+  'import os, socket, ssl; p = os.environ["HTTPS_PROXY"].rsplit(":", 1); s = socket.create_connection(("127.0.0.1", int(p[1])));';
+
 /** Sends `request` to the proxy from a raw socket; the first line of its answer. */
 const rawProxy = (request: string): string =>
   py(
-    `import os, socket; p = os.environ["HTTPS_PROXY"].rsplit(":", 1); s = socket.create_connection(("127.0.0.1", int(p[1]))); s.sendall(${JSON.stringify(request)}.encode()); print(s.recv(200).decode().splitlines()[0])`,
+    `${TO_PROXY} s.sendall(${JSON.stringify(request)}.encode()); print(s.recv(200).decode().splitlines()[0])`,
   );
 
 describe('unmodified tools with a token they cannot read (namespace)', () => {
@@ -371,7 +375,7 @@ describe.each<Isolation>(['namespace', 'gvisor'])('what the broker refuses (%s)'
     const coded = await run(
       sbx,
       py(
-        `import os, socket, ssl; p = os.environ["HTTPS_PROXY"].rsplit(":", 1); s = socket.create_connection(("127.0.0.1", int(p[1]))); s.sendall(b"CONNECT ${API_HOST}:443 HTTP/1.1\\r\\nHost: ${API_HOST}:443\\r\\n\\r\\n"); s.recv(100); t = ssl.create_default_context().wrap_socket(s, server_hostname="${API_HOST}"); t.sendall(b"POST /upload HTTP/1.1\\r\\nHost: ${API_HOST}\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n0\\r\\n\\r\\n"); print(t.recv(100).split(b"\\r\\n")[0].decode())`,
+        `${TO_PROXY} s.sendall(b"CONNECT ${API_HOST}:443 HTTP/1.1\\r\\nHost: ${API_HOST}:443\\r\\n\\r\\n"); s.recv(100); t = ssl.create_default_context().wrap_socket(s, server_hostname="${API_HOST}"); t.sendall(b"POST /upload HTTP/1.1\\r\\nHost: ${API_HOST}\\r\\nTransfer-Encoding: gzip, chunked\\r\\n\\r\\n0\\r\\n\\r\\n"); print(t.recv(100).split(b"\\r\\n")[0].decode())`,
       ),
     );
     expect(coded.out).toBe('HTTP/1.1 400 Bad Request');
@@ -383,7 +387,7 @@ describe.each<Isolation>(['namespace', 'gvisor'])('what the broker refuses (%s)'
     const sni = await run(
       sbx,
       py(
-        'import os, socket, ssl; p = os.environ["HTTPS_PROXY"].rsplit(":", 1); s = socket.create_connection(("127.0.0.1", int(p[1]))); s.sendall(b"CONNECT open.test:443 HTTP/1.1\\r\\nHost: open.test:443\\r\\n\\r\\n"); print(s.recv(100).split(b"\\r\\n")[0].decode()); c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE\ntry:\n  c.wrap_socket(s, server_hostname="denied.test"); print("handshake")\nexcept Exception as e: print("refused", type(e).__name__)',
+        `${TO_PROXY} s.sendall(b"CONNECT open.test:443 HTTP/1.1\\r\\nHost: open.test:443\\r\\n\\r\\n"); print(s.recv(100).split(b"\\r\\n")[0].decode()); c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE\ntry:\n  c.wrap_socket(s, server_hostname="denied.test"); print("handshake")\nexcept Exception as e: print("refused", type(e).__name__)`,
       ),
     );
     expect(sni.out).toMatch(/^HTTP\/1\.1 200 Connection established\nrefused/);
