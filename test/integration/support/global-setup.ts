@@ -1,6 +1,8 @@
 /**
  * Vitest global setup of the `integration` project: the tests need root (namespaces, cgroups, nftables)
- * a few Debian packages (chromium for the inspector page's tests among them), and moto from PyPI.
+ * a few Debian packages (chromium for the inspector page's tests among them), moto and uv from PyPI,
+ * and Debian's cargo downloaded as `.deb` files (the credential broker's tests lay uv and cargo into
+ * sandboxes, `sandbox-tools.ts`).
  * `.ci/run` installs them; on a fresh machine run as root, the missing ones are installed here, so
  * `npm test` works from a clone.
  */
@@ -11,6 +13,8 @@ import { agentRecipe, agentsSource, AGENTS_TREE } from '../../../sandbox-drivers
 import { BASE_RECIPE } from '../../../sandbox-drivers/namespace/image-recipe.js';
 import { ensureRootImage } from '../../../sandbox-drivers/namespace/image-root.js';
 import { ensureRunsc } from '../../../sandbox-drivers/gvisor/runsc.js';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { CARGO_DEBS, CARGO_DEBS_DIR, UV_PIN } from './sandbox-tools.js';
 
 const AGENTS_BUILD = fileURLToPath(new URL('../../../templates/sdk-agent/build/opt-agents', import.meta.url));
 const AGENTS_SCRIPT = fileURLToPath(new URL('../../../templates/sdk-agent/build.mjs', import.meta.url));
@@ -31,15 +35,36 @@ export default async function setup(): Promise<void> {
   await ensureRootImage(agentRecipe(BASE_RECIPE, true), { onStep }, { [AGENTS_TREE]: agents });
   // runsc for the gVisor sandboxes (built from the Go module proxy once per host, cached as a layer).
   await ensureRunsc({ onStep });
-  if (!commandExists('chromium')) {
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // chromium for the inspector page's tests, dnsmasq for the egress tests' own DNS servers.
+  const missing = [
+    ...(commandExists('chromium') ? [] : ['chromium']),
+    ...(commandExists('dnsmasq') ? [] : ['dnsmasq-base']),
+  ];
+  const debs = existsSync(CARGO_DEBS_DIR) ? readdirSync(CARGO_DEBS_DIR) : [];
+  const cargoMissing = !CARGO_DEBS.every((name) => debs.some((deb) => deb.startsWith(`${name}_`)));
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (missing.length > 0 || cargoMissing)
     execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium'], {
+  if (missing.length > 0) {
+    execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], {
       stdio: 'inherit',
+      env,
+    });
+  }
+  if (cargoMissing) {
+    mkdirSync(CARGO_DEBS_DIR, { recursive: true });
+    execFileSync('apt-get', ['download', '-qq', ...CARGO_DEBS], {
+      cwd: CARGO_DEBS_DIR,
+      stdio: 'ignore',
       env,
     });
   }
   if (!commandExists('moto_server')) {
     execFileSync('python3', ['-m', 'pip', 'install', '-q', MOTO], { stdio: 'inherit' });
+  }
+  try {
+    execFileSync('python3', ['-c', 'import uv'], { stdio: 'ignore' });
+  } catch {
+    execFileSync('python3', ['-m', 'pip', 'install', '-q', UV_PIN], { stdio: 'inherit' });
   }
 }
