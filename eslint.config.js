@@ -16,7 +16,8 @@ const GATEWAY_RULES = ['request-path', 'allow-rule', 'header-rules', 'address-ru
  */
 const LIBRARY_FOLDERS = {
   rules: { imports: [], packages: ['zod'] },
-  protocol: { imports: ['rules'], packages: ['zod'] },
+  // node:crypto: a derivation both ends of a wire compute alike (a preview's port token).
+  protocol: { imports: ['rules'], packages: ['zod', 'node:crypto'] },
   machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
   actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
   gateway: {

@@ -7,7 +7,9 @@
  * answers requests for `H`, loopback's names and each `NAME` (`Host`), and refuses others. Sandboxes
  * outlive it: the next start adopts them from the journal. `--gateway-ca FILE`: PEM trust roots for gateway
  * upstreams in every sandbox (a private CA), instead of the system's. `--dns-server`: the DNS servers every
- * sandbox's resolver asks (`SDK_DNS_SERVERS`, else the host's resolv.conf, by default). `sdk doctor [--state-dir DIR]`: checks the
+ * sandbox's resolver asks (`SDK_DNS_SERVERS`, else the host's resolv.conf, by default).
+ * `--preview-domain DOMAIN`: preview URLs by host, `<port>-<id>.DOMAIN` (a wildcard name resolving to
+ * this server), each sandbox's port an origin of its own; by path on this server without. `sdk doctor [--state-dir DIR]`: checks the
  * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
  * control plane (`template-build.ts`).
  */
@@ -26,10 +28,15 @@ import { templateBuild } from './template-build.js';
 const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
   '                 [--gateway-ca FILE] [--isolation namespace|gvisor] [--dns-server ADDR[:PORT]]...',
+  '                 [--preview-domain DOMAIN]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
 ].join('\n');
+
+/** A domain name of at least two labels (the wildcard's parent). */
+const PREVIEW_DOMAIN =
+  /^(?=.{1,200}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** Ends with the usage on stderr (after `problem`, if any): exit 2, or 0 when help was asked for. */
 function usage(problem?: string): never {
@@ -61,6 +68,7 @@ const parsed = (() => {
         'gateway-ca': { type: 'string' },
         isolation: { type: 'string', default: 'namespace' },
         'dns-server': { type: 'string', multiple: true, default: [] },
+        'preview-domain': { type: 'string' },
       },
     });
   } catch (error) {
@@ -132,7 +140,14 @@ const plane = await ControlPlane.start({
   ...(dnsServers.length === 0 ? {} : { dnsServers }),
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
-const server = createControlPlaneServer(plane, { allowedHosts: [values.host, ...values['allow-host']] });
+const previewDomain = values['preview-domain'];
+if (previewDomain !== undefined && !PREVIEW_DOMAIN.test(previewDomain)) {
+  usage('--preview-domain must be a domain name (its wildcard, *.DOMAIN, resolving to this server)');
+}
+const server = createControlPlaneServer(plane, {
+  allowedHosts: [values.host, ...values['allow-host']],
+  ...(previewDomain === undefined ? {} : { previewDomain }),
+});
 server.listen(port, values.host, () => {
   const host = values.host.includes(':') ? `[${values.host}]` : values.host;
   const { port } = server.address() as AddressInfo;

@@ -9,6 +9,10 @@
  * `projection.ts` (state events, inspection feed, public facts), `authorization.ts`, `scheduler.ts`
  * (time first, deadlines), `launcher.ts` (launches, warm pool), `daemon-followers.ts`.
  */
+import type { Agent } from 'undici';
+import { tunnelAgent } from './daemon-tunnel.js';
+import { PreviewProxy } from './preview-proxy.js';
+import { Previews } from './previews.js';
 import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { join } from 'node:path';
@@ -127,6 +131,11 @@ export class ControlPlane {
   readonly #templateBuilds: TemplateBuilds;
   readonly #stopExitWatch: () => void;
   #closed = false;
+  readonly #tunnels: Agent;
+  /** Preview URLs (issue 28): who may reach a sandbox's port, and its public ports. */
+  readonly previews: Previews;
+  /** Forwards admitted preview requests to sandbox code's ports. */
+  readonly previewProxy: PreviewProxy;
 
   /**
    * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
@@ -223,6 +232,16 @@ export class ControlPlane {
       timers: options.timers ?? true,
       afterTick: () => this.#journal.compactIfDue(() => compactionRecords(this.#registry, this.#snapshots)),
     });
+    this.previews = new Previews({
+      registry: this.#registry,
+      authorization: this.#authorization,
+      scheduler: this.#scheduler,
+      journal: this.#journal,
+      controlKey,
+    });
+    const previews = this.previews;
+    this.#tunnels = tunnelAgent((sandboxId) => previews.targetOf(sandboxId));
+    this.previewProxy = new PreviewProxy(this.previews, this.#tunnels);
     this.#followers = new DaemonFollowers({
       controlKey,
       wallClock: options.now === undefined,
@@ -300,7 +319,7 @@ export class ControlPlane {
   /** Creates a sandbox; the access token is returned here only. */
   async create(
     request: CreateSandboxRequest,
-  ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
+  ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string; previewKey: string }> {
     const parsed = parseOptions(createSandboxRequestSchema, request, 'Sandbox.create');
     if (
       parsed.egress !== undefined &&
@@ -358,7 +377,7 @@ export class ControlPlane {
     parsed: z.output<typeof createSandboxRequestSchema>,
     launch: LaunchRequestSpec,
     snapshotId?: string,
-  ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string }> {
+  ): Promise<SandboxInfo & { daemonUrl: string; accessToken: string; previewKey: string }> {
     const { id, accessToken, daemonUrl, spec } = await this.#launcher.obtain(launch);
     const input: SandboxMachineInput = {
       now: this.#now(),
@@ -383,7 +402,7 @@ export class ControlPlane {
     // the warm pool) and here is reported at once and ends the sandbox as failed.
     this.#driver.watch(id);
     this.#scheduler.schedule();
-    return { ...this.get(id), daemonUrl, accessToken };
+    return { ...this.get(id), daemonUrl, accessToken, previewKey: this.previews.keyOf(id) };
   }
 
   /**
@@ -522,15 +541,19 @@ export class ControlPlane {
   }
 
   /** Resumes a suspended sandbox (or touches a running one) and says where its daemon is. */
-  async connect(id: string, token: string | undefined): Promise<SandboxInfo & { daemonUrl: string }> {
+  async connect(
+    id: string,
+    token: string | undefined,
+  ): Promise<SandboxInfo & { daemonUrl: string; previewKey?: string }> {
     const sandbox = this.#registry.live(id);
     // SPEC Authentication 1: a token the sandbox refuses does not fail connect; it resumes nothing, and
     // the error surfaces at the first authenticated call. An ended sandbox has no daemon to point at.
-    // A caller without the token journals nothing (not even the time).
-    if (this.#authorization.admits(sandbox.facts, token)) {
-      await this.#scheduler.call(sandbox, { type: 'connect' });
+    // A caller without the token journals nothing (not even the time) and learns no preview key.
+    if (!this.#authorization.admits(sandbox.facts, token)) {
+      return { ...this.get(id), daemonUrl: sandbox.facts.daemonUrl };
     }
-    return { ...this.get(id), daemonUrl: sandbox.facts.daemonUrl };
+    await this.#scheduler.call(sandbox, { type: 'connect' });
+    return { ...this.get(id), daemonUrl: sandbox.facts.daemonUrl, previewKey: this.previews.keyOf(id) };
   }
 
   /** An SDK call is about to reach the sandbox: resumes it when suspended with autoResume. */
@@ -604,6 +627,7 @@ export class ControlPlane {
     if (this.#closed) return;
     this.#closed = true;
     this.#followers.close();
+    void this.#tunnels.destroy().catch(() => undefined);
     this.#stopExitWatch();
     this.#driver.close();
     this.#launcher.close();

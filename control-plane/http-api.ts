@@ -4,7 +4,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { map } from 'rxjs';
-import { envelopeOf, httpStatusOf } from '../protocol/error-envelope.js';
+import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
+import type { Duplex } from 'node:stream';
+import { exposePortRequestSchema, PORT_PLACEHOLDER } from '../protocol/preview-wire.js';
+import { parseOptions } from '../rules/parse-options.js';
+import { previewRequestOf, type PreviewRequest } from './preview-target.js';
 import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
 import { cursorOf } from '../protocol/cursor.js';
 import { Router, type RouteReply } from '../protocol/router.js';
@@ -88,6 +92,11 @@ export interface ControlPlaneServerOptions {
    * `forbidden_host` (403), so a site whose name resolves to this address (DNS rebinding) reaches nothing.
    */
   readonly allowedHosts?: readonly string[];
+  /**
+   * The wildcard domain of host-based preview URLs (`<port>-<id>.<domain>`, `sdk serve
+   * --preview-domain`); without one, previews are path-based (`/v1/sandboxes/<id>/ports/<port>/`).
+   */
+  readonly previewDomain?: string;
 }
 
 /** Creates the HTTP server of a control plane (not yet listening). */
@@ -142,10 +151,8 @@ export function createControlPlaneServer(
     },
     'POST /v1/sandboxes': async ({ req, caller }) => {
       operatorOnly(caller);
-      return json(
-        201,
-        await plane.create((await readJson(req)) as CreateSandboxRequest) /* checked inside */,
-      );
+      const created = await plane.create((await readJson(req)) as CreateSandboxRequest); // checked inside
+      return json(201, withPreviewUrl(req, created));
     },
     'POST /v1/templates': async ({ req, res, caller }) => {
       streamNdjson(res, plane.buildTemplate(await readJson(req), caller));
@@ -162,10 +169,24 @@ export function createControlPlaneServer(
     'DELETE /v1/sandboxes/:id': async ({ params, caller }) => json(200, await plane.kill(id(params), caller)),
     'POST /v1/sandboxes/:id/pause': async ({ params, caller }) =>
       json(200, await plane.pause(id(params), caller)),
-    'POST /v1/sandboxes/:id/connect': async ({ params, caller }) => {
+    'POST /v1/sandboxes/:id/connect': async ({ req, params, caller }) => {
       // A wrong token does not fail connect (SPEC Authentication 1); no credential at all does.
       if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
-      return json(200, await plane.connect(id(params), caller));
+      return json(200, withPreviewUrl(req, await plane.connect(id(params), caller)));
+    },
+    'GET /v1/sandboxes/:id/previews': ({ params, caller }) =>
+      json(200, {
+        ports: plane.previews.publicPorts(id(params), caller).map((port) => ({ port, public: true })),
+      }),
+    'PUT /v1/sandboxes/:id/previews/:port': async ({ req, params, caller }) => {
+      const { public: isPublic } = parseOptions(
+        exposePortRequestSchema,
+        await readJson(req),
+        'sbx.ports.expose',
+      );
+      const port = Number(params['port']);
+      await plane.previews.expose(id(params), port, isPublic, caller);
+      return json(200, { port, public: isPublic });
     },
     'PUT /v1/sandboxes/:id/egress': async ({ req, params, caller }) =>
       json(200, await plane.updateEgress(id(params), await readJson(req), caller)),
@@ -175,8 +196,13 @@ export function createControlPlaneServer(
       json(201, await plane.snapshot(id(params), caller)),
     'GET /v1/sandboxes/:id/snapshots': ({ params, caller }) =>
       json(200, { snapshots: plane.snapshots(caller, id(params)) }),
-    'POST /v1/sandboxes/:id/fork': async ({ req, params, caller }) =>
-      json(201, await plane.fork(id(params), await readJson(req), caller)),
+    'POST /v1/sandboxes/:id/fork': async ({ req, params, caller }) => {
+      const forked = await plane.fork(id(params), await readJson(req), caller);
+      return json(201, {
+        ...forked,
+        sandboxes: forked.sandboxes.map((sandbox) => withPreviewUrl(req, sandbox)),
+      });
+    },
     'GET /v1/snapshots': ({ caller }) => json(200, { snapshots: plane.snapshots(caller) }),
     'DELETE /v1/snapshots/:snapshotId': async ({ params, caller }) => {
       await plane.deleteSnapshot(params['snapshotId'] ?? '', caller);
@@ -199,6 +225,20 @@ export function createControlPlaneServer(
     },
   });
 
+  const previewDomain = options.previewDomain?.toLowerCase();
+  /** A sandbox's answer with its preview URL pattern, on the host and port the caller used. */
+  const withPreviewUrl = <T extends { sandboxId: string }>(
+    req: IncomingMessage,
+    answer: T,
+  ): T & { previewUrl: string } => {
+    const host = req.headers.host ?? '127.0.0.1';
+    const previewUrl =
+      previewDomain === undefined
+        ? `http://${host}/v1/sandboxes/${answer.sandboxId}/ports/${PORT_PLACEHOLDER}/`
+        : `http://${PORT_PLACEHOLDER}-${answer.sandboxId}.${previewDomain}${/:[0-9]+$/.exec(host)?.[0] ?? ''}/`;
+    return { ...answer, previewUrl };
+  };
+
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
     refuseForeignHost(req, server.address(), allowedHosts); // before anything, the page's files included
     const path = new URL(req.url ?? '/', 'http://control-plane').pathname;
@@ -213,8 +253,22 @@ export function createControlPlaneServer(
   };
 
   const server = createServer((req, res) => {
+    const preview = previewRequestOf(req, previewDomain);
+    // A preview answers with the page's own headers (framing, scripts): none of the API's is added.
+    if (preview !== undefined && preview !== 'add-slash') {
+      forwardPreview(req, res, preview).catch((error: unknown) => {
+        if (res.headersSent) res.destroy();
+        else sendRefusal(res, error);
+      });
+      return;
+    }
     for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
     res.setHeader('content-security-policy', API_CSP); // the page's files answer with their own
+    if (preview === 'add-slash') {
+      const url = new URL(req.url ?? '/', 'http://control-plane');
+      send(res, 308, {}, { location: `${url.pathname}/${url.search}` });
+      return;
+    }
     route(req, res).then(
       (reply) => {
         if (reply !== 'streamed') send(res, reply.status, reply.body, reply.headers);
@@ -224,10 +278,49 @@ export function createControlPlaneServer(
           res.destroy();
           return;
         }
-        const envelope = envelopeOf(error, 'the control plane failed to handle the request');
-        send(res, httpStatusOf(envelope), envelope);
+        sendRefusal(res, error);
       },
     );
   });
+  const forwardPreview = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    preview: PreviewRequest,
+  ): Promise<void> => {
+    // By path, a preview shares the control plane's names (DNS rebinding); a preview host is its own.
+    if (preview.cookiePath !== '/') refuseForeignHost(req, server.address(), allowedHosts);
+    await plane.previewProxy.request(req, res, preview);
+  };
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    const preview = previewRequestOf(req, previewDomain);
+    if (preview === undefined || preview === 'add-slash') {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    (async () => {
+      if (preview.cookiePath !== '/') refuseForeignHost(req, server.address(), allowedHosts);
+      await plane.previewProxy.upgrade(req, socket, head, preview);
+    })().catch((error: unknown) => {
+      const envelope = envelopeOf(error, 'the control plane failed to forward the preview');
+      const body = JSON.stringify(envelope);
+      socket.end(
+        `HTTP/1.1 ${String(previewStatus(envelope))} ${envelope.code}\r\ncontent-type: application/json\r\ncontent-length: ${String(Buffer.byteLength(body))}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    });
+  });
   return server;
+}
+
+/** The status of a refusal; a preview of an ended sandbox is gone for good: 410. */
+function previewStatus(envelope: ErrorEnvelope): number {
+  return envelope.code === 'sandbox_ended' ? 410 : httpStatusOf(envelope);
+}
+
+/** Answers an error with its envelope (API headers were set, or are set now for a preview). */
+function sendRefusal(res: ServerResponse, error: unknown): void {
+  for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
+  res.setHeader('content-security-policy', API_CSP);
+  const envelope = envelopeOf(error, 'the control plane failed to handle the request');
+  send(res, previewStatus(envelope), envelope);
 }

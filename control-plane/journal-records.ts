@@ -24,6 +24,8 @@ export interface SandboxFacts {
   /** Its egress policy (absent in journals written before issue 27: `allowInternetAccess` says it). */
   readonly egress?: EgressPolicy;
   readonly daemonUrl: string;
+  /** Ports of its loopback anyone may reach through their preview URL (issue 28; absent: none). */
+  readonly publicPorts?: readonly number[];
   /** SHA-256 of the access token, hex: the token itself is never stored. */
   readonly tokenHash: string;
 }
@@ -61,7 +63,9 @@ export type JournalRecord =
   | { readonly kind: 'snapshot_taken'; readonly snapshot: SnapshotRecord }
   | { readonly kind: 'snapshot_deleted'; readonly snapshotId: string }
   /** A live sandbox's egress policy changed (`PUT /v1/sandboxes/{id}/egress`). */
-  | { readonly kind: 'egress'; readonly id: string; readonly egress: EgressPolicy };
+  | { readonly kind: 'egress'; readonly id: string; readonly egress: EgressPolicy }
+  /** A live sandbox's public ports changed (`PUT /v1/sandboxes/{id}/previews/{port}`). */
+  | { readonly kind: 'ports'; readonly id: string; readonly publicPorts: readonly number[] };
 
 /**
  * The journal of one state folder, typed by its records.

@@ -105,6 +105,8 @@ function replay(
       registry.bury(record.id, { info: record.info, facts: record.facts });
     } else if (record.kind === 'egress') {
       registry.setEgress(record.id, record.egress);
+    } else if (record.kind === 'ports') {
+      registry.setPublicPorts(record.id, record.publicPorts);
     } else {
       registry.find(record.id)?.actor.replay(record.event, record.seq);
     }

@@ -16,7 +16,7 @@ export interface LiveSandbox {
   readonly actor: SandboxActor;
   /** What its machine started from (kept for compaction). */
   readonly input: SandboxMachineInput;
-  /** Replaced whole when its egress policy changes (`setEgress`). */
+  /** Replaced whole when its egress policy or public ports change (`setEgress`, `setPublicPorts`). */
   facts: SandboxFacts;
 }
 
@@ -79,6 +79,12 @@ export class SandboxRegistry {
     if (sandbox !== undefined) {
       sandbox.facts = { ...sandbox.facts, egress, allowInternetAccess: egress.mode !== 'closed' };
     }
+  }
+
+  /** A live sandbox's public ports (journaled first); a sandbox no longer live is left. */
+  setPublicPorts(id: string, publicPorts: readonly number[]): void {
+    const sandbox = this.#live.get(id);
+    if (sandbox !== undefined) sandbox.facts = { ...sandbox.facts, publicPorts };
   }
 
   /** A live sandbox, or undefined (ended or unknown). */

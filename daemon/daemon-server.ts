@@ -23,13 +23,18 @@
  *   GET|PUT /v1/home/archive            the user's home as a gzip tar stream: protocol/home-archive.ts
  *   /v1/files/...                       files as the sandbox user or root: protocol/files-wire.ts
  *
+ *   CONNECT 127.0.0.1:<port>            a preview's tunnel to the sandbox's loopback (control plane only,
+ *                                       never to sandboxd's own ports): port-tunnel.ts
+ *
  * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { CONTROL_ENDPOINTS, CONTROL_ONLY, processRecord } from './audit-records.js';
-import { egressPolicyWire } from '../protocol/egress-wire.js';
+import { EGRESS_PORTS, egressPolicyWire } from '../protocol/egress-wire.js';
+import type { Duplex } from 'node:stream';
+import { openPortTunnel } from './port-tunnel.js';
 import type { EgressFilter } from './egress/egress-filter.js';
 import type { CredentialBroker } from './egress/credential-broker.js';
 import { configureCredentialsSchema } from '../protocol/credentials-wire.js';
@@ -79,6 +84,11 @@ export interface DaemonServerOptions {
   readonly egress?: EgressFilter;
   /** The credential broker (inside a sandbox). */
   readonly broker?: CredentialBroker;
+  /**
+   * How preview tunnels reach the sandbox's loopback (`port-tunnel.ts`): sandboxd's own (a namespace
+   * sandbox's), or none (a gVisor box's: refused as `unimplemented`).
+   */
+  readonly previews?: 'own-loopback' | 'none';
 }
 
 /** Largest JSON request body. */
@@ -390,5 +400,28 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     },
   );
   server.maxConnections = MAX_CONNECTIONS;
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (options.previews !== 'own-loopback') {
+      socket.on('error', () => undefined);
+      socket.end('HTTP/1.1 501 Not Implemented\r\nx-sdk-error: unimplemented\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    openPortTunnel(req, socket, head, {
+      controlToken: options.controlToken,
+      ownPorts: () => ownPorts(server, options),
+      record: (record) => options.audit.append(record),
+    });
+  });
   return server;
+}
+
+/** Every port sandboxd listens on that sandbox code's loopback reaches: never a preview's target. */
+function ownPorts(server: Server, options: DaemonServerOptions): ReadonlySet<number> {
+  const address = server.address();
+  const ports = new Set<number>([...options.gateways.status().values()].map((route) => route.port));
+  if (typeof address === 'object' && address !== null) ports.add(address.port);
+  if (options.egress !== undefined) for (const port of Object.values(EGRESS_PORTS)) ports.add(port);
+  const broker = options.broker?.port;
+  if (broker !== undefined) ports.add(broker);
+  return ports;
 }

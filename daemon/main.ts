@@ -197,6 +197,8 @@ actors.inspect$.subscribe((record) => {
 const server = createDaemonServer({
   audit,
   agents,
+  // Beside a namespace sandbox sandboxd shares its network namespace, so its loopback is the sandbox's.
+  previews: processes.user.box?.kind === 'namespace' ? 'own-loopback' : 'none',
   ...(settings.controlToken === undefined ? {} : { controlToken: new TokenCheck(settings.controlToken) }),
   token: new TokenCheck(settings.token),
   version: settings.version,

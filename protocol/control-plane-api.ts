@@ -133,6 +133,10 @@ export type SandboxInfo = z.infer<typeof sandboxInfoSchema>;
 export const createdSandboxSchema = sandboxInfoSchema.extend({
   daemonUrl: z.string(),
   accessToken: z.string(),
+  /** What the SDK derives each port's preview token from (protocol/preview-wire.ts). */
+  previewKey: z.string(),
+  /** The sandbox's preview URL with `{port}` for the port (by path, or by host with a preview domain). */
+  previewUrl: z.string(),
 });
 
 /** Answer to fork: the snapshot taken, and each sandbox started from it (with its access token). */
@@ -142,7 +146,12 @@ export const forkedSandboxesSchema = z.strictObject({
 });
 
 /** Answer to connect: the facts and the daemon address. */
-export const connectedSandboxSchema = sandboxInfoSchema.extend({ daemonUrl: z.string() });
+export const connectedSandboxSchema = sandboxInfoSchema.extend({
+  daemonUrl: z.string(),
+  /** Given only to a caller presenting the sandbox's token (or the operator key). */
+  previewKey: z.string().optional(),
+  previewUrl: z.string(),
+});
 
 /** One line of `GET /v1/events`. */
 export const sandboxEventSchema = z.strictObject({

@@ -82,6 +82,16 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     bytes: z.number().int().nonnegative().optional(),
   }),
   /**
+   * Preview traffic (issue 28): a tunnel to a port of the sandbox's loopback opened (`bytes` 0), or
+   * moved `bytes` (both ways) since its last record; at most one a second per tunnel.
+   */
+  z.strictObject({
+    ...base,
+    type: z.literal('preview'),
+    port: z.number().int(),
+    bytes: z.number().int().nonnegative(),
+  }),
+  /**
    * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
    * new state.
    */
@@ -114,4 +124,8 @@ export type DaemonRecord = DaemonEvent extends infer E
   : never;
 
 /** Event types that count as traffic for the idle policy. */
-export const TRAFFIC_EVENTS: ReadonlySet<DaemonEvent['type']> = new Set(['call', 'gateway_request']);
+export const TRAFFIC_EVENTS: ReadonlySet<DaemonEvent['type']> = new Set([
+  'call',
+  'gateway_request',
+  'preview',
+]);

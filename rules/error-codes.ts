@@ -35,7 +35,11 @@ export type ErrorCode =
   /** Files API: the sandbox user may not do this to this path. */
   | 'permission_denied'
   /** Files API: the sandbox's disk (or the user's quota) is full. */
-  | 'no_space';
+  | 'no_space'
+  /** Preview URLs: nothing in the sandbox listens on that port of its loopback. */
+  | 'port_closed'
+  /** Preview URLs: the port is sandboxd's own (its API, a gateway route, the egress proxy), never forwarded. */
+  | 'port_forbidden';
 
 /** The SDK exception classes of SPEC "Errors", by name. */
 export type ErrorClassName =
@@ -64,6 +68,8 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   is_a_directory: 409,
   permission_denied: 403,
   no_space: 507,
+  port_closed: 502,
+  port_forbidden: 403,
 };
 
 /** SDK class of each code. */
@@ -89,6 +95,8 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   is_a_directory: 'SandboxError',
   permission_denied: 'SandboxError',
   no_space: 'SandboxError',
+  port_closed: 'SandboxError',
+  port_forbidden: 'SandboxError',
 };
 
 /** Every code, in registry order. */

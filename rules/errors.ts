@@ -127,7 +127,9 @@ export type SandboxErrorCode =
   | 'not_a_directory'
   | 'is_a_directory'
   | 'permission_denied'
-  | 'no_space';
+  | 'no_space'
+  | 'port_closed'
+  | 'port_forbidden';
 
 /** The sandbox or its daemon failed or refused; `failureClass` names the daemon's failure class. */
 export class SandboxError extends SdkError {

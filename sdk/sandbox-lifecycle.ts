@@ -8,6 +8,7 @@
  * This module and `sandbox.ts` import each other (the statics call in, handles are built here through
  * `sandboxHandle`); neither uses the other at module evaluation, so either may load first.
  */
+import type { PortsAccess } from './sandbox-ports.js';
 import type { Observable } from 'rxjs';
 import { z } from 'zod';
 import {
@@ -42,6 +43,8 @@ export interface LaunchedSandbox {
   readonly plane: ControlPlaneClient;
   /** The sequence number of the state it was in when launched or connected: `state$` starts there. */
   readonly seq: number;
+  /** Its preview URL pattern and key (`sbx.ports`). */
+  readonly ports: PortsAccess;
 }
 
 /** What only the handle that created its sandbox holds: gateway definitions and its create options. */
@@ -132,6 +135,7 @@ export async function launchSandbox(
     sandboxId: created.sandboxId,
     accessToken: created.accessToken,
     daemonUrl: created.daemonUrl,
+    ports: { previewUrl: created.previewUrl, previewKey: created.previewKey },
     plane,
     seq: created.seq,
   };
@@ -195,6 +199,7 @@ export async function connectSandbox(sandboxId: string, options: SandboxConnectO
     daemonUrl: connected.daemonUrl,
     plane,
     seq: connected.seq,
+    ports: { previewUrl: connected.previewUrl, previewKey: connected.previewKey },
   });
   // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
   await sbx.gateways.readState().catch((error: unknown) => {

@@ -42,6 +42,7 @@ import {
 import type { SandboxOptions } from './sandbox-options.js';
 import { SandboxEgress } from './sandbox-egress.js';
 import { SandboxCredentials } from './sandbox-credentials.js';
+import { SandboxPorts } from './sandbox-ports.js';
 
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
@@ -88,6 +89,7 @@ export class Sandbox {
   readonly #gateways: SandboxGateways;
   readonly #egress: SandboxEgress;
   readonly #credentials: SandboxCredentials;
+  readonly #ports: SandboxPorts;
   /** The options this handle created its sandbox with (creating handles only). */
   readonly #createdWith: SandboxOptions | undefined;
   /** The sequence number of the first state this handle saw: `state$` starts there. */
@@ -126,6 +128,20 @@ export class Sandbox {
       creating?.credentials ?? [],
       creating?.secretCache,
     );
+    this.#ports = new SandboxPorts(this.#plane, this.sandboxId, () => this.#accessToken, launched.ports);
+  }
+
+  /** Preview URLs of the sandbox's loopback ports (issue 28): `url(port)`, `token`, `expose`. */
+  get ports(): SandboxPorts {
+    return this.#ports;
+  }
+
+  /**
+   * The preview URL of `port` (as `ports.url`): a URL on the control plane that reaches the sandbox's
+   * `127.0.0.1:<port>`, HTTP, server-sent events and WebSockets, its token in the query.
+   */
+  getHost(port: number): string {
+    return this.#ports.url(port);
   }
 
   /**
@@ -338,6 +354,7 @@ export class Sandbox {
         daemonUrl: created.daemonUrl,
         plane: this.#plane,
         seq: created.seq,
+        ports: { previewUrl: created.previewUrl, previewKey: created.previewKey },
       }),
     );
   }

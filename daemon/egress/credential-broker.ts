@@ -152,6 +152,11 @@ export class CredentialBroker {
     };
   }
 
+  /** The port the proxy listens on (on the sandbox's loopback), once it does. */
+  get port(): number | undefined {
+    return this.#port();
+  }
+
   /** Stops the proxy and ends every connection. */
   close(): void {
     const port = this.#port();

@@ -769,7 +769,7 @@ describe("network: E2B's egress rules as the egress policy", () => {
     answer = ({ method, url: path, body: sent }) => {
       const info = { ...fakeSandboxInfo(SBX, 'running'), egress };
       if (method === 'POST' && path === `/v1/sandboxes/${SBX}/connect`) {
-        return { status: 200, body: { ...info, daemonUrl: url } };
+        return { status: 200, body: { ...info, daemonUrl: url, previewUrl: `${url}/{port}/` } };
       }
       if (method === 'GET' && path === `/v1/sandboxes/${SBX}`) return { status: 200, body: info };
       if (method === 'PUT' && path === `/v1/sandboxes/${SBX}/egress`) {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ControlPlane, type ControlPlaneOptions } from '../../../control-plane/control-plane.js';
-import { createControlPlaneServer } from '../../../control-plane/http-api.js';
+import { createControlPlaneServer, type ControlPlaneServerOptions } from '../../../control-plane/http-api.js';
 import { operatorKeyFile } from '../../../control-plane/operator-key.js';
 import { NamespaceDriver } from '../../../sandbox-drivers/namespace/namespace-driver.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
@@ -41,6 +41,7 @@ export interface InProcessControlPlane {
 /** Starts a control plane in this process. */
 export async function startControlPlane(
   options: Partial<ControlPlaneOptions> = {},
+  serverOptions: ControlPlaneServerOptions = {},
 ): Promise<InProcessControlPlane> {
   const stateDir = mkdtempSync(join(tmpdir(), 'sdk-plane-'));
   const driver = new NamespaceDriver({ stateDir, isolations: ['namespace', 'gvisor'] });
@@ -54,7 +55,7 @@ export async function startControlPlane(
     rmSync(stateDir, { recursive: true, force: true });
     throw error;
   });
-  const server = createControlPlaneServer(plane);
+  const server = createControlPlaneServer(plane, serverOptions);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

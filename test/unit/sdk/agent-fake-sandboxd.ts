@@ -220,7 +220,9 @@ export class FakeSandboxd {
       }
       json(200, {
         ...this.#info(plane[1] === 'DELETE' ? 'ended' : 'running'),
-        ...(plane[2] === undefined || plane[3] === 'connect' ? { daemonUrl: this.url } : {}),
+        ...(plane[2] === undefined || plane[3] === 'connect'
+          ? { daemonUrl: this.url, previewUrl: `${this.url}/preview/{port}/`, previewKey: 'preview-key' }
+          : {}),
         ...(plane[2] === undefined ? { accessToken: this.accessToken } : {}),
       });
       return;

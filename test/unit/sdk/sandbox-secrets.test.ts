@@ -53,7 +53,13 @@ async function startFakePlane(): Promise<FakePlane> {
       requests.push({ method, path, body: Buffer.concat(chunks).toString('utf8') });
       const created = path === '/v1/sandboxes' && method === 'POST';
       const body = created
-        ? { ...info('running'), daemonUrl: daemon.url, accessToken: TOKEN }
+        ? {
+            ...info('running'),
+            daemonUrl: daemon.url,
+            accessToken: TOKEN,
+            previewKey: 'k',
+            previewUrl: '/{port}/',
+          }
         : info(method === 'DELETE' ? 'ended' : 'running');
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));

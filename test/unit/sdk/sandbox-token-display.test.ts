@@ -36,14 +36,21 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
       json(401, { code: 'unauthenticated', message: 'missing or invalid operator key' });
       return;
     }
-    json(200, { ...info('running'), daemonUrl: url, accessToken: TOKEN });
+    json(200, {
+      ...info('running'),
+      daemonUrl: url,
+      accessToken: TOKEN,
+      previewKey: 'k',
+      previewUrl: '/{port}/',
+    });
     return;
   }
   if (auth !== `Bearer ${TOKEN}`) {
     json(401, { code: 'unauthenticated', message: 'missing or invalid token' });
     return;
   }
-  if (route === `POST /v1/sandboxes/${SANDBOX_ID}/connect`) json(200, { ...info('running'), daemonUrl: url });
+  if (route === `POST /v1/sandboxes/${SANDBOX_ID}/connect`)
+    json(200, { ...info('running'), daemonUrl: url, previewUrl: '/{port}/' });
   else if (route === `POST /v1/sandboxes/${SANDBOX_ID}/activity`) json(200, info('running'));
   else if (route === `GET /v1/sandboxes/${SANDBOX_ID}`) json(200, info('running'));
   else if (route === `DELETE /v1/sandboxes/${SANDBOX_ID}`) json(200, info('ended'));
