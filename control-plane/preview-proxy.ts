@@ -60,9 +60,15 @@ function responseHeaders(
   return kept;
 }
 
-/** True for a browser's navigation to a page or a frame (where a cookie can be set and followed). */
+/**
+ * True for a browser's navigation to a page or a frame (where a cookie can be set and followed): its
+ * `Sec-Fetch-Mode`, or, from a browser that sends none (to a plain-http origin other than loopback),
+ * an `Accept` that asks for HTML first. A program that accepts anything gets the answer itself.
+ */
 function isNavigation(req: IncomingMessage): boolean {
-  return req.method === 'GET' && req.headers['sec-fetch-mode'] === 'navigate';
+  if (req.method !== 'GET') return false;
+  const mode = req.headers['sec-fetch-mode'];
+  return mode === undefined ? (req.headers.accept ?? '').startsWith('text/html') : mode === 'navigate';
 }
 
 /** The cookie a preview's token becomes. */

@@ -11,8 +11,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 /** Where screenshots are written. */
 export const ARTIFACTS = fileURLToPath(new URL('../../artifacts/', import.meta.url));
 
-/** Launches headless chromium. */
-export function launchBrowser(): Promise<Browser> {
+/** Launches headless chromium; `args` are added to the usual flags. */
+export function launchBrowser(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.SDK_TEST_CHROMIUM ?? '/usr/bin/chromium',
     args: [
@@ -25,6 +25,7 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
       '--disable-default-apps',
       '--disable-extensions',
+      ...args,
     ],
   });
 }
