@@ -4,8 +4,15 @@
  * it besides sandboxd), told on its stdin which ports to listen on and answering on its stdout. Its
  * stdin is a pipe only sandboxd holds. A relay that ends (root in the box may kill it) is started again
  * with the next port opened, and listens on every port still open.
+ *
+ * The other way (preview URLs, `port-tunnel.ts`): `dial` asks the relay to connect to the box's
+ * `127.0.0.1:<port>` and, once that is open, to connect back to sandboxd's dial-back listener on the
+ * link with the dial's id (128 random bits: code in the box, which can reach that listener too, cannot
+ * guess one) as its first line.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { constants } from 'node:os';
 import type { SandboxLoopback } from '../gateway/sandbox-loopback.js';
@@ -14,6 +21,18 @@ import { killProcessTree, spawnInSandbox, type GvisorBox, type SandboxUser } fro
 /** The relay in the box (sandboxd's runtime image, bound read-only there). */
 const RELAY = '/opt/sdk/gvisor-exec';
 
+/** How long a dial may take (the relay's two connects). */
+const DIAL_TIMEOUT_MS = 10_000;
+/** Longest first line of a dial-back connection: an id and its newline. */
+const MAX_DIAL_LINE = 64;
+
+/** A dial waiting for its connection back. */
+interface PendingDial {
+  readonly resolve: (socket: Socket) => void;
+  readonly reject: (error: Error) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
 /** An answer the relay owes. */
 interface Pending {
   readonly resolve: () => void;
@@ -21,11 +40,9 @@ interface Pending {
 }
 
 /** An `Error` with the errno code the relay answered. */
-function errnoError(port: number, errno: number): NodeJS.ErrnoException {
+function errnoError(what: string, errno: number): NodeJS.ErrnoException {
   const code = Object.entries(constants.errno).find(([, value]) => value === errno)?.[0] ?? 'EIO';
-  return Object.assign(new Error(`the box's loopback port ${String(port)} could not be opened: ${code}`), {
-    code,
-  });
+  return Object.assign(new Error(`${what}: ${code}`), { code });
 }
 
 /** A gVisor box's loopback, through its relay. */
@@ -34,7 +51,10 @@ export class BoxLoopback implements SandboxLoopback {
   readonly #user: SandboxUser;
   readonly #open = new Set<number>();
   readonly #pending = new Map<number, Pending[]>();
+  readonly #dials = new Map<string, PendingDial>();
   #relay: ChildProcessWithoutNullStreams | undefined;
+  #dialBack: Server | undefined;
+  #dialBackPort: Promise<number> | undefined;
 
   constructor(user: SandboxUser & { readonly box: GvisorBox }) {
     this.#user = user;
@@ -51,8 +71,28 @@ export class BoxLoopback implements SandboxLoopback {
     this.#relay?.stdin.write(`close ${String(port)}\n`);
   }
 
+  /**
+   * A connection to the box's `127.0.0.1:port`.
+   *
+   * @throws Error with the errno `code` the relay met (`ECONNREFUSED`: nothing listens), or a time-out
+   */
+  async dial(port: number): Promise<Socket> {
+    const back = await this.#dialBackListener();
+    const id = randomBytes(16).toString('hex');
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => this.#endDial(id, new Error('the box did not answer the dial')),
+        DIAL_TIMEOUT_MS,
+      );
+      this.#dials.set(id, { resolve, reject, timer });
+      this.#relayProcess().stdin.write(`dial ${String(port)} ${String(back)} ${id}\n`);
+    });
+  }
+
   /** Ends the relay (sandboxd is stopping). */
   stop(): void {
+    this.#dialBack?.close();
+    for (const id of [...this.#dials.keys()]) this.#endDial(id, new Error('sandboxd is stopping'));
     const relay = this.#relay;
     this.#relay = undefined;
     if (relay !== undefined) void killProcessTree(relay).catch(() => undefined);
@@ -86,6 +126,8 @@ export class BoxLoopback implements SandboxLoopback {
         this.#pending.delete(port);
         for (const { reject } of waiting) reject(new Error("the box's loopback relay ended"));
       }
+      for (const id of [...this.#dials.keys()])
+        this.#endDial(id, new Error("the box's loopback relay ended"));
       // Ports still open come back with a new relay (at once: a route's URL must keep answering).
       if (this.#open.size > 0) this.#relayProcess();
     });
@@ -93,9 +135,65 @@ export class BoxLoopback implements SandboxLoopback {
     return child;
   }
 
-  /** `open PORT ERRNO` / `close PORT 0` from the relay. */
+  /** sandboxd's listener on the link the relay connects dials back to; its port. */
+  #dialBackListener(): Promise<number> {
+    this.#dialBackPort ??= new Promise((resolve, reject) => {
+      const server = createServer((socket) => this.#dialledBack(socket));
+      server.maxConnections = 256;
+      server.once('error', reject);
+      server.listen(0, this.address, () => resolve((server.address() as AddressInfo).port));
+      this.#dialBack = server;
+    });
+    return this.#dialBackPort;
+  }
+
+  /** A connection to the dial-back listener: its first line names the dial it answers. */
+  #dialledBack(socket: Socket): void {
+    let head = Buffer.alloc(0);
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(DIAL_TIMEOUT_MS, () => socket.destroy());
+    const onData = (chunk: Buffer): void => {
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf(0x0a);
+      if (end < 0) {
+        if (head.length > MAX_DIAL_LINE) socket.destroy();
+        return;
+      }
+      socket.off('data', onData);
+      socket.pause();
+      socket.setTimeout(0);
+      const dial = this.#dials.get(head.subarray(0, end).toString('latin1'));
+      if (dial === undefined) {
+        socket.destroy();
+        return;
+      }
+      this.#dials.delete(head.subarray(0, end).toString('latin1'));
+      clearTimeout(dial.timer);
+      const rest = head.subarray(end + 1);
+      if (rest.length > 0) socket.unshift(rest);
+      dial.resolve(socket);
+    };
+    socket.on('data', onData);
+  }
+
+  #endDial(id: string, error: Error): void {
+    const dial = this.#dials.get(id);
+    if (dial === undefined) return;
+    this.#dials.delete(id);
+    clearTimeout(dial.timer);
+    dial.reject(error);
+  }
+
+  /** `open PORT ERRNO` / `close PORT 0` / `dial ID ERRNO` from the relay. */
   #answer(line: string): void {
     const [word, portText, errnoText] = line.split(' ');
+    if (word === 'dial') {
+      this.#endDial(
+        portText ?? '',
+        errnoError("the box's loopback port could not be reached", Number(errnoText)),
+      );
+      return;
+    }
     if (word !== 'open') return;
     const port = Number(portText);
     const errno = Number(errnoText);
@@ -103,6 +201,6 @@ export class BoxLoopback implements SandboxLoopback {
     if (this.#pending.get(port)?.length === 0) this.#pending.delete(port);
     if (waiting === undefined) return;
     if (errno === 0) waiting.resolve();
-    else waiting.reject(errnoError(port, errno));
+    else waiting.reject(errnoError(`the box's loopback port ${String(port)} could not be opened`, errno));
   }
 }

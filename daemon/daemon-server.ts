@@ -34,6 +34,7 @@ import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { CONTROL_ENDPOINTS, CONTROL_ONLY, processRecord } from './audit-records.js';
 import { EGRESS_PORTS, egressPolicyWire } from '../protocol/egress-wire.js';
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { openPortTunnel } from './port-tunnel.js';
 import type { EgressFilter } from './egress/egress-filter.js';
 import type { CredentialBroker } from './egress/credential-broker.js';
@@ -85,10 +86,10 @@ export interface DaemonServerOptions {
   /** The credential broker (inside a sandbox). */
   readonly broker?: CredentialBroker;
   /**
-   * How preview tunnels reach the sandbox's loopback (`port-tunnel.ts`): sandboxd's own (a namespace
-   * sandbox's), or none (a gVisor box's: refused as `unimplemented`).
+   * How preview tunnels reach the sandbox's `127.0.0.1:<port>` (`port-tunnel.ts`); absent (sandboxd run
+   * outside a sandbox) they are refused as `unimplemented`.
    */
-  readonly previews?: 'own-loopback' | 'none';
+  readonly previewDial?: (port: number) => Promise<Socket>;
 }
 
 /** Largest JSON request body. */
@@ -401,7 +402,8 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
   );
   server.maxConnections = MAX_CONNECTIONS;
   server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (options.previews !== 'own-loopback') {
+    const dial = options.previewDial;
+    if (dial === undefined) {
       socket.on('error', () => undefined);
       socket.end('HTTP/1.1 501 Not Implemented\r\nx-sdk-error: unimplemented\r\nconnection: close\r\n\r\n');
       return;
@@ -409,6 +411,7 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     openPortTunnel(req, socket, head, {
       controlToken: options.controlToken,
       ownPorts: () => ownPorts(server, options),
+      dial,
       record: (record) => options.audit.append(record),
     });
   });

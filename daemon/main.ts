@@ -18,6 +18,7 @@ import { ProcessTable } from './process-table.js';
 import { AgentHost } from './agent-host.js';
 import { TokenCheck } from './token.js';
 import { warmPageCache } from './page-cache-warmer.js';
+import { dialOwnLoopback } from './port-tunnel.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
 import { snapshotCarrySchema } from '../protocol/snapshot-carry.js';
 import { egressSettingsSchema } from '../protocol/egress-wire.js';
@@ -197,8 +198,13 @@ actors.inspect$.subscribe((record) => {
 const server = createDaemonServer({
   audit,
   agents,
-  // Beside a namespace sandbox sandboxd shares its network namespace, so its loopback is the sandbox's.
-  previews: processes.user.box?.kind === 'namespace' ? 'own-loopback' : 'none',
+  // Beside a namespace sandbox sandboxd shares its network namespace, so its loopback is the sandbox's;
+  // a gVisor box's loopback is reached through the box's relay.
+  ...(loopback !== undefined
+    ? { previewDial: (port: number) => loopback.dial(port) }
+    : processes.user.box?.kind === 'namespace'
+      ? { previewDial: dialOwnLoopback }
+      : {}),
   ...(settings.controlToken === undefined ? {} : { controlToken: new TokenCheck(settings.controlToken) }),
   token: new TokenCheck(settings.token),
   version: settings.version,

@@ -19,8 +19,11 @@ export interface PortTunnelDeps {
   readonly controlToken: TokenCheck | undefined;
   /** Every port sandboxd listens on where sandbox code's loopback reaches it, read at each tunnel. */
   readonly ownPorts: () => ReadonlySet<number>;
-  /** Connects to the sandbox's `127.0.0.1:port` (a gVisor box's through its relay). */
-  readonly dial?: (port: number) => Socket;
+  /**
+   * Connects to the sandbox's `127.0.0.1:port`: sandboxd's own loopback beside a namespace sandbox
+   * (`dialOwnLoopback`), a gVisor box's through its relay. Rejects when nothing listens there.
+   */
+  readonly dial: (port: number) => Promise<Socket>;
   readonly record: (record: DaemonRecord) => void;
 }
 
@@ -43,7 +46,17 @@ function refuse(socket: Duplex, code: keyof typeof STATUS): void {
   );
 }
 
-const dialLoopback = (port: number): Socket => connect({ host: '127.0.0.1', port });
+/** Connects to `127.0.0.1:port` of sandboxd's own network namespace (a namespace sandbox's). */
+export function dialOwnLoopback(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
 
 /**
  * Handles a `CONNECT` sandboxd's server received (its `connect` event).
@@ -70,7 +83,18 @@ export function openPortTunnel(
     refuse(socket, refused);
     return;
   }
-  const upstream = (deps.dial ?? dialLoopback)(port);
+  deps.dial(port).then(
+    (upstream) => splice(socket, upstream, head, port, deps),
+    () => refuse(socket, 'port_closed'),
+  );
+}
+
+/** Carries bytes both ways between the control plane's socket and the port, recording the traffic. */
+function splice(socket: Duplex, upstream: Socket, head: Buffer, port: number, deps: PortTunnelDeps): void {
+  if (socket.destroyed) {
+    upstream.destroy();
+    return;
+  }
   let bytes = 0;
   let recorded = 0;
   const record = (): void => {
@@ -80,26 +104,19 @@ export function openPortTunnel(
   };
   const ticker = setInterval(record, TRAFFIC_RECORD_MS);
   ticker.unref();
-  let opened = false;
-  upstream.once('connect', () => {
-    opened = true;
-    upstream.setNoDelay(true);
-    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length > 0) upstream.write(head);
-    record();
-    socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    upstream.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    socket.pipe(upstream);
-    upstream.pipe(socket);
-  });
-  // Refused or unreachable before it opened: the control plane hears why; after, the tunnel just ends.
-  upstream.once('error', () => {
-    if (!opened) refuse(socket, 'port_closed');
-  });
+  upstream.setNoDelay(true);
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) upstream.write(head);
+  record();
+  socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  upstream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  upstream.on('error', () => upstream.destroy());
+  socket.pipe(upstream);
+  upstream.pipe(socket);
   socket.once('close', () => upstream.destroy());
   upstream.once('close', () => {
     clearInterval(ticker);
     if (bytes > recorded) record();
-    if (opened) socket.destroy();
+    socket.destroy();
   });
 }

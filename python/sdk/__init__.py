@@ -35,10 +35,12 @@ from .daemon_events import (
     GatewayResponse,
     InspectionEvent,
     InspectionRecord,
+    PreviewTraffic,
     RouteChange,
 )
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .egress import AsyncSandboxEgress, SandboxEgress
+from .ports import AsyncSandboxPorts, SandboxPorts
 from .egress_policy import EgressPolicy
 from .credentials import AsyncSandboxCredentials, CredentialStatus, SandboxCredentials
 from .credential_rules import CredentialRule
@@ -105,6 +107,7 @@ __all__ = [
     "GatewayResponse",
     "InspectionEvent",
     "InspectionRecord",
+    "PreviewTraffic",
     "RouteChange",
     "AgentException",
     "AsyncCommandHandle",
@@ -113,6 +116,7 @@ __all__ = [
     "AsyncSandbox",
     "AsyncSandboxPool",
     "AsyncSandboxEgress",
+    "AsyncSandboxPorts",
     "AsyncSandboxCredentials",
     "AsyncSnapshot",
     "AsyncFiles",
@@ -143,6 +147,7 @@ __all__ = [
     "Sandbox",
     "SandboxException",
     "SandboxEgress",
+    "SandboxPorts",
     "SandboxCredentials",
     "SandboxEvent",
     "SandboxInfo",

@@ -12,8 +12,11 @@ from ._wire import (
     CreatedSandbox,
     EgressPolicyWire,
     EmptyAnswer,
+    ExposePortRequest,
     ForkedSandboxes,
     ForkRequest,
+    PreviewPortInfo,
+    PreviewPorts,
     SandboxInfo,
     SnapshotInfo,
     SnapshotList,
@@ -73,6 +76,19 @@ def egress_call(plane: Peer, sandbox_id: str, token: str, body: dict[str, Any]) 
     ``mode``, ``allow``, ``deny``, normalised); answers the policy now in force."""
     path = f"/v1/sandboxes/{sandbox_id}/egress"
     return Call(plane, "PUT", path, model_parser(EgressPolicyWire), token, body)
+
+
+def expose_port_call(plane: Peer, sandbox_id: str, token: str, port: int, public: bool) -> Call[PreviewPortInfo]:
+    """``PUT /v1/sandboxes/:id/previews/:port`` with the sandbox's token: makes ``port`` public (anyone
+    with its preview URL, no token) or private again; answers ``{port, public}``."""
+    path = f"/v1/sandboxes/{sandbox_id}/previews/{port}"
+    body = ExposePortRequest(public=public).wire()
+    return Call(plane, "PUT", path, model_parser(PreviewPortInfo), token, body)
+
+
+def public_ports_call(plane: Peer, sandbox_id: str, token: str) -> Call[PreviewPorts]:
+    """``GET /v1/sandboxes/:id/previews`` with the sandbox's token: the ports made public."""
+    return Call(plane, "GET", f"/v1/sandboxes/{sandbox_id}/previews", model_parser(PreviewPorts), token)
 
 
 def build_template_call(plane: Peer, body: dict[str, Any]) -> Call[TemplateBuildLine | None]:

@@ -25,6 +25,8 @@ from ._wire import (
     ForkedSandboxes,
     GatewayState,
     PidAnswer,
+    PreviewPortInfo,
+    PreviewPorts,
     ProcessEvent,
     ProcessInfo,
     SandboxInfo,
@@ -41,8 +43,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Launched:
-    """A sandbox the control plane launched or connected: what a handle is built on. Its token is a
-    :class:`~sdk._secret_text.SecretText`: no repr, ``vars()`` dump or pickle of a handle shows it."""
+    """A sandbox the control plane launched or connected: what a handle is built on. Its token and its
+    preview key are :class:`~sdk._secret_text.SecretText`: no repr, ``vars()`` dump or pickle of a handle
+    shows them."""
 
     sandbox_id: str
     token: SecretText = field(repr=False)
@@ -53,6 +56,10 @@ class Launched:
     seq: int = 0
     #: Its egress policy as the control plane answered it (None only for a handle made without an answer).
     egress: EgressPolicy | None = None
+    #: Its preview URL pattern, ``{port}`` for the port (None only for a handle made without an answer).
+    preview_url: str | None = None
+    #: What its port tokens derive from (``sbx.ports``); None when connect did not admit the token.
+    preview_key: SecretText | None = field(default=None, repr=False)
 
     @property
     def access_token(self) -> str:
@@ -66,7 +73,7 @@ def launched_from(created: CreatedSandbox, plane_url: str, request_timeout: floa
     token = SecretText(created.access_token)
     return Launched(
         created.sandbox_id, token, created.daemon_url, plane_url, request_timeout, created.seq,
-        EgressPolicy._of(created.egress),
+        EgressPolicy._of(created.egress), created.preview_url, SecretText(created.preview_key),
     )  # fmt: skip
 
 
@@ -83,9 +90,10 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
     url = plane_calls.control_plane_url(options.control_plane_url)
     peer = plane_calls.control_plane(url)
     connected = yield plane_calls.connect_call(peer, options.sandbox_id, options.access_token)
+    key = None if connected.preview_key is None else SecretText(connected.preview_key)
     return Launched(
         options.sandbox_id, SecretText(options.access_token), connected.daemon_url, url,
-        options.request_timeout, connected.seq, EgressPolicy._of(connected.egress),
+        options.request_timeout, connected.seq, EgressPolicy._of(connected.egress), connected.preview_url, key,
     )
 
 
@@ -188,6 +196,15 @@ class SandboxCore:
         answer: EgressPolicyWire = yield from self.guarded(call)
         self.egress = EgressPolicy._of(answer)
         return self.egress
+
+    def expose_op(self, port: int, public: bool) -> Op[PreviewPortInfo]:
+        """Makes a port public or private again (``port`` and ``public`` checked by the caller)."""
+        call = plane_calls.expose_port_call(self._plane, self.sandbox_id, self.access_token, port, public)
+        return self.guarded(call)
+
+    def public_ports_op(self) -> Op[PreviewPorts]:
+        """The ports made public."""
+        return self.guarded(plane_calls.public_ports_call(self._plane, self.sandbox_id, self.access_token))
 
     def activity_op(self) -> Op[SandboxInfo]:
         """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""

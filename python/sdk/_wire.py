@@ -72,16 +72,34 @@ class SandboxInfo(_Wire):
 
 
 class CreatedSandbox(SandboxInfo):
-    """Answer to create: the facts, the daemon address and the access token (shown once)."""
+    """Answer to create (and each sandbox of a fork): the facts, the daemon address, the access token
+    (shown once), the preview key and the preview URL pattern (issue 28, ``protocol/preview-wire.ts``)."""
 
     daemon_url: str
     access_token: str = Field(repr=False)
+    #: What every port's preview token derives from (``sdk.ports.port_token``); a secret, as the token.
+    preview_key: str = Field(repr=False)
+    #: The sandbox's preview URL, ``{port}`` standing for the port (by path, or by host with
+    #: ``sdk serve --preview-domain``).
+    preview_url: str
 
 
 class ConnectedSandbox(SandboxInfo):
-    """Answer to connect: the facts and the daemon address."""
+    """Answer to connect: the facts, the daemon address, the preview URL pattern, and the preview key
+    only when the control plane admitted the token (absent otherwise; never ``null``)."""
 
     daemon_url: str
+    preview_key: str | None = Field(default=None, repr=False)
+    preview_url: str
+
+    @field_validator("preview_key", mode="before")
+    @classmethod
+    def _absent_not_null(cls, value: object) -> object:
+        # zod's ``optional()``: the key may be left out, but a ``null`` is refused (a default is never
+        # validated, so None here is an explicit null).
+        if value is None:
+            raise ValueError("must be a string when given")
+        return value
 
 
 #: What a snapshot holds: ``memory`` (a gVisor sandbox's processes, memory and files) or ``filesystem``
@@ -125,6 +143,31 @@ class ForkedSandboxes(_Wire):
 
     snapshot: SnapshotInfo
     sandboxes: list[CreatedSandbox]
+
+
+class ExposePortRequest(_Wire):
+    """Body of ``PUT /v1/sandboxes/:id/previews/:port`` (``exposePortRequestSchema``)."""
+
+    #: Public: anyone with the URL may use it, no token asked.
+    public: bool
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body."""
+        return self.model_dump(by_alias=True)
+
+
+class PreviewPortInfo(_Wire):
+    """A port's preview as the control plane answers it (``previewPortInfoSchema``): the answer of
+    ``PUT /v1/sandboxes/:id/previews/:port``."""
+
+    port: int = Field(ge=1, le=65_535)
+    public: bool
+
+
+class PreviewPorts(_Wire):
+    """Answer of ``GET /v1/sandboxes/:id/previews`` (``previewPortsSchema``): the ports made public."""
+
+    ports: list[PreviewPortInfo]
 
 
 class IdlePolicyBody(_Wire):
@@ -279,6 +322,7 @@ ErrorCode = Literal[
     "forbidden_host", "sandbox_not_found", "process_not_found", "not_found", "method_not_allowed",
     "sandbox_ended", "sandbox_suspended", "configuration_rejected", "unimplemented", "sandbox_error",
     "agent_failed", "file_not_found", "not_a_directory", "is_a_directory", "permission_denied", "no_space",
+    "port_closed", "port_forbidden",
 ]
 
 

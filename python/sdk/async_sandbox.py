@@ -30,6 +30,7 @@ from .egress import AsyncSandboxEgress
 from .egress_policy import EgressPolicy
 from .credential_rules import CredentialRule
 from .credentials import AsyncSandboxCredentials
+from .ports import AsyncSandboxPorts
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
 
@@ -98,6 +99,9 @@ class AsyncSandbox(AsyncSandboxExtras):
         #: The credential broker: ``status`` (last read, no call) and ``refresh()``; the rules on the
         #: creating handle only.
         self.credentials = AsyncSandboxCredentials(self._credential_core, transport)
+        #: Preview URLs of the sandbox's loopback ports (issue 28): ``url(port)`` and ``token(port)`` (no
+        #: call), ``expose(port, public=...)`` and ``public_ports()``.
+        self.ports = AsyncSandboxPorts(self._core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = AsyncSandboxAgent(self._gateway_core, transport)
 
@@ -111,6 +115,16 @@ class AsyncSandbox(AsyncSandboxExtras):
         """The sandbox access token: give it to another process so it can :meth:`connect`. Never in
         ``repr`` or an exception message."""
         return self._core.access_token
+
+    def get_host(self, port: int) -> str:
+        """The preview URL of ``port``, as :meth:`ports.url <sdk.ports.AsyncSandboxPorts.url>`: a URL on the
+        control plane that reaches the sandbox's ``127.0.0.1:<port>`` (HTTP, server-sent events,
+        WebSockets), its token in the query. Makes no call.
+
+        :raises InvalidArgumentException: a port out of 1-65535 (``field`` ``port``)
+        :raises AuthenticationException: on a handle whose access token the control plane refused
+        """
+        return self.ports.url(port)
 
     def __repr__(self) -> str:
         return f"AsyncSandbox(sandbox_id={self.sandbox_id!r})"

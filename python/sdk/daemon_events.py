@@ -116,9 +116,23 @@ class EgressDecision(_Record):
     bytes: int | None = Field(default=None, ge=0)
 
 
+class PreviewTraffic(_Record):
+    """Preview traffic (issue 28, ``sbx.ports``): a tunnel to ``port`` of the sandbox's loopback opened
+    (``bytes`` 0), or moved ``bytes`` (both ways) since its last record; at most one a second per
+    tunnel. Counts as traffic for the control plane's idle policy (``TRAFFIC_EVENTS`` of
+    ``protocol/daemon-events.ts``), as ``call`` and ``gateway_request`` do."""
+
+    type: Literal["preview"] = "preview"
+    port: int
+    bytes: int = Field(ge=0)
+
+
 #: One record of sandboxd's feed (``DaemonEvent`` of ``protocol/daemon-events.ts``); ``type`` tells which.
 DaemonEvent = Annotated[
-    Union[DaemonCall, GatewayRequest, GatewayResponse, DaemonProcess, RouteChange, ActorTransition, EgressDecision],
+    Union[
+        DaemonCall, GatewayRequest, GatewayResponse, DaemonProcess, RouteChange, ActorTransition, EgressDecision,
+        PreviewTraffic,
+    ],
     Field(discriminator="type"),
 ]
 

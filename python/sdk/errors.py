@@ -31,6 +31,8 @@ ERROR_CLASS: Final[Mapping[str, str]] = {
     "is_a_directory": "SandboxException",
     "permission_denied": "SandboxException",
     "no_space": "SandboxException",
+    "port_closed": "SandboxException",
+    "port_forbidden": "SandboxException",
 }
 
 

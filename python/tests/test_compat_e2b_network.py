@@ -36,6 +36,8 @@ SBX = "0123456789ab"
 SNAP = "snap_0123456789abcdef"
 TOKEN = "token-" + "x" * 20
 KEY = "operator-key"
+#: The preview facts of a create answer (issue 28).
+PREVIEW = {"previewKey": "preview-key", "previewUrl": f"{PLANE}/v1/sandboxes/{SBX}/ports/{{port}}/"}
 OPEN: dict[str, Any] = {"mode": "open", "allow": [], "deny": []}
 CLOSED: dict[str, Any] = {"mode": "closed", "allow": [], "deny": []}
 
@@ -72,7 +74,8 @@ class FakePlane:
         at = (request.method, str(request.url))
         if at == ("POST", f"{PLANE}/v1/sandboxes"):
             self.egress = body.get("egress") or (OPEN if body.get("allowInternetAccess", True) else CLOSED)
-            return httpx.Response(201, json=info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN))
+            created = info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN, **PREVIEW)
+            return httpx.Response(201, json=created)
         if at in (("GET", f"{PLANE}/v1/sandboxes/{SBX}"), ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity")):
             return httpx.Response(200, json=info(self.egress))
         if at == ("DELETE", f"{PLANE}/v1/sandboxes/{SBX}"):

@@ -34,6 +34,9 @@ SNAP = "snap_0123456789abcdef"
 TOKEN = "token-" + "x" * 20
 OPEN = {"mode": "open", "allow": [], "deny": []}
 CLOSED = {"mode": "closed", "allow": [], "deny": []}
+#: The preview facts of create and connect answers (issue 28; ``test_ports.py`` uses them).
+PREVIEW_KEY = "preview-key-" + "p" * 20
+PREVIEW_URL = f"{PLANE}/v1/sandboxes/{SBX}/ports/{{port}}/"
 
 IPV6_RULE = "IPv6 is not routed to sandboxes: give IPv4 addresses or domains"
 SHAPE_RULE = "is a domain or an IPv4 address or CIDR, without a scheme, port or path"
@@ -54,8 +57,8 @@ def info(egress: dict[str, Any], **more: object) -> dict[str, Any]:
 
 
 class FakePlane:
-    """Answers create (``egress`` as sent, else open or closed as ``allowInternetAccess`` says),
-    connect, a sandbox's facts, activity, kill, sandboxd's routes, and ``PUT …/egress`` (the body, or
+    """Answers create (``egress`` as sent, else open or closed as ``allowInternetAccess`` says, with the
+    preview key and URL), connect (the preview key only for the sandbox's token), a sandbox's facts, activity, kill, sandboxd's routes, and ``PUT …/egress`` (the body, or
     ``answer_egress`` when set); keeps each request's method, URL, authorization and body."""
 
     def __init__(self) -> None:
@@ -71,9 +74,13 @@ class FakePlane:
         at = (request.method, str(request.url))
         if at == ("POST", f"{PLANE}/v1/sandboxes"):
             self.egress = body.get("egress") or (OPEN if body.get("allowInternetAccess", True) else CLOSED)
-            return httpx.Response(201, json=info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN))
+            created = info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN, previewKey=PREVIEW_KEY)
+            return httpx.Response(201, json={**created, "previewUrl": PREVIEW_URL})
         if at == ("POST", f"{PLANE}/v1/sandboxes/{SBX}/connect"):
-            return httpx.Response(200, json=info(self.egress, daemonUrl=DAEMON))
+            # The preview key only for the sandbox's own token, as the control plane gives it.
+            own = request.headers.get("authorization") == f"Bearer {TOKEN}"
+            connected = info(self.egress, daemonUrl=DAEMON, previewUrl=PREVIEW_URL)
+            return httpx.Response(200, json={**connected, **({"previewKey": PREVIEW_KEY} if own else {})})
         if at in (("GET", f"{PLANE}/v1/sandboxes/{SBX}"), ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity")):
             return httpx.Response(200, json=info(self.egress))
         if at == ("DELETE", f"{PLANE}/v1/sandboxes/{SBX}"):

@@ -48,7 +48,10 @@ class FakePlane:
         self.requests.append((request.method, str(request.url), body))
         if (request.method, str(request.url)) == ("POST", f"{PLANE}/v1/sandboxes"):
             self.isolation = body.get("isolation", "namespace")
-            created = info(self.isolation, daemonUrl=DAEMON, accessToken="token-" + "x" * 20)
+            created = info(
+                self.isolation, daemonUrl=DAEMON, accessToken="token-" + "x" * 20, previewKey="preview-key",
+                previewUrl=f"{PLANE}/v1/sandboxes/{SBX}/ports/{{port}}/",
+            )
             return httpx.Response(201, json=created)
         if (request.method, str(request.url)) in (
             ("GET", f"{PLANE}/v1/sandboxes/{SBX}"),

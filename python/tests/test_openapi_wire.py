@@ -10,7 +10,10 @@ schema it stands for. For each pair the wire names (aliases), requiredness and J
 - an answer model must take exactly the schema's properties (its models refuse unknown keys), require
   exactly the schema's required ones, and accept exactly the schema's types;
 - a request model must send only properties the schema has, always send the schema's required ones,
-  and send each with the schema's type (an optional field is ``X | None = None``, dumped without nulls).
+  and send each with the schema's type (an optional field is ``X | None = None``, dumped without nulls);
+- a property an answer may leave out (not ``required``, not nullable: ``previewKey`` of connect) is
+  ``X | None = None`` in its model, None when absent; the model refuses an explicit ``null`` itself
+  (``ConnectedSandbox``'s validator, tested in ``test_ports.py``).
 
 Every control-plane call the SDK makes (each ``*_call`` of ``sdk._control_plane`` and each ``*_feed`` of
 ``sdk._feeds``) must be an operation of the document, and its parser must take an answer made from that
@@ -127,6 +130,18 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
         ("delete", "/v1/snapshots/{snapshotId}"),
     ),
 }
+#: Control-plane calls whose operations the document does not describe yet: ``sbx.ports``'s (issue 28),
+#: which ``control-plane/openapi.ts`` leaves out. Exempt only while they are missing from it.
+UNDOCUMENTED_CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
+    "expose_port_call": (
+        lambda p: plane_calls.expose_port_call(p, SBX, "t", 8000, True),
+        ("put", "/v1/sandboxes/{sandboxId}/previews/{port}"),
+    ),
+    "public_ports_call": (
+        lambda p: plane_calls.public_ports_call(p, SBX, "t"),
+        ("get", "/v1/sandboxes/{sandboxId}/previews"),
+    ),
+}
 FEEDS: dict[str, tuple[Any, tuple[str, str]]] = {
     "sandbox_feed": (lambda url: feeds.sandbox_feed(url, SBX, "t", 1), ("get", "/v1/sandboxes/{sandboxId}/events")),
     "all_sandboxes_feed": (lambda url: feeds.all_sandboxes_feed(url, "k"), ("get", "/v1/events")),
@@ -154,6 +169,10 @@ def _union(kinds: list[JsonType]) -> JsonType:
     for kind in kinds:
         flat |= kind if isinstance(kind, frozenset) else {kind}
     return next(iter(flat)) if len(flat) == 1 else frozenset(flat)
+
+
+def _kinds(kind: JsonType) -> set[JsonType]:
+    return set(kind) if isinstance(kind, frozenset) else {kind}
 
 
 def schema_type(schema: dict[str, Any], where: str, objects: dict[str, dict[str, Any]]) -> JsonType:
@@ -240,11 +259,15 @@ def compare(model: type[BaseModel], schema: dict[str, Any], where: str, request:
         models: dict[str, type[BaseModel]] = {}
         objects: dict[str, dict[str, Any]] = {}
         mine = python_type(info.annotation, here, models)
+        theirs = schema_type(prop, here, objects)
+        # An answer's property that may be left out but is never null reads as None when absent.
+        absent = not request and name not in required and ("null",) not in _kinds(theirs)
         if request and not info.is_required():
             if info.default is not None:
                 problems.append(f"{here}: an optional request field must default to None (left out)")
-            mine = _union([k for k in (mine if isinstance(mine, frozenset) else {mine}) if k != ("null",)])
-        theirs = schema_type(prop, here, objects)
+            mine = _union([k for k in _kinds(mine) if k != ("null",)])
+        elif absent and not info.is_required() and info.default is None:
+            mine = _union([k for k in _kinds(mine) if k != ("null",)])
         if mine != theirs:
             problems.append(f"{here}: JSON type {mine} in {model.__name__}, {theirs} in the schema")
         if _bounds(info) != _schema_bounds(prop) and not (request and not _bounds(info)):
@@ -319,8 +342,14 @@ def test_every_control_plane_call_is_in_the_document(document: dict[str, Any]) -
     """Every ``*_call`` of ``sdk._control_plane`` is an operation of the document, parsed with its model."""
     plane = plane_calls.control_plane("http://plane.test")
     made = {name for name, f in inspect.getmembers(plane_calls, inspect.isfunction) if name.endswith("_call")}
-    covered = {name.split(":")[0] for name in CALLS}
+    covered = {name.split(":")[0] for name in CALLS} | set(UNDOCUMENTED_CALLS)
     assert made == covered, f"control-plane calls this test does not map: {sorted(made ^ covered)}"
+    for name, (make, (method, path)) in UNDOCUMENTED_CALLS.items():
+        call = make(plane)
+        made_path = call.path.replace(SBX, "{sandboxId}").replace("/8000", "/{port}")
+        assert (call.method.lower(), made_path) == (method, path), name
+        documented = method in document["paths"].get(path, {})
+        assert not documented, f"{name}: {method.upper()} {path} is in the document now: map it in CALLS"
     for name, (make, (method, path)) in CALLS.items():
         call = make(plane)
         made_path = call.path.replace(SNAP, "{snapshotId}").replace(SBX, "{sandboxId}")

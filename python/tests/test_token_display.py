@@ -1,8 +1,10 @@
-"""No display of a sandbox handle shows its access token (``sdk/sandbox.ts``'s ``util.inspect`` test):
+"""No display of a sandbox handle shows its access token or its preview key (``sdk/sandbox.ts``'s
+``util.inspect`` test):
 ``repr``, ``str``, f-strings, ``pprint``, ``vars()`` and ``__dict__`` dumps to JSON (flat with
 ``default=str``, and recursive into every object's ``__dict__``), ``dataclasses.asdict`` of what a
 handle was built on, and pickling (refused: the pickle would hold the token) — of the native handles,
-sync and async, and of the E2B shim's, with its ``native``. ``access_token`` still gives the token.
+sync and async, their ``ports``, and of the E2B shim's, with its ``native``. ``access_token`` still gives
+the token, and ``ports.token`` a port's token derived from the key.
 Handles are built on a launched sandbox without a server: none of this makes a call."""
 
 from __future__ import annotations
@@ -21,13 +23,19 @@ from sdk._sandbox_core import Launched
 from sdk._secret_text import SecretText
 from sdk.compat.e2b import AsyncSandbox as ShimAsyncSandbox
 from sdk.compat.e2b import Sandbox as ShimSandbox
+from sdk.ports import port_token
 
 TOKEN = "tok-SECRET-a1b2c3d4e5f6a7b8c9d0"
 SANDBOX_ID = "0123456789ab"
+PREVIEW_KEY = "pvk-SECRET-0f1e2d3c4b5a69788796a5b4"
+SECRETS = (TOKEN, PREVIEW_KEY)
 
 
 def launched() -> Launched:
-    return Launched(SANDBOX_ID, SecretText(TOKEN), "http://127.0.0.1:9", "http://127.0.0.1:9", 5.0, 1)
+    return Launched(
+        SANDBOX_ID, SecretText(TOKEN), "http://127.0.0.1:9", "http://127.0.0.1:9", 5.0, 1, None,
+        f"http://127.0.0.1:9/v1/sandboxes/{SANDBOX_ID}/ports/{{port}}/", SecretText(PREVIEW_KEY),
+    )  # fmt: skip
 
 
 def deep(value: object) -> object:
@@ -57,17 +65,18 @@ def renderings(value: Any) -> dict[str, str]:
 
 
 def leaks(value: object) -> list[str]:
-    """The renderings of ``value`` that show the token."""
-    return [how for how, text in renderings(value).items() if TOKEN in text]
+    """The renderings of ``value`` that show the token or the preview key."""
+    return [how for how, text in renderings(value).items() if any(secret in text for secret in SECRETS)]
 
 
 def pickled_leak(value: object) -> bool:
-    """True when a pickle of ``value`` holds the token (a pickle that is refused holds nothing)."""
+    """True when a pickle of ``value`` holds the token or the preview key (a pickle that is refused holds
+    nothing)."""
     try:
         data = pickle.dumps(value)
     except (TypeError, AttributeError, pickle.PicklingError):
         return False
-    return TOKEN.encode() in data
+    return any(secret.encode() in data for secret in SECRETS)
 
 
 @pytest.fixture
@@ -103,17 +112,21 @@ def test_the_secret_text_shows_itself_masked_and_only_reveal_gives_it() -> None:
 def test_a_sync_handle_never_shows_its_token(sync_handle: Sandbox) -> None:
     sbx = sync_handle
     assert sbx.access_token == TOKEN
-    for value in (sbx, sbx._core, sbx.commands, sbx.files, sbx.gateways, sbx.agent, [sbx], {"sbx": sbx}):
+    assert sbx.ports.token(8000) == port_token(PREVIEW_KEY, 8000)
+    values = (sbx, sbx._core, sbx.commands, sbx.files, sbx.gateways, sbx.agent, sbx.ports, [sbx], {"sbx": sbx})
+    for value in values:
         assert leaks(value) == [], type(value).__name__
         assert not pickled_leak(value), type(value).__name__
-    assert TOKEN not in repr(dataclasses.asdict(sbx._core.launched))
-    assert TOKEN not in json.dumps(dataclasses.asdict(sbx._core.launched), default=str)
+    for secret in SECRETS:
+        assert secret not in repr(dataclasses.asdict(sbx._core.launched))
+        assert secret not in json.dumps(dataclasses.asdict(sbx._core.launched), default=str)
 
 
 async def test_an_async_handle_never_shows_its_token(async_handle: AsyncSandbox) -> None:
     sbx = async_handle
     assert sbx.access_token == TOKEN
-    for value in (sbx, sbx._core, sbx.commands, sbx.files, sbx.gateways, sbx.agent, [sbx]):
+    assert sbx.ports.token(8000) == port_token(PREVIEW_KEY, 8000)
+    for value in (sbx, sbx._core, sbx.commands, sbx.files, sbx.gateways, sbx.agent, sbx.ports, [sbx]):
         assert leaks(value) == [], type(value).__name__
         assert not pickled_leak(value), type(value).__name__
 

@@ -3,6 +3,10 @@
  * Each line "open PORT" on stdin listens on the box's 127.0.0.1:PORT and carries every connection to
  * ADDRESS:PORT (sandboxd's listener beside the box); "close PORT" stops listening. Answers
  * "open PORT <errno>" / "close PORT 0" on stdout; ends when stdin ends.
+ * The other way, for preview URLs (daemon/port-tunnel.ts): "dial PORT BACK ID" connects to the box's
+ * 127.0.0.1:PORT and, once that connection is open, to ADDRESS:BACK (sandboxd's dial-back listener),
+ * sends "ID\n" there first and carries both ways; a connection to PORT that fails answers
+ * "dial ID <errno>" instead.
  */
 #define _GNU_SOURCE
 #include "gvisor-exec.h"
@@ -39,11 +43,15 @@ struct pair {
   struct endpoint *ends[2];
 };
 
+#define DIAL_ID_MAX 64
+
 struct endpoint {
-  struct pair *pair; /* NULL for a listener */
+  struct pair *pair; /* NULL for a listener or a dial */
   int side;
   int fd;
   int port;
+  int back;                    /* a dial: sandboxd's dial-back port (0 for a listener) */
+  char dial_id[DIAL_ID_MAX + 2]; /* a dial: its id and a newline */
 };
 
 static int epoll_fd;
@@ -159,6 +167,62 @@ static void on_accept(struct endpoint *listener) {
   rearm(p);
 }
 
+/* A dial's connection to the box's port is open, or failed: pair it with one to sandboxd. */
+static void on_dialled(struct endpoint *dial) {
+  int error = 0;
+  socklen_t size = sizeof error;
+  getsockopt(dial->fd, SOL_SOCKET, SO_ERROR, &error, &size);
+  epoll_ctl(epoll_fd, EPOLL_CTL_DEL, dial->fd, NULL);
+  int back = error == 0 ? socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0) : -1;
+  struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)dial->back), .sin_addr = relay_to};
+  struct pair *p = back >= 0 ? calloc(1, sizeof *p) : NULL;
+  if (p == NULL || (connect(back, (struct sockaddr *)&address, sizeof address) < 0 && errno != EINPROGRESS)) {
+    size_t id_len = strcspn(dial->dial_id, "\n");
+    printf("dial %.*s %d\n", (int)id_len, dial->dial_id, error != 0 ? error : errno);
+    fflush(stdout);
+    close(dial->fd);
+    if (back >= 0) close(back);
+    free(p);
+    free(dial);
+    return;
+  }
+  int one = 1;
+  setsockopt(dial->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(back, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  p->fd[0] = dial->fd;
+  p->fd[1] = back;
+  p->connecting = 1;
+  /* The id goes to sandboxd first, as if the box's side had sent it. */
+  size_t id_size = strlen(dial->dial_id);
+  memcpy(p->from[0].data, dial->dial_id, id_size);
+  p->from[0].len = id_size;
+  for (int i = 0; i < 2; i++) {
+    p->ends[i] = calloc(1, sizeof *p->ends[i]);
+    *p->ends[i] = (struct endpoint){.pair = p, .side = i, .fd = p->fd[i]};
+    watch(p->ends[i], 0, EPOLL_CTL_ADD);
+  }
+  free(dial);
+  rearm(p);
+}
+
+static void dial_port(int port, int back, const char *id) {
+  struct endpoint *dial = calloc(1, sizeof *dial);
+  int fd = dial == NULL ? -1 : socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  struct sockaddr_in address = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  if (fd < 0 || (connect(fd, (struct sockaddr *)&address, sizeof address) < 0 && errno != EINPROGRESS)) {
+    printf("dial %s %d\n", id, fd < 0 ? ENOMEM : errno);
+    if (fd >= 0) close(fd);
+    free(dial);
+    return;
+  }
+  *dial = (struct endpoint){.pair = NULL, .fd = fd, .port = port, .back = back};
+  snprintf(dial->dial_id, sizeof dial->dial_id, "%s\n", id);
+  /* Writable once the connect is done, either way (an error shows as EPOLLERR with it). */
+  watch(dial, EPOLLOUT, EPOLL_CTL_ADD);
+}
+
 static void open_port(int port) {
   int slot = -1;
   for (int i = 0; i < MAX_LISTENERS; i++) {
@@ -211,9 +275,13 @@ static int on_command(void) {
   char *newline;
   while ((newline = memchr(line, '\n', len)) != NULL) {
     *newline = 0;
-    int port = 0;
+    int port = 0, back = 0;
+    char id[DIAL_ID_MAX + 1];
     if (sscanf(line, "open %d", &port) == 1 && port > 0 && port < 65536) open_port(port);
     else if (sscanf(line, "close %d", &port) == 1) close_port(port);
+    else if (sscanf(line, "dial %d %d %64[0-9a-f]", &port, &back, id) == 3 && port > 0 && port < 65536 &&
+             back > 0 && back < 65536)
+      dial_port(port, back, id);
     size_t used = (size_t)(newline - line) + 1;
     memmove(line, newline + 1, len - used);
     len -= used;
@@ -240,6 +308,8 @@ void relay(const char *to) {
       struct endpoint *e = events[i].data.ptr;
       if (e == &commands) {
         if (!on_command()) _exit(0);
+      } else if (e->pair == NULL && e->back != 0) {
+        on_dialled(e);
       } else if (e->pair == NULL) {
         on_accept(e);
       } else {

@@ -212,3 +212,48 @@ describe('preview URLs', { timeout: 120_000 }, () => {
     expect(JSON.parse(gone.text)).toMatchObject({ code: 'sandbox_ended' });
   });
 });
+
+describe('preview URLs of a gVisor sandbox (through its box relay)', { timeout: 120_000 }, () => {
+  let cp: InProcessControlPlane;
+  let sbx: Sandbox;
+
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    sbx = await cp.createSandbox({ isolation: 'gvisor' });
+    await startApp(sbx);
+  });
+
+  afterAll(async () => {
+    await sbx.kill().catch(() => undefined);
+    await cp.stop();
+  });
+
+  it("reaches the box's loopback: HTTP, events as they come, a WebSocket; a closed port is port_closed", async () => {
+    const base = `${cp.url}/v1/sandboxes/${sbx.sandboxId}/ports/${String(APP_PORT)}`;
+    const auth = { [PREVIEW_TOKEN_HEADER]: sbx.ports.token(APP_PORT) };
+    const echo = await get(`${base}/echo?x=1`, auth);
+    expect(echo.status).toBe(200);
+    expect((JSON.parse(echo.text) as { path: string }).path).toBe('/echo?x=1');
+
+    const stream = await request(`${base}/sse`, { headers: auth });
+    let text = '';
+    for await (const chunk of stream.body) {
+      text += (chunk as Buffer).toString();
+      if (text === 'data: one\n\n') expect((await get(`${base}/next`, auth)).text).toBe('released');
+    }
+    expect(text).toBe('data: one\n\ndata: two\n\n');
+
+    const ws = new WebSocket(`${base.replace('http', 'ws')}/ws`, { headers: auth });
+    const reply = await new Promise<string>((resolve, reject) => {
+      ws.onopen = () => ws.send('through the relay');
+      ws.onmessage = (message) => resolve(String(message.data));
+      ws.onerror = () => reject(new Error('websocket failed'));
+    });
+    ws.close();
+    expect(reply).toBe('echo:through the relay');
+
+    const closed = await get(sbx.ports.url(8999));
+    expect(closed.status).toBe(502);
+    expect(JSON.parse(closed.text)).toMatchObject({ code: 'port_closed' });
+  });
+});
