@@ -37,7 +37,11 @@ export function previewRequestOf(
   req: IncomingMessage,
   domain: string | undefined,
 ): PreviewRequest | 'add-slash' | undefined {
-  const url = new URL(req.url ?? '/', 'http://preview');
+  // Taken as sent: a path is never normalised and a query never re-encoded on its way to the port.
+  const target = req.url ?? '/';
+  const mark = target.indexOf('?');
+  const rawPath = mark < 0 ? target : target.slice(0, mark);
+  const rawQuery = mark < 0 ? undefined : target.slice(mark + 1);
   const host = (req.headers.host ?? '').toLowerCase().replace(/:[0-9]+$/, '');
   let sandboxId: string;
   let port: number;
@@ -47,12 +51,12 @@ export function previewRequestOf(
     domain !== undefined && host.endsWith(`.${domain}`) ? host.slice(0, -domain.length - 1) : undefined;
   const byHost = label === undefined ? null : HOST_LABEL.exec(label);
   if (byHost !== null) {
-    [, , sandboxId = ''] = byHost;
+    sandboxId = byHost[2] ?? '';
     port = Number(byHost[1]);
-    rest = url.pathname;
+    rest = rawPath;
     cookiePath = '/';
   } else {
-    const byPath = BY_PATH.exec(url.pathname);
+    const byPath = BY_PATH.exec(rawPath);
     if (byPath === null) return undefined;
     if (byPath[3] === undefined) return 'add-slash';
     sandboxId = byPath[1] ?? '';
@@ -60,17 +64,33 @@ export function previewRequestOf(
     rest = byPath[3];
     cookiePath = `/v1/sandboxes/${sandboxId}/ports/${String(port)}/`;
   }
-  const queryToken = url.searchParams.get(PREVIEW_TOKEN_PARAM) ?? undefined;
-  url.searchParams.delete(PREVIEW_TOKEN_PARAM);
+  const { queryToken, query } = withoutToken(rawQuery);
   const header = req.headers[PREVIEW_TOKEN_HEADER];
   const token = queryToken ?? (typeof header === 'string' ? header : undefined) ?? cookieToken(req);
   return {
     sandboxId,
     port,
-    path: `${rest}${url.search}`,
+    path: query === undefined ? rest : `${rest}?${query}`,
     cookiePath,
     ...(queryToken === undefined ? {} : { queryToken }),
     ...(token === undefined ? {} : { token }),
+  };
+}
+
+/** A raw query without the token's parameter (the others byte for byte), and the token. */
+function withoutToken(rawQuery: string | undefined): { queryToken?: string; query?: string } {
+  if (rawQuery === undefined) return {};
+  let queryToken: string | undefined;
+  const kept = rawQuery.split('&').filter((pair) => {
+    if (!pair.startsWith(`${PREVIEW_TOKEN_PARAM}=`)) return true;
+    queryToken = decodeURIComponent(pair.slice(PREVIEW_TOKEN_PARAM.length + 1));
+    return false;
+  });
+  const query = kept.join('&');
+  return {
+    ...(queryToken === undefined ? {} : { queryToken }),
+    // A query that held only the token leaves none; an empty one sent as such stays.
+    ...(query === '' && queryToken !== undefined ? {} : { query }),
   };
 }
 

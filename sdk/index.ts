@@ -88,6 +88,7 @@ export type { DaemonEvent } from '../protocol/daemon-events.js';
 export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
 export { SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
 export { SandboxEgress, type EgressPolicy, type EgressPolicyInput } from './sandbox-egress.js';
+export { SandboxPorts } from './sandbox-ports.js';
 export { SandboxCredentials, type CredentialRule, type CredentialStatus } from './sandbox-credentials.js';
 export {
   resolveSandboxOptions,

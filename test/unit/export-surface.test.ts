@@ -38,6 +38,7 @@ describe('the published entry', () => {
         'SandboxError',
         'SandboxGateways',
         'SandboxPool',
+        'SandboxPorts',
         'SECRET_CACHE_TTL_MS',
         'SdkError',
         'SecretCache',
