@@ -1,4 +1,5 @@
 /** The OpenAPI 3.1 document of the control plane, generated from the zod schemas of the wire. */
+import { exposePortRequestSchema, previewPortInfoSchema, previewPortsSchema } from '../protocol/preview-wire.js';
 import { z } from 'zod';
 import {
   connectedSandboxSchema,
@@ -172,6 +173,24 @@ export function openApiDocument(version: string): Record<string, unknown> {
           parameters: idParameter,
           requestBody: { required: true, content: json(egressPolicySchema, 'input') },
           responses: { '200': { description: 'applied', content: json(egressPolicyWire) }, ...errors },
+        },
+      },
+      '/v1/sandboxes/{sandboxId}/previews': read(
+        "A sandbox's public ports (preview URLs without a token)",
+        previewPortsSchema,
+        bearer,
+        idParameter,
+      ),
+      '/v1/sandboxes/{sandboxId}/previews/{port}': {
+        put: {
+          summary: 'Make a port public (its preview URL without a token) or private again',
+          security: bearer,
+          parameters: [
+            ...idParameter,
+            { name: 'port', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: 65535 } },
+          ],
+          requestBody: { required: true, content: json(exposePortRequestSchema, 'input') },
+          responses: { '200': { description: 'applied', content: json(previewPortInfoSchema) }, ...errors },
         },
       },
       '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
