@@ -1,5 +1,9 @@
 /** The OpenAPI 3.1 document of the control plane, generated from the zod schemas of the wire. */
-import { exposePortRequestSchema, previewPortInfoSchema, previewPortsSchema } from '../protocol/preview-wire.js';
+import {
+  exposePortRequestSchema,
+  previewPortInfoSchema,
+  previewPortsSchema,
+} from '../protocol/preview-wire.js';
 import { z } from 'zod';
 import {
   connectedSandboxSchema,
@@ -187,7 +191,12 @@ export function openApiDocument(version: string): Record<string, unknown> {
           security: bearer,
           parameters: [
             ...idParameter,
-            { name: 'port', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: 65535 } },
+            {
+              name: 'port',
+              in: 'path',
+              required: true,
+              schema: { type: 'integer', minimum: 1, maximum: 65535 },
+            },
           ],
           requestBody: { required: true, content: json(exposePortRequestSchema, 'input') },
           responses: { '200': { description: 'applied', content: json(previewPortInfoSchema) }, ...errors },
