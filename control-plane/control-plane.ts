@@ -25,8 +25,11 @@ import {
   type SandboxEvent,
   type SandboxInfo,
   forkRequestSchema,
+  setTimeoutRequestSchema,
   type SnapshotInfo,
 } from '../protocol/control-plane-api.js';
+import { LIMITS } from '../rules/limits.js';
+import { matchesMetadata, type SandboxMetadata } from '../rules/sandbox-metadata.js';
 import type { ExecutionList } from '../protocol/agent-wire.js';
 import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
 import type { TemplateBuildLine } from '../protocol/template-api.js';
@@ -260,7 +263,7 @@ export class ControlPlane {
 
   /** Follows a live sandbox's daemon and keeps its records for the inspector. */
   #follow(sandbox: LiveSandbox): void {
-    this.#view.watch(sandbox, () => this.#projection.info(sandbox.actor, sandbox.facts));
+    this.#view.watch(sandbox, () => this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input));
     this.#followers.follow(sandbox);
   }
 
@@ -394,6 +397,7 @@ export class ControlPlane {
       tokenHash: hashToken(accessToken),
       limits: { memoryMb: spec.memoryMb, maxPids: spec.maxPids, cpus: spec.cpus },
       ...(snapshotId === undefined ? {} : { snapshotId }),
+      ...(parsed.metadata === undefined ? {} : { metadata: parsed.metadata }),
     };
     await this.#journal.append({ kind: 'created', id, input, facts });
     this.#registry.launching.delete(id);
@@ -503,9 +507,43 @@ export class ControlPlane {
     return this.#registry.info(id);
   }
 
-  /** Every sandbox this control plane knows, ended ones included. */
-  list(): SandboxInfo[] {
-    return this.#registry.list();
+  /**
+   * Every sandbox this control plane knows, ended ones included; with a filter, those in one of
+   * `states` whose metadata holds every entry of `metadata`.
+   */
+  list(
+    filter: { readonly states?: readonly SandboxInfo['state'][]; readonly metadata?: SandboxMetadata } = {},
+  ): SandboxInfo[] {
+    return this.#registry
+      .list()
+      .filter(
+        (info) =>
+          (filter.states === undefined || filter.states.includes(info.state)) &&
+          (filter.metadata === undefined || matchesMetadata(info.metadata, filter.metadata)),
+      );
+  }
+
+  /**
+   * Sets the sandbox to end `timeoutMs` from now (longer or shorter than before), journaled; never past
+   * SPEC's longest lifetime counted from its creation (running plus suspended). A suspended sandbox stays
+   * suspended.
+   *
+   * @throws InvalidArgumentError `timeoutMs` (before anything changes); AuthenticationError; SandboxError
+   */
+  async setTimeout(id: string, body: unknown, token: string | undefined): Promise<SandboxInfo> {
+    const { timeoutMs } = parseOptions(setTimeoutRequestSchema, body, 'sbx.setTimeout');
+    const sandbox = this.#authorization.authorized(id, token);
+    const deadlineAt = this.#now() + timeoutMs;
+    const latest = sandbox.input.now + LIMITS.sandboxMaxTimeoutMs;
+    if (deadlineAt > latest) {
+      throw new InvalidArgumentError(
+        `timeoutMs: past the sandbox's longest lifetime (8 h from its creation, running plus suspended); at most ${String(latest - this.#now())} ms from now`,
+        { field: 'timeoutMs' },
+      );
+    }
+    await this.#scheduler.call(sandbox, { type: 'set_deadline', deadlineAt });
+    this.#scheduler.schedule();
+    return this.get(id);
   }
 
   /** Suspends a running sandbox, memory kept. */
@@ -572,7 +610,7 @@ export class ControlPlane {
   async inspectorSandboxes(): Promise<InspectorSandboxes> {
     const now = this.#now();
     const sandboxes = await this.#view.rows(this.#registry.liveSandboxes(), (sandbox) =>
-      this.#projection.info(sandbox.actor, sandbox.facts),
+      this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input),
     );
     return { now, sandboxes };
   }

@@ -9,7 +9,9 @@ import type { Duplex } from 'node:stream';
 import { exposePortRequestSchema, PORT_PLACEHOLDER } from '../protocol/preview-wire.js';
 import { parseOptions } from '../rules/parse-options.js';
 import { previewRequestOf, type PreviewRequest } from './preview-target.js';
-import type { CreateSandboxRequest } from '../protocol/control-plane-api.js';
+import { sandboxStateSchema, type CreateSandboxRequest } from '../protocol/control-plane-api.js';
+import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
+import { z } from 'zod';
 import { cursorOf } from '../protocol/cursor.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import { SANDBOXD_VERSION } from '../protocol/versions.js';
@@ -82,6 +84,31 @@ function cursor(req: IncomingMessage): number | undefined {
   const after = cursorOf(new URL(req.url ?? '/', 'http://control-plane'));
   if (after === 'invalid') throw new InvalidArgumentError('after: must be a sequence number');
   return after;
+}
+
+/**
+ * `GET /v1/sandboxes`'s filter: `state` (repeated or comma-separated: running, suspended, ended) and
+ * `metadata` (as E2B's API takes it: one parameter holding `key=value` pairs, URL-encoded).
+ *
+ * @throws InvalidArgumentError for an unknown state or metadata that is not a map
+ */
+function listFilter(req: IncomingMessage): Parameters<ControlPlane['list']>[0] {
+  const query = new URL(req.url ?? '/', 'http://control-plane').searchParams;
+  const states = query
+    .getAll('state')
+    .flatMap((value) => value.split(','))
+    .filter((value) => value !== '');
+  const metadataText = query.get('metadata');
+  const metadata =
+    metadataText === null ? undefined : Object.fromEntries(new URLSearchParams(metadataText).entries());
+  return {
+    ...(states.length === 0
+      ? {}
+      : { states: parseOptions(z.array(sandboxStateSchema), states, 'list', ['state']) }),
+    ...(metadata === undefined
+      ? {}
+      : { metadata: parseOptions(sandboxMetadataSchema, metadata, 'list', ['metadata']) }),
+  };
 }
 
 /** Options of the control plane's HTTP server. */
@@ -158,10 +185,12 @@ export function createControlPlaneServer(
       streamNdjson(res, plane.buildTemplate(await readJson(req), caller));
       return 'streamed' as const;
     },
-    'GET /v1/sandboxes': ({ caller }) => {
+    'GET /v1/sandboxes': ({ req, caller }) => {
       operatorOnly(caller);
-      return json(200, plane.list());
+      return json(200, plane.list(listFilter(req)));
     },
+    'POST /v1/sandboxes/:id/timeout': async ({ req, params, caller }) =>
+      json(200, await plane.setTimeout(id(params), await readJson(req), caller)),
     'GET /v1/sandboxes/:id': ({ params, caller }) => {
       plane.authorize(id(params), caller);
       return json(200, plane.get(id(params)));

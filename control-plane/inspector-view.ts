@@ -20,7 +20,7 @@ const ENDED_ROWS = 50;
  * ```ts
  * const view = new InspectorView(driver);
  * view.watch(sandbox); // from its creation or adoption on
- * const rows = await view.rows(registry.liveSandboxes(), (s) => projection.info(s.actor, s.facts));
+ * const rows = await view.rows(registry.liveSandboxes(), (s) => projection.info(s.actor, s.facts, s.input));
  * ```
  */
 export class InspectorView {

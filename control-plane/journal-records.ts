@@ -24,6 +24,8 @@ export interface SandboxFacts {
   /** Its egress policy (absent in journals written before issue 27: `allowInternetAccess` says it). */
   readonly egress?: EgressPolicy;
   readonly daemonUrl: string;
+  /** Its metadata, as given at create (issue 28; absent: none). */
+  readonly metadata?: Readonly<Record<string, string>>;
   /** Ports of its loopback anyone may reach through their preview URL (issue 28; absent: none). */
   readonly publicPorts?: readonly number[];
   /** SHA-256 of the access token, hex: the token itself is never stored. */

@@ -14,6 +14,7 @@ import {
   sandboxInfoSchema,
   forkedSandboxesSchema,
   forkRequestSchema,
+  setTimeoutRequestSchema,
   snapshotListSchema,
   snapshotSchema,
 } from '../protocol/control-plane-api.js';
@@ -143,8 +144,26 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { '201': { description: 'created', content: json(createdSandboxSchema) }, ...errors },
         },
         get: {
-          summary: 'List sandboxes',
+          summary: 'List sandboxes (ended ones too), filtered by state and metadata',
           security: operator,
+          parameters: [
+            {
+              name: 'state',
+              in: 'query',
+              required: false,
+              description: 'running, suspended or ended; repeated or comma-separated',
+              schema: { type: 'array', items: { type: 'string', enum: ['running', 'suspended', 'ended'] } },
+              style: 'form',
+              explode: true,
+            },
+            {
+              name: 'metadata',
+              in: 'query',
+              required: false,
+              description: 'key=value pairs, URL-encoded in one parameter: only sandboxes holding them all',
+              schema: { type: 'string' },
+            },
+          ],
           responses: {
             '200': { description: 'sandboxes', content: json(z.array(sandboxInfoSchema)) },
             ...errors,
@@ -177,6 +196,15 @@ export function openApiDocument(version: string): Record<string, unknown> {
           parameters: idParameter,
           requestBody: { required: true, content: json(egressPolicySchema, 'input') },
           responses: { '200': { description: 'applied', content: json(egressPolicyWire) }, ...errors },
+        },
+      },
+      '/v1/sandboxes/{sandboxId}/timeout': {
+        post: {
+          summary: 'End the sandbox timeoutMs from now (never past 8 h from its creation)',
+          security: bearer,
+          parameters: idParameter,
+          requestBody: { required: true, content: json(setTimeoutRequestSchema, 'input') },
+          responses: { '200': { description: 'set', content: json(sandboxInfoSchema) }, ...errors },
         },
       },
       '/v1/sandboxes/{sandboxId}/previews': read(

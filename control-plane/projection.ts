@@ -11,6 +11,7 @@ import { SequencedLog } from '../actors/sequenced-log.js';
 import type { SandboxEvent, SandboxInfo } from '../protocol/control-plane-api.js';
 import type { DaemonEvent } from '../protocol/daemon-events.js';
 import type { SandboxFacts } from './journal-records.js';
+import type { SandboxMachineInput } from '../machines/sandbox-machine.js';
 import { policyOfInternetAccess } from '../rules/egress-policy.js';
 
 /** A state change as it is logged, before its sequence number. */
@@ -119,7 +120,7 @@ export class Projection {
   }
 
   /** A live sandbox's public facts, `seq` being its latest state event's. */
-  info(actor: SandboxActor, facts: SandboxFacts): SandboxInfo {
+  info(actor: SandboxActor, facts: SandboxFacts, input: SandboxMachineInput): SandboxInfo {
     const { context } = actor.snapshot;
     return {
       sandboxId: actor.id,
@@ -131,6 +132,8 @@ export class Projection {
       endReason: context.endReason ?? null,
       suspendReason: actor.state === 'suspended' ? (context.suspendReason ?? null) : null,
       deadlineAt: context.deadlineAt,
+      startedAt: input.now,
+      metadata: { ...(facts.metadata ?? {}) },
       seq: this.#events.latestSeq(actor.id),
     };
   }

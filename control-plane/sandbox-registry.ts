@@ -65,11 +65,15 @@ export class SandboxRegistry {
     return sandbox;
   }
 
-  /** A replayed tombstone (a compacted journal's `ended` record); one written before issue 27 gets its egress. */
+  /** A replayed tombstone (a compacted journal's `ended` record), completed when an older one lacks a fact. */
   bury(id: string, ended: EndedSandbox): void {
     const { info, facts } = ended;
-    const egress = (info as Partial<SandboxInfo>).egress ?? policyOfInternetAccess(info.allowInternetAccess);
-    this.#ended.set(id, { info: { ...info, egress }, facts });
+    // A tombstone written before issue 27 has no egress, before issue 28 no start time or metadata.
+    const old = info as Partial<SandboxInfo>;
+    const egress = old.egress ?? policyOfInternetAccess(info.allowInternetAccess);
+    const startedAt = old.startedAt ?? 0; // not journaled before: unknown
+    const metadata = old.metadata ?? facts.metadata ?? {};
+    this.#ended.set(id, { info: { ...info, egress, startedAt, metadata: { ...metadata } }, facts });
   }
 
   /** A live sandbox's new egress policy (journaled first); a sandbox no longer live is left. */
@@ -133,7 +137,10 @@ export class SandboxRegistry {
   release(sandbox: LiveSandbox): void {
     const { id } = sandbox.actor;
     if (sandbox.actor.state !== 'ended' || this.#live.get(id) !== sandbox) return;
-    this.#ended.set(id, { info: this.#projection.info(sandbox.actor, sandbox.facts), facts: sandbox.facts });
+    this.#ended.set(id, {
+      info: this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input),
+      facts: sandbox.facts,
+    });
     this.#live.delete(id);
   }
 
@@ -146,13 +153,15 @@ export class SandboxRegistry {
     const ended = this.#ended.get(id);
     if (ended !== undefined) return ended.info;
     const sandbox = this.live(id);
-    return this.#projection.info(sandbox.actor, sandbox.facts);
+    return this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input);
   }
 
   /** Every sandbox's public facts, live ones first, then ended ones. */
   list(): SandboxInfo[] {
     return [
-      ...[...this.#live.values()].map((sandbox) => this.#projection.info(sandbox.actor, sandbox.facts)),
+      ...[...this.#live.values()].map((sandbox) =>
+        this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input),
+      ),
       ...[...this.#ended.values()].map((ended) => ended.info),
     ];
   }

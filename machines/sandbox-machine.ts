@@ -41,6 +41,8 @@ export type SandboxMachineEvent =
   | { readonly type: 'connect' }
   | { readonly type: 'sdk_call' }
   | { readonly type: 'traffic' }
+  /** `setTimeout` (issue 28): the sandbox now ends at `deadlineAt` (the caller checked SPEC's cap). */
+  | { readonly type: 'set_deadline'; readonly deadlineAt: number }
   | { readonly type: 'kill' }
   | { readonly type: 'daemon_exited' }
   /** Outcomes of effects that failed, fed back so the state never claims what did not happen. */
@@ -87,6 +89,10 @@ export const sandboxMachine = setup({
     }),
     touch: assign({ lastActivityAt: ({ context }) => context.now }),
     resumed: assign({ suspendReason: undefined }),
+    setDeadline: assign({
+      deadlineAt: ({ context, event }) =>
+        event.type === 'set_deadline' ? event.deadlineAt : context.deadlineAt,
+    }),
     suspend: assign((_, params: { reason: SuspendReason }) => ({ suspendReason: params.reason })),
     end: assign((_, params: { reason: EndReason }) => ({ endReason: params.reason })),
   },
@@ -132,6 +138,7 @@ export const sandboxMachine = setup({
         connect: { actions: 'touch' },
         sdk_call: { actions: 'touch' },
         traffic: { actions: 'touch' },
+        set_deadline: { actions: 'setDeadline' },
       },
     },
     suspended: {
@@ -143,6 +150,7 @@ export const sandboxMachine = setup({
         clock: [deadline, { actions: 'advance' }],
         connect: resume,
         sdk_call: { ...resume, guard: 'autoResume' },
+        set_deadline: { actions: 'setDeadline' },
       },
     },
     ended: { type: 'final', entry: 'destroy' },

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { egressPolicySchema } from '../rules/egress-policy.js';
+import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
 import { LIMITS } from '../rules/limits.js';
 import { SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
 import { egressPolicyWire } from './egress-wire.js';
@@ -68,6 +69,15 @@ export const createSandboxRequestSchema = z.strictObject({
     .max(64)
     .optional()
     .describe('CPU time of the whole sandbox, in CPUs; by default 1, and 2 for template sdk-agent'),
+  /** A string map shown by getInfo and list, and matched by list's filter (at most 64 entries). */
+  metadata: sandboxMetadataSchema
+    .optional()
+    .describe('a string map shown by getInfo and list, matched by list (at most 64 entries)'),
+});
+
+/** Body of `POST /v1/sandboxes/{sandboxId}/timeout`: the sandbox ends `timeoutMs` from now. */
+export const setTimeoutRequestSchema = z.strictObject({
+  timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs),
 });
 
 /** A create request as sent. */
@@ -122,6 +132,10 @@ export const sandboxInfoSchema = z.strictObject({
   endReason: z.enum(['killed', 'timeout', 'failed']).nullable(),
   suspendReason: z.enum(['paused', 'idle']).nullable(),
   deadlineAt: z.number(),
+  /** When it was created, ms since the epoch (its lifetime, running plus suspended, counts from here). */
+  startedAt: z.number(),
+  /** Its metadata (empty when none was given). */
+  metadata: z.record(z.string(), z.string()),
   /** Sequence number of the sandbox's latest state event: a stream from `after=seq - 1` starts there. */
   seq: z.number().int().nonnegative(),
 });

@@ -15,9 +15,12 @@ import {
   connectedSandboxSchema,
   createdSandboxSchema,
   sandboxInfoSchema,
+  sandboxStateSchema,
   type InspectionFeedRecord,
   type SandboxEvent,
+  type SandboxInfo,
 } from '../protocol/control-plane-api.js';
+import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
 import { AuthenticationError } from '../rules/errors.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
@@ -129,6 +132,7 @@ export async function launchSandbox(
       idlePolicy: { maxIdleSeconds: o.idlePolicy.maxIdleSeconds, autoResume: o.idlePolicy.autoResume },
       memoryMb: o.memoryMb,
       cpus: o.cpus,
+      ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
     },
   });
   return {
@@ -212,6 +216,41 @@ export async function connectSandbox(sandboxId: string, options: SandboxConnectO
 export function sandboxEvents(options: { controlPlaneUrl?: string }): Observable<SandboxEvent> {
   const o = parseOptions(eventsOptions, options, 'Sandbox.events');
   return new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl)).events({ token: operatorKey() });
+}
+
+const infoOptions = z.strictObject({
+  controlPlaneUrl: httpUrlSchema.optional(),
+  /** The sandbox's token; by default the operator key (`SDK_API_KEY`). */
+  accessToken: z.string().min(1).optional(),
+  requestTimeoutMs: z.number().int().positive().optional(),
+});
+
+/** `Sandbox.getInfo`: one sandbox's facts, with its token or the operator key, without a handle. */
+export async function sandboxInfo(sandboxId: string, options: z.input<typeof infoOptions>): Promise<SandboxInfo> {
+  const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.getInfo', ['sandboxId']);
+  const o = parseOptions(infoOptions, options, 'Sandbox.getInfo');
+  const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+  return plane.call('GET', `/v1/sandboxes/${id}`, sandboxInfoSchema, { token: o.accessToken ?? operatorKey() });
+}
+
+const listOptions = z.strictObject({
+  controlPlaneUrl: httpUrlSchema.optional(),
+  /** Only sandboxes whose metadata holds every one of these entries. */
+  metadata: sandboxMetadataSchema.optional(),
+  /** Only sandboxes in one of these states. */
+  state: z.array(sandboxStateSchema).optional(),
+  requestTimeoutMs: z.number().int().positive().optional(),
+});
+
+/** `Sandbox.list`: the control plane's sandboxes (ended ones too), filtered; with the operator key. */
+export async function listSandboxes(options: z.input<typeof listOptions>): Promise<SandboxInfo[]> {
+  const o = parseOptions(listOptions, options, 'Sandbox.list');
+  const query = new URLSearchParams();
+  for (const state of o.state ?? []) query.append('state', state);
+  if (o.metadata !== undefined) query.set('metadata', new URLSearchParams(Object.entries(o.metadata)).toString());
+  const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
+  const search = query.size === 0 ? '' : `?${query.toString()}`;
+  return plane.call('GET', `/v1/sandboxes${search}`, z.array(sandboxInfoSchema), { token: operatorKey() });
 }
 
 const inspectOptions = z.strictObject({

@@ -14,6 +14,7 @@ import { credentialRulesSchema } from './sandbox-credentials.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
 import { egressPolicySchema } from '../rules/egress-policy.js';
+import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
 
 const sandboxOptions = z
   .strictObject({
@@ -99,6 +100,11 @@ const sandboxOptions = z
      * 2 for agent templates.
      */
     cpus: z.number().min(0.05, 'must be at least 0.05').max(64, 'must be at most 64').optional(),
+    /**
+     * A string map (at most 64 entries) shown by `getInfo`, `Sandbox.list` and the inspector, and matched
+     * by `Sandbox.list({ metadata })`. Readable by whoever may read the sandbox's facts: never a secret.
+     */
+    metadata: sandboxMetadataSchema.optional(),
   })
   .superRefine((o, ctx) => {
     if (o.egress !== undefined && !o.allowInternetAccess && o.egress.mode !== 'closed') {

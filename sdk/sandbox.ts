@@ -10,6 +10,7 @@ import { map, type Observable } from 'rxjs';
 import {
   connectedSandboxSchema,
   sandboxInfoSchema,
+  setTimeoutRequestSchema,
   type InspectionFeedRecord,
   type SandboxEvent,
   type SandboxInfo,
@@ -34,7 +35,9 @@ import {
   connectSandbox,
   createSandbox,
   inspectFeed,
+  listSandboxes,
   sandboxEvents,
+  sandboxInfo,
   type CreatingHandle,
   type LaunchedSandbox,
   type SandboxConnectOptions,
@@ -226,6 +229,37 @@ export class Sandbox {
   static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
     return sandboxEvents(options);
   }
+
+  /**
+   * One sandbox's facts without a handle (also once it has ended): with `accessToken`, else the
+   * operator key (`SDK_API_KEY`).
+   */
+  static getInfo(
+    sandboxId: string,
+    options: { controlPlaneUrl?: string; accessToken?: string; requestTimeoutMs?: number } = {},
+  ): Promise<SandboxInfo> {
+    return sandboxInfo(sandboxId, options);
+  }
+
+  /**
+   * The control plane's sandboxes, ended ones included, those in one of `state` whose metadata holds
+   * every entry of `metadata` when given. Needs the operator key (`SDK_API_KEY`).
+   *
+   * @example
+   * ```ts
+   * const mine = await Sandbox.list({ metadata: { owner: 'ci' }, state: ['running', 'suspended'] });
+   * ```
+   */
+  static list(
+    options: {
+      controlPlaneUrl?: string;
+      metadata?: Record<string, string>;
+      state?: SandboxInfo['state'][];
+      requestTimeoutMs?: number;
+    } = {},
+  ): Promise<SandboxInfo[]> {
+    return listSandboxes(options);
+  }
   /**
    * Every transition of every actor of a control plane (sandboxes, gateway routes, agent executions),
    * each with the actor's own sequence number and the feed's `cursor`: after `after` when given, else
@@ -298,6 +332,22 @@ export class Sandbox {
       );
     }
     await this.#home.save(this.#daemon, this.sandboxId);
+  }
+
+  /**
+   * Sets the sandbox to end `timeoutMs` from now, longer or shorter than before, never past 8 h from
+   * its creation (running plus suspended). A suspended sandbox stays suspended.
+   *
+   * @throws InvalidArgumentError past that cap (before anything changes), or for a bad `timeoutMs`
+   */
+  async setTimeout(timeoutMs: number): Promise<SandboxInfo> {
+    const checked = parseOptions(setTimeoutRequestSchema.shape.timeoutMs, timeoutMs, 'sbx.setTimeout', ['timeoutMs']);
+    return this.#acting(() =>
+      this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/timeout`, sandboxInfoSchema, {
+        token: this.#accessToken,
+        body: { timeoutMs: checked },
+      }),
+    );
   }
 
   /** The sandbox's facts now (also once it has ended: they come from the control plane's record). */

@@ -563,6 +563,8 @@ describe("snapshots: E2B's keep the memory", () => {
     endReason: null,
     suspendReason: null,
     deadlineAt: 0,
+    startedAt: 0,
+    metadata: {},
     seq: 1,
   });
 

@@ -17,6 +17,8 @@ export function fakeSandboxInfo(
     endReason: state === 'ended' ? 'killed' : null,
     suspendReason: null,
     deadlineAt: 2_000_000_000_000,
+    startedAt: 1_999_996_400_000,
+    metadata: {},
     seq: 1,
   };
 }
