@@ -226,11 +226,16 @@ const infoOptions = z.strictObject({
 });
 
 /** `Sandbox.getInfo`: one sandbox's facts, with its token or the operator key, without a handle. */
-export async function sandboxInfo(sandboxId: string, options: z.input<typeof infoOptions>): Promise<SandboxInfo> {
+export async function sandboxInfo(
+  sandboxId: string,
+  options: z.input<typeof infoOptions>,
+): Promise<SandboxInfo> {
   const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.getInfo', ['sandboxId']);
   const o = parseOptions(infoOptions, options, 'Sandbox.getInfo');
   const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
-  return plane.call('GET', `/v1/sandboxes/${id}`, sandboxInfoSchema, { token: o.accessToken ?? operatorKey() });
+  return plane.call('GET', `/v1/sandboxes/${id}`, sandboxInfoSchema, {
+    token: o.accessToken ?? operatorKey(),
+  });
 }
 
 const listOptions = z.strictObject({
@@ -247,7 +252,8 @@ export async function listSandboxes(options: z.input<typeof listOptions>): Promi
   const o = parseOptions(listOptions, options, 'Sandbox.list');
   const query = new URLSearchParams();
   for (const state of o.state ?? []) query.append('state', state);
-  if (o.metadata !== undefined) query.set('metadata', new URLSearchParams(Object.entries(o.metadata)).toString());
+  if (o.metadata !== undefined)
+    query.set('metadata', new URLSearchParams(Object.entries(o.metadata)).toString());
   const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
   const search = query.size === 0 ? '' : `?${query.toString()}`;
   return plane.call('GET', `/v1/sandboxes${search}`, z.array(sandboxInfoSchema), { token: operatorKey() });

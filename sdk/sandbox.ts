@@ -341,7 +341,9 @@ export class Sandbox {
    * @throws InvalidArgumentError past that cap (before anything changes), or for a bad `timeoutMs`
    */
   async setTimeout(timeoutMs: number): Promise<SandboxInfo> {
-    const checked = parseOptions(setTimeoutRequestSchema.shape.timeoutMs, timeoutMs, 'sbx.setTimeout', ['timeoutMs']);
+    const checked = parseOptions(setTimeoutRequestSchema.shape.timeoutMs, timeoutMs, 'sbx.setTimeout', [
+      'timeoutMs',
+    ]);
     return this.#acting(() =>
       this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/timeout`, sandboxInfoSchema, {
         token: this.#accessToken,
