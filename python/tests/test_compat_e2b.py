@@ -122,7 +122,7 @@ def test_list_pages_hold_e2b_s_hundred_by_default(no_traffic: None) -> None:
 
 
 def test_unsupported_methods_name_the_feature(no_traffic: None) -> None:
-    for method, args in (("set_timeout", (60,)), ("get_metrics", ()), ("get_host", (8080,))):
+    for method, args in (("set_timeout", (60,)), ("get_metrics", ())):
         with pytest.raises(NotSupportedException, match=f"^{method} is not supported") as refused:
             getattr(Sandbox, method)(*args)
         assert refused.value.feature == method

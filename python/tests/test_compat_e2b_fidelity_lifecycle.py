@@ -2,15 +2,17 @@
 against the real control plane with only the import changed, asserting what E2B says the program
 observes: result shapes, field names and types, enum members, exception classes, defaults. This
 module: the sandbox lifecycle (info, list, pause, connect, kill, ended sandboxes, the no-internet
-template) and the stand-ins that refuse any use. Where this control plane differs on purpose (a lifetime
+template), a port reached through ``get_host``, and the stand-ins that refuse any use. Where this control plane differs on purpose (a lifetime
 that ``connect`` cannot lengthen) the test asserts the documented answer. Every test ends the sandboxes
 it created."""
 
 from __future__ import annotations
 
 import time
+import urllib.parse
 from datetime import datetime
 
+import httpx
 import pytest
 
 from conftest import ControlPlane
@@ -92,6 +94,38 @@ def test_info_list_pause_connect_and_kill(sandbox: Sandbox) -> None:
         Sandbox.get_info(sbx.sandbox_id)
     with pytest.raises(SandboxNotFoundException):
         Sandbox.connect(sbx.sandbox_id)
+
+
+# --- a public URL (docs: sandbox public URL; SDK tests sandbox_sync/test_host.py) ------------------------
+
+
+def test_get_host_reaches_a_port_over_http_once_public_or_with_its_token(
+    sandbox: Sandbox, control_plane: ControlPlane
+) -> None:
+    app = sandbox.commands.run(
+        "node -e \"require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(3000, '127.0.0.1')\"",
+        background=True,
+        timeout=0,
+    )
+    try:
+        host = sandbox.get_host(3000)
+        plane = urllib.parse.urlsplit(control_plane.url).netloc
+        assert host == f"{plane}/v1/sandboxes/{sandbox.sandbox_id}/ports/3000"
+        token = {"x-sdk-preview-token": sandbox.native.ports.token(3000)}
+        deadline = time.monotonic() + 30
+        while (answer := httpx.get(f"http://{host}/", headers=token)).status_code == 502:  # not listening yet
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert (answer.status_code, answer.text) == (200, "hello /")
+        assert httpx.get(f"http://{host}/").status_code == 401  # private until exposed
+        sandbox.native.ports.expose(3000, public=True)  # E2B's default: public
+        page = httpx.get(f"http://{host}/api?x=1")
+        assert (page.status_code, page.text) == (200, "hello /api?x=1")
+        bare = httpx.get(f"http://{host}", follow_redirects=True)  # a 308 to the slash
+        assert (bare.status_code, bare.text, len(bare.history)) == (200, "hello /", 1)
+    finally:
+        sandbox.native.ports.expose(3000, public=False)
+        app.kill()
 
 
 def test_an_unknown_sandbox_id(control_plane: ControlPlane) -> None:

@@ -79,7 +79,7 @@ export class AuthenticationError extends Error {
  *
  * @example
  * ```ts
- * try { sbx.getHost(3000); } catch (e) { if (e instanceof NotSupportedError) console.log(e.feature); } // 'getHost'
+ * try { sbx.getMcpUrl(); } catch (e) { if (e instanceof NotSupportedError) console.log(e.feature); } // 'getMcpUrl'
  * ```
  */
 export class NotSupportedError extends SandboxError {

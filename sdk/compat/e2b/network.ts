@@ -10,8 +10,9 @@
  * `allowInternetAccess: false` is `denyOut: [ALL_TRAFFIC]` in E2B: at create it is our mode `closed`, so a
  * `network` with it must leave nothing reachable (an `allowOut` is refused); in `updateNetwork` it is
  * the allowlist above. Entries go through the native checks (IPv6, a port or a path are refused);
- * inbound options (`allowPublicTraffic: false`, `maskRequestHost`, `httpsPorts`) need public URLs,
- * which sandboxes here do not have yet, and `rules` and `egressProxy` are E2B's egress proxy: refused.
+ * inbound options (`allowPublicTraffic: false`, `maskRequestHost`, `httpsPorts`) are about E2B's own
+ * proxy to sandbox ports, which the preview URLs here do not copy (a token per port, `Host:
+ * localhost:<port>`, plain HTTP), and `rules` and `egressProxy` are E2B's egress proxy: refused.
  */
 import type { EgressPolicy } from '../../../rules/egress-policy.js';
 import { parseEgressEntry } from '../../../rules/egress-policy.js';
@@ -82,11 +83,14 @@ export interface SandboxNetworkOpts {
   rules?: SandboxNetworkRules;
   /** Refused: E2B's SOCKS5 tunnelling. */
   egressProxy?: SandboxEgressProxyOpts;
-  /** Accepted when `true` (E2B's default); `false` is refused (no public URLs here yet). */
+  /**
+   * Accepted when `true` (E2B's default; ports stay private until `sbx.native.ports.expose`); `false` is
+   * refused: E2B's sandbox-wide traffic token has no equivalent (preview tokens are per port).
+   */
   allowPublicTraffic?: boolean;
-  /** Refused: sandboxes here have no public URLs yet. */
+  /** Refused: previews reach a port as `Host: localhost:<port>`, always. */
   maskRequestHost?: string;
-  /** Refused unless empty: sandboxes here have no public URLs yet. */
+  /** Refused unless empty: previews reach a port over plain HTTP. */
   httpsPorts?: number[];
 }
 
@@ -124,8 +128,12 @@ const CREATE_KEYS = [
 ];
 const UPDATE_KEYS = ['allowOut', 'denyOut', 'rules', 'egressProxy', 'allowInternetAccess'];
 
-const NO_PUBLIC_URLS =
-  "it is about inbound traffic to E2B's public sandbox URLs; sandboxes here have no public URLs yet";
+/** Why E2B's traffic access token (and `allowPublicTraffic: false`, which gives one) is refused. */
+export const NO_TRAFFIC_TOKEN =
+  "E2B's traffic access token opens every port of a sandbox; preview tokens here are per port (sbx.native.ports.token(port), in the x-sdk-preview-token header), and a port is private until sbx.native.ports.expose(port, { public: true })";
+const NO_HOST_MASK =
+  "the preview proxy sends every request to a port with Host: localhost:<port> (the caller's host in x-forwarded-host)";
+const NO_HTTPS_PORTS = 'the preview proxy reaches a sandbox port over plain HTTP only';
 const NO_EGRESS_PROXY =
   "E2B's egress proxy rewrites or tunnels requests; the egress policy here only allows and denies";
 
@@ -146,12 +154,12 @@ function networkOptions(call: string, network: unknown, keys: readonly string[])
   if (o.allowPublicTraffic !== undefined && o.allowPublicTraffic !== true) {
     throw new NotSupportedError(
       'network.allowPublicTraffic',
-      `only true (E2B's default) is accepted: ${NO_PUBLIC_URLS}`,
+      `only true (E2B's default) is accepted: ${NO_TRAFFIC_TOKEN}`,
     );
   }
-  if (o.maskRequestHost !== undefined) throw new NotSupportedError('network.maskRequestHost', NO_PUBLIC_URLS);
+  if (o.maskRequestHost !== undefined) throw new NotSupportedError('network.maskRequestHost', NO_HOST_MASK);
   if (o.httpsPorts !== undefined && !(Array.isArray(o.httpsPorts) && o.httpsPorts.length === 0)) {
-    throw new NotSupportedError('network.httpsPorts', NO_PUBLIC_URLS);
+    throw new NotSupportedError('network.httpsPorts', NO_HTTPS_PORTS);
   }
   if (o.rules !== undefined && sizeOf(o.rules) !== 0) {
     throw new NotSupportedError('network.rules', NO_EGRESS_PROXY);

@@ -4,9 +4,10 @@
  * `listSnapshots`, `deleteSnapshot`, `updateNetwork` (the egress policy), with `files` and `commands` in
  * E2B's shapes and the native handle
  * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
- * create with the native SDK to use the agent. What only E2B's cloud has (hosts on its domains,
- * metrics, timeouts changed after create) raises `NotSupportedError` naming it. The snapshot and fork
- * calls are `sandbox-snapshots.ts`', which the class delegates to.
+ * create with the native SDK to use the agent. `getHost` is the port's preview URL (`sbx.native.ports`)
+ * as a host and path. What only E2B's cloud has (signed file URLs and MCP on its domains, its
+ * sandbox-wide traffic token, metrics, timeouts changed after create) raises `NotSupportedError` naming
+ * it. The snapshot and fork calls are `sandbox-snapshots.ts`', which the class delegates to.
  */
 import { egressPolicySchema } from '../../../rules/egress-policy.js';
 import { SdkError } from '../../../rules/errors.js';
@@ -26,9 +27,10 @@ import {
   SandboxNotFoundError,
   e2bCall,
   invalidArgument,
+  toE2BError,
 } from './errors.js';
 import { Filesystem } from './files.js';
-import { updateEgress, type SandboxNetworkUpdate } from './network.js';
+import { NO_TRAFFIC_TOKEN, updateEgress, type SandboxNetworkUpdate } from './network.js';
 import { checkSandboxId, operatorCall } from './operator-call.js';
 import { resolveCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
 import {
@@ -93,7 +95,7 @@ function notSupported(feature: string, why: string): NotSupportedError {
 
 const NO_SET_TIMEOUT =
   "the control plane sets a sandbox's lifetime at create only (timeoutMs of Sandbox.create)";
-const NO_HOSTS = "E2B's hosted domains are not served; sandbox ports are reachable from inside the sandbox";
+const NO_SIGNED_URLS = "signed file URLs are on E2B's hosted domains";
 const NO_METRICS = "metrics are E2B's cloud's";
 
 /**
@@ -416,10 +418,49 @@ export class Sandbox {
   readonly setTimeout: (timeoutMs: number, opts?: ConnectionOpts) => Promise<never> = () =>
     Promise.reject(notSupported('setTimeout', NO_SET_TIMEOUT));
 
-  /** @throws NotSupportedError: E2B's hosted domains are not served */
-  readonly getHost: (port: number) => never = () => {
-    throw notSupported('getHost', NO_HOSTS);
-  };
+  /**
+   * Where `port` of the sandbox (its `127.0.0.1:<port>`) is reached from outside, E2B's `getHost`: the
+   * port's preview URL (`sbx.native.ports.url`) without its scheme, its token and the slash after it.
+   * Without a preview domain that is `<control plane host:port>/v1/sandboxes/<id>/ports/<port>`; with
+   * `sdk serve --preview-domain <domain>` it is E2B's shape, `<port>-<id>.<domain>` (with the control
+   * plane's port unless 80). Makes no call. What differs from E2B's `3000-<id>.e2b.app`:
+   * - the control plane serves plain HTTP: write `http://${sbx.getHost(3000)}`, not `https://` (as
+   *   E2B's own tests do in its debug mode);
+   * - it may hold a path: append yours after a slash, `http://${host}/api` (the bare host is answered with
+   *   a 308 to itself with a slash, which `fetch` and browsers follow);
+   * - a port is private until `sbx.native.ports.expose(port, { public: true })`, where E2B's are public
+   *   by default: a request without the port's token, `sbx.native.ports.token(port)` in the
+   *   `x-sdk-preview-token` header, is refused (401); a browser opens `sbx.native.ports.url(port)`, whose
+   *   token becomes a cookie. There is no `trafficAccessToken` (below).
+   *
+   * @example
+   * ```ts
+   * await sbx.commands.run('python3 -m http.server 3000', { background: true });
+   * await sbx.native.ports.expose(3000, { public: true }); // E2B's public URL; else send the token
+   * const res = await fetch(`http://${sbx.getHost(3000)}/`);
+   * ```
+   * @throws InvalidArgumentError for a port out of 1-65535, before anything else
+   */
+  getHost(port: number): string {
+    let url: URL;
+    try {
+      url = new URL(this.#native.ports.url(port));
+    } catch (error) {
+      throw toE2BError(error);
+    }
+    return `${url.host}${url.pathname.replace(/\/$/, '')}`;
+  }
+
+  /**
+   * E2B's token for a sandbox whose public traffic is restricted (`network: { allowPublicTraffic: false
+   * }`, refused here), sent in the `e2b-traffic-access-token` header. Not offered: preview tokens here are
+   * per port. A port's token is `sbx.native.ports.token(port)`, sent in `x-sdk-preview-token`.
+   *
+   * @throws NotSupportedError always
+   */
+  get trafficAccessToken(): never {
+    throw notSupported('trafficAccessToken', NO_TRAFFIC_TOKEN);
+  }
 
   /** @throws NotSupportedError: metrics are E2B's cloud's */
   readonly getMetrics: (opts?: ConnectionOpts) => Promise<never> = () =>
@@ -455,11 +496,11 @@ export class Sandbox {
 
   /** @throws NotSupportedError: signed URLs are on E2B's hosted domains */
   readonly uploadUrl: (path?: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('uploadUrl', `${NO_HOSTS}; use files.write`));
+    Promise.reject(notSupported('uploadUrl', `${NO_SIGNED_URLS}; use files.write`));
 
   /** @throws NotSupportedError: signed URLs are on E2B's hosted domains */
   readonly downloadUrl: (path: string, opts?: object) => Promise<never> = () =>
-    Promise.reject(notSupported('downloadUrl', `${NO_HOSTS}; use files.read`));
+    Promise.reject(notSupported('downloadUrl', `${NO_SIGNED_URLS}; use files.read`));
 
   /** @throws NotSupportedError: E2B's MCP gateway is not offered */
   readonly getMcpUrl: () => never = () => {

@@ -328,9 +328,33 @@ describe('an E2B program: lifecycle', () => {
     expect(await Sandbox.kill(own.sandboxId)).toBe(false);
   });
 
+  it("getHost: E2B's host of a port over plain HTTP, reached once the port is public (E2B's default) or with its token", async () => {
+    const app = await sbx.commands.run(
+      `node -e "require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(3000, '127.0.0.1')"`,
+      { background: true, timeoutMs: 0 },
+    );
+    try {
+      const host = sbx.getHost(3000);
+      expect(host).toBe(`${new URL(cp.url).host}/v1/sandboxes/${sbx.sandboxId}/ports/3000`);
+      const token = { 'x-sdk-preview-token': sbx.native.ports.token(3000) };
+      // A closed port answers 502 until the app listens.
+      await expect.poll(async () => (await fetch(`http://${host}/`, { headers: token })).status).toBe(200);
+      expect((await fetch(`http://${host}/`)).status).toBe(401); // private until exposed
+      await sbx.native.ports.expose(3000, { public: true });
+      const page = await fetch(`http://${host}/api?x=1`);
+      expect([page.status, await page.text()]).toEqual([200, 'hello /api?x=1']);
+      // E2B's `https://${host}` with no path: here http, and the redirect to the slash is followed.
+      const bare = await fetch(`http://${host}`);
+      expect([bare.status, await bare.text(), bare.redirected]).toEqual([200, 'hello /', true]);
+    } finally {
+      await sbx.native.ports.expose(3000, { public: false });
+      await app.kill();
+    }
+  });
+
   it("refuses on a handle what only E2B's cloud has, naming it", async () => {
-    expect(() => sbx.getHost(8080)).toThrow(NotSupportedError);
     expect(() => sbx.getMcpUrl()).toThrow(NotSupportedError);
+    expect(() => sbx.trafficAccessToken).toThrow(NotSupportedError);
     for (const feature of ['setTimeout', 'getMetrics', 'getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
       await expect((sbx[feature] as () => Promise<never>)()).rejects.toMatchObject({
         name: 'NotSupportedError',

@@ -10,8 +10,9 @@ with ``allow_out`` is mode ``allowlist`` (``allow`` = ``allow_out``); a ``deny_o
 alone restricts nothing. ``allow_internet_access=False`` is ``deny_out=[ALL_TRAFFIC]`` in E2B: at create it
 is mode ``closed`` here, so a ``network`` with it must leave nothing reachable; in ``update_network`` it is
 the allowlist above. Entries go through the native checks (IPv6, a port or a path are refused); the
-inbound options (``allow_public_traffic=False``, ``mask_request_host``, ``https_ports``) need public URLs,
-which sandboxes here do not have yet, and ``rules`` and ``egress_proxy`` are E2B's egress proxy: refused.
+inbound options (``allow_public_traffic=False``, ``mask_request_host``, ``https_ports``) are about E2B's
+own proxy to sandbox ports, which the preview URLs here do not copy (a token per port, ``Host:
+localhost:<port>``, plain HTTP), and ``rules`` and ``egress_proxy`` are E2B's egress proxy: refused.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class SandboxEgressProxyInfo(TypedDict):
 
 class SandboxNetworkOpts(TypedDict):
     """E2B's ``network`` option of ``Sandbox.create``: ``allow_out`` and ``deny_out`` as the egress policy;
-    ``allow_public_traffic=True`` (E2B's default) accepted; the rest refused unless empty."""
+    ``allow_public_traffic=True`` (E2B's default) accepted, though ports stay private until
+    ``sbx.native.ports.expose``; the rest refused unless empty."""
 
     allow_out: NotRequired[SandboxNetworkSelector]
     deny_out: NotRequired[SandboxNetworkSelector]
@@ -135,9 +137,17 @@ _CREATE_KEYS: Final = (
     "allow_out", "deny_out", "rules", "egress_proxy", "allow_public_traffic", "mask_request_host", "https_ports",
 )  # fmt: skip
 _UPDATE_KEYS: Final = ("allow_out", "deny_out", "rules", "egress_proxy", "allow_internet_access")
-_NO_PUBLIC_URLS: Final = (
-    "it is about inbound traffic to E2B's public sandbox URLs; sandboxes here have no public URLs yet"
+#: Why E2B's traffic access token (and ``allow_public_traffic=False``, which gives one) is refused.
+NO_TRAFFIC_TOKEN: Final = (
+    "E2B's traffic access token opens every port of a sandbox; preview tokens here are per port "
+    "(sbx.native.ports.token(port), in the x-sdk-preview-token header), and a port is private until "
+    "sbx.native.ports.expose(port, public=True)"
 )
+_NO_HOST_MASK: Final = (
+    "the preview proxy sends every request to a port with Host: localhost:<port> (the caller's host in "
+    "x-forwarded-host)"
+)
+_NO_HTTPS_PORTS: Final = "the preview proxy reaches a sandbox port over plain HTTP only"
 _NO_EGRESS_PROXY: Final = (
     "E2B's egress proxy rewrites or tunnels requests; the egress policy here only allows and denies"
 )
@@ -159,13 +169,13 @@ def _options(call: str, network: object, keys: Sequence[str]) -> Mapping[str, ob
     public = options.get("allow_public_traffic")
     if public is not None and public is not True:
         raise NotSupportedException(
-            "network.allow_public_traffic", f"only True (E2B's default) is accepted: {_NO_PUBLIC_URLS}"
+            "network.allow_public_traffic", f"only True (E2B's default) is accepted: {NO_TRAFFIC_TOKEN}"
         )
     if options.get("mask_request_host") is not None:
-        raise NotSupportedException("network.mask_request_host", _NO_PUBLIC_URLS)
+        raise NotSupportedException("network.mask_request_host", _NO_HOST_MASK)
     ports = options.get("https_ports")
     if ports is not None and not (isinstance(ports, (list, tuple)) and len(ports) == 0):
-        raise NotSupportedException("network.https_ports", _NO_PUBLIC_URLS)
+        raise NotSupportedException("network.https_ports", _NO_HTTPS_PORTS)
     rules = options.get("rules")
     if rules is not None and not (isinstance(rules, Mapping) and len(rules) == 0):
         raise NotSupportedException("network.rules", _NO_EGRESS_PROXY)

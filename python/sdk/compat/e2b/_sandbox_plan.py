@@ -1,12 +1,14 @@
 """What the sync and the async shim ``Sandbox`` share: ``create``'s E2B arguments checked and turned
 into native create options before any call, the sandbox-wide ``envs`` as an operation, the class-side
 calls' server, the operations of ``kill``, ``pause`` and ``connect`` (on the class by sandbox id and on a
-handle) that the sync shim drives and the async one awaits, the methods E2B has that this control plane
-cannot honour, and ``dual`` (a method that works on the class with a sandbox id and on a handle)."""
+handle) that the sync shim drives and the async one awaits, ``get_host`` on the preview URLs, the methods
+E2B has that this control plane cannot honour, and ``dual`` (a method that works on the class with a
+sandbox id and on a handle)."""
 
 from __future__ import annotations
 
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from types import MethodType
 from typing import (
@@ -41,7 +43,7 @@ from ._options import (
     resolve_server,
     sandbox_envs,
 )
-from ._network import create_egress
+from ._network import NO_TRAFFIC_TOKEN, create_egress
 from .exceptions import AuthenticationException, InvalidArgumentException, NotSupportedException, translated
 from .sandbox_info import SandboxQuery, to_e2b_info
 
@@ -300,7 +302,6 @@ class Unsupported:
 
     set_timeout = staticmethod(_refuse("set_timeout", "a sandbox's lifetime is set at create"))
     get_metrics = staticmethod(_refuse("get_metrics", "metrics are E2B's cloud's"))
-    get_host = staticmethod(_refuse("get_host", "hosted sandbox domains are E2B's; no port is exposed"))
     download_url = staticmethod(_refuse("download_url", "signed file URLs are E2B's hosted service"))
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))
     get_mcp_url = staticmethod(_refuse("get_mcp_url", "the MCP gateway is E2B's"))
@@ -317,9 +318,24 @@ class Unsupported:
         raise NotSupportedException("git", "run git through commands.run")
 
 
+class _Ports(Protocol):
+    def url(self, port: int) -> str: ...
+
+
 class _Native(Protocol):
     @property
     def sandbox_id(self) -> str: ...
+
+    @property
+    def ports(self) -> _Ports: ...
+
+
+def host_of(url: str) -> str:
+    """E2B's host of a preview URL: the URL without its scheme, its query (the token) and the slash
+    after the port (``netloc`` and path; ``:80`` left out, as a URL parser leaves out http's port)."""
+    parts = urllib.parse.urlsplit(url)
+    netloc = parts.netloc.removesuffix(":80")
+    return netloc + parts.path.removesuffix("/")
 
 
 N = TypeVar("N", bound=_Native)
@@ -357,8 +373,48 @@ class ShimHandle(Unsupported, Generic[N, F, C]):
 
     @property
     def sandbox_domain(self) -> None:
-        """None: sandboxes here have no hosted domain."""
+        """None: sandboxes here have no hosted domain (``get_host`` gives a port's host and path)."""
         return None
+
+    def get_host(self, port: int) -> str:
+        """Where ``port`` of the sandbox (its ``127.0.0.1:<port>``) is reached from outside, E2B's
+        ``get_host``: the port's preview URL (``sbx.native.ports.url``) without its scheme, its token and
+        the slash after the port. Without a preview domain that is ``<control plane host:port>/v1/
+        sandboxes/<id>/ports/<port>``; with ``sdk serve --preview-domain <domain>`` it is E2B's shape,
+        ``<port>-<id>.<domain>`` (with the control plane's port unless 80). Makes no call. What differs
+        from E2B's ``3000-<id>.e2b.app``:
+
+        - the control plane serves plain HTTP: ``f"http://{sbx.get_host(3000)}"``, not ``https://`` (as
+          E2B's own tests do in its debug mode);
+        - it may hold a path: append yours after a slash, ``f"http://{host}/api"`` (the bare host is
+          answered with a 308 to itself with a slash, which ``requests`` follows, ``httpx`` only with
+          ``follow_redirects=True``);
+        - a port is private until ``sbx.native.ports.expose(port, public=True)``, where E2B's are public
+          by default: a request without the port's token, ``sbx.native.ports.token(port)`` in the
+          ``x-sdk-preview-token`` header, is refused (401); a browser opens ``sbx.native.ports.url(port)``,
+          whose token becomes a cookie. There is no ``traffic_access_token`` (below).
+
+        Example::
+
+            sbx.commands.run("python3 -m http.server 3000", background=True)
+            sbx.native.ports.expose(3000, public=True)  # E2B's public URL; else send the token
+            httpx.get(f"http://{sbx.get_host(3000)}/")
+
+        :raises InvalidArgumentException: a port out of 1-65535, before anything else
+        """
+        with translated():
+            return host_of(self._native.ports.url(port))
+
+    @property
+    def traffic_access_token(self) -> NoReturn:
+        """E2B's token for a sandbox whose public traffic is restricted (``network={"allow_public_traffic":
+        False}``, refused here), sent in the ``e2b-traffic-access-token`` header. Not offered: preview
+        tokens here are per port. A port's token is ``sbx.native.ports.token(port)``, sent in
+        ``x-sdk-preview-token``.
+
+        :raises NotSupportedException: always
+        """
+        raise NotSupportedException("traffic_access_token", NO_TRAFFIC_TOKEN)
 
     @property
     def files(self) -> F:
