@@ -4,7 +4,10 @@ control plane is, the operator key, and the sandbox calls the SDK makes with the
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any, Literal, Mapping, Sequence
+from urllib.parse import urlencode
+
+from pydantic import TypeAdapter
 
 from ._http import Call, Peer, model_parser
 from ._wire import (
@@ -18,6 +21,8 @@ from ._wire import (
     PreviewPortInfo,
     PreviewPorts,
     SandboxInfo,
+    SandboxState,
+    SetTimeoutRequest,
     SnapshotInfo,
     SnapshotList,
     TemplateBuildLine,
@@ -54,9 +59,32 @@ def connect_call(plane: Peer, sandbox_id: str, token: str) -> Call[ConnectedSand
     return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/connect", model_parser(ConnectedSandbox), token)
 
 
-def info_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:
-    """``GET /v1/sandboxes/:id``."""
+def info_call(plane: Peer, sandbox_id: str, token: str | None) -> Call[SandboxInfo]:
+    """``GET /v1/sandboxes/:id`` with the sandbox's token (or the operator key: ``Sandbox.get_info``)."""
     return Call(plane, "GET", f"/v1/sandboxes/{sandbox_id}", model_parser(SandboxInfo), token)
+
+
+_SANDBOX_INFOS: TypeAdapter[list[SandboxInfo]] = TypeAdapter(list[SandboxInfo])
+
+
+def list_call(
+    plane: Peer, key: str | None, states: Sequence[SandboxState] = (), metadata: Mapping[str, str] | None = None
+) -> Call[list[SandboxInfo]]:
+    """``GET /v1/sandboxes`` with the operator key: every sandbox (ended ones too), or those in one of
+    ``states`` (``state`` repeated in the query) whose metadata holds every entry of ``metadata`` (one
+    ``metadata`` parameter holding the entries URL-encoded, ``k=v&k2=v2``, as E2B's API takes them)."""
+    query: list[tuple[str, str]] = [("state", state) for state in states]
+    if metadata is not None:
+        query.append(("metadata", urlencode(list(metadata.items()))))
+    path = "/v1/sandboxes" + (f"?{urlencode(query)}" if query else "")
+    return Call(plane, "GET", path, lambda payload: _SANDBOX_INFOS.validate_python(payload, strict=True), key)
+
+
+def timeout_call(plane: Peer, sandbox_id: str, token: str, timeout_ms: int) -> Call[SandboxInfo]:
+    """``POST /v1/sandboxes/:id/timeout`` with the sandbox's token: it ends ``timeout_ms`` from now
+    (refused past 8 h from its creation, ``invalid_argument``); answers its facts."""
+    body = SetTimeoutRequest(timeout_ms=timeout_ms).wire()
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/timeout", model_parser(SandboxInfo), token, body)
 
 
 def kill_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:

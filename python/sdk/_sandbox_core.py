@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._http import Call, Op
-from ._sandbox_options import ConnectOptions, CreateOptions
+from ._sandbox_options import ConnectOptions, CreateOptions, InfoOptions, ListOptions
 from ._secret_text import SecretText
 from ._wire import (
     CreatedSandbox,
@@ -97,6 +97,23 @@ def connect_op(options: ConnectOptions) -> Op[Launched]:
     )
 
 
+def sandbox_info_op(options: InfoOptions) -> Op[SandboxInfo]:
+    """``Sandbox.get_info``: one sandbox's facts without a handle (also once it ended), with its token,
+    else the operator key (``SDK_API_KEY``)."""
+    peer = plane_calls.control_plane(plane_calls.control_plane_url(options.control_plane_url))
+    token = options.access_token if options.access_token is not None else plane_calls.operator_key()
+    info: SandboxInfo = yield plane_calls.info_call(peer, options.sandbox_id, token)
+    return info
+
+
+def list_sandboxes_op(options: ListOptions) -> Op[list[SandboxInfo]]:
+    """``Sandbox.list``: the control plane's sandboxes (ended ones too), filtered, with the operator key."""
+    peer = plane_calls.control_plane(plane_calls.control_plane_url(options.control_plane_url))
+    call = plane_calls.list_call(peer, plane_calls.operator_key(), options.states, options.metadata)
+    infos: list[SandboxInfo] = yield call
+    return infos
+
+
 def fork_count(count: object) -> int:
     """``sbx.fork(count=...)``: 1 to 100 sandboxes, checked before any call (``forkRequestSchema``)."""
     check = Checker("sbx.fork")
@@ -171,6 +188,12 @@ class SandboxCore:
     def pause_op(self) -> Op[SandboxInfo]:
         """Suspends the sandbox, memory kept."""
         return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self.access_token, "pause"))
+
+    def set_timeout_op(self, timeout_ms: int) -> Op[SandboxInfo]:
+        """Sets the sandbox to end ``timeout_ms`` from now (checked by the caller; the control plane
+        refuses past 8 h from its creation)."""
+        call = plane_calls.timeout_call(self._plane, self.sandbox_id, self.access_token, timeout_ms)
+        return self.acting(call)
 
     def resume_op(self) -> Op[SandboxInfo]:
         """Resumes a suspended sandbox (a running one stays as it is)."""

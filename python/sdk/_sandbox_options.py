@@ -1,5 +1,6 @@
-"""The options of ``Sandbox.create``, ``Sandbox.connect`` and ``commands.run``, checked before any call
-with the rules of ``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts`` and ``sdk/commands.ts``.
+"""The options of ``Sandbox.create``, ``Sandbox.connect``, ``Sandbox.get_info``, ``Sandbox.list``,
+``sbx.set_timeout`` and ``commands.run``, checked before any call with the rules of
+``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts`` and ``sdk/commands.ts``.
 
 Python takes durations in seconds (SPEC "Sandbox handle": ``timeout`` in seconds, TypeScript's
 ``timeoutMs`` in milliseconds); the wire carries milliseconds. A failure is an
@@ -22,7 +23,8 @@ from ._check import Checker, check_bool, check_int, is_number, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
-from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
+from ._sandbox_metadata import check_metadata
+from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation, SandboxState
 from .credential_rules import CredentialRule, check_credential_rules
 from .egress_policy import EgressPolicy, check_egress
 from .errors import AuthenticationException, InvalidArgumentException
@@ -144,10 +146,12 @@ class CreateOptions:
     egress: EgressPolicy | None = None
     #: The credential broker's rules (``credentials=``), hosts normalised; empty without them.
     credentials: tuple[CredentialRule, ...] = ()
+    #: The sandbox's metadata (``metadata=``), or None: not given.
+    metadata: Mapping[str, str] | None = None
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
-        ``isolation`` and ``egress`` only when given). From a snapshot, ``template`` and
+        ``isolation``, ``egress`` and ``metadata`` only when given). From a snapshot, ``template`` and
         ``allow_internet_access`` are sent only when the caller gave them (``sdk/sandbox-lifecycle.ts``)."""
         fresh = self.snapshot is None
         return CreateSandboxRequest(
@@ -162,6 +166,7 @@ class CreateOptions:
             idle_policy=IdlePolicyBody(max_idle_seconds=IDLE_SECONDS, auto_resume=True),
             memory_mb=self.memory_mb,
             cpus=self.cpus,
+            metadata=None if self.metadata is None else dict(self.metadata),
         ).wire()
 
 
@@ -186,13 +191,14 @@ def resolve_create_options(
     snapshot: object = None,
     egress: object = None,
     credentials: object = None,
+    metadata: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
     ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``,
     ``snapshot`` and ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked
     with its rules, the fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only
     mode ``closed``. ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
-    (``credentials[0].host``...).
+    (``credentials[0].host``...). ``metadata`` is a mapping of strings (``sdk._sandbox_metadata``).
     ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
     ``snapshot``, the snapshot's). Without ``isolation``, ``SDK_ISOLATION`` (read once the options pass,
     as ``sdk/sandbox-options.ts`` does), but not from a snapshot, which fixes the isolation."""
@@ -217,6 +223,7 @@ def resolve_create_options(
         check.add(("cpus",), "must be a number")
     elif cpu is not None and not 0.05 <= cpu <= 64:
         check.add(("cpus",), "must be at least 0.05" if cpu < 0.05 else "must be at most 64")
+    tags = check_metadata(check, ("metadata",), metadata)
     url = _url(check, "control_plane_url", control_plane_url)
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
@@ -251,6 +258,7 @@ def resolve_create_options(
         allow_internet_access_given=allow_internet_access is not None,
         egress=policy,
         credentials=rules,
+        metadata=tags,
     )
 
 
@@ -334,6 +342,85 @@ def resolve_connect_options(
             "Sandbox.connect needs the access token (access_token or SDK_ACCESS_TOKEN)"
         )
     return ConnectOptions(str(sandbox_id), token, url, seconds)
+
+
+def set_timeout_ms(timeout: object) -> int:
+    """``sbx.set_timeout(timeout)``: seconds from now (at least 0.001, at most 8 h: the control plane
+    also refuses past 8 h from the sandbox's creation) as the whole milliseconds of the wire, checked
+    before any call."""
+    check = Checker("sbx.set_timeout")
+    timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
+    check.done()
+    return timeout_ms
+
+
+@dataclass(frozen=True)
+class InfoOptions:
+    """``Sandbox.get_info``'s options, checked: the token is ``access_token``, else the operator key."""
+
+    sandbox_id: str
+    access_token: str | None = field(repr=False)
+    control_plane_url: str | None
+    request_timeout: float
+
+
+def resolve_info_options(
+    sandbox_id: object, *, access_token: object, control_plane_url: object, request_timeout: object
+) -> InfoOptions:
+    """Checks ``Sandbox.get_info``'s arguments (as ``Sandbox.connect``'s, the token optional: without it
+    the operator key, ``SDK_API_KEY``).
+
+    :raises InvalidArgumentException: for a malformed one, before any call
+    """
+    check = Checker("Sandbox.get_info")
+    if not matches(SANDBOX_ID, sandbox_id):
+        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
+    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
+        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
+    url = _url(check, "control_plane_url", control_plane_url)
+    seconds = _request_timeout(check, request_timeout)
+    check.done()
+    token = access_token if isinstance(access_token, str) else None
+    return InfoOptions(str(sandbox_id), token, url, seconds)
+
+
+#: Every sandbox state, as ``Sandbox.list(state=...)`` takes them.
+SANDBOX_STATES: Final[tuple[SandboxState, ...]] = ("running", "suspended", "ended")
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """``Sandbox.list``'s options, checked: the states wanted (empty: any) and the metadata entries every
+    sandbox listed must hold (None: any)."""
+
+    states: tuple[SandboxState, ...]
+    metadata: Mapping[str, str] | None
+    control_plane_url: str | None
+    request_timeout: float
+
+
+def resolve_list_options(
+    *, metadata: object, state: object, control_plane_url: object, request_timeout: object
+) -> ListOptions:
+    """Checks ``Sandbox.list``'s arguments: ``metadata`` with the rules of a sandbox's metadata, ``state``
+    a list of ``running``, ``suspended`` and ``ended``.
+
+    :raises InvalidArgumentException: for a malformed one, before any call
+    """
+    check = Checker("Sandbox.list")
+    url = _url(check, "control_plane_url", control_plane_url)
+    wanted = check_metadata(check, ("metadata",), metadata)
+    states: list[SandboxState] = []
+    if state is not None and not isinstance(state, (list, tuple)):
+        check.add(("state",), "must be a list of states (running, suspended, ended)")
+    for i, one in enumerate(state if isinstance(state, (list, tuple)) else ()):
+        if not isinstance(one, str) or one not in SANDBOX_STATES:
+            check.add(("state", i), f"must be {', '.join(SANDBOX_STATES[:-1])} or {SANDBOX_STATES[-1]}")
+        else:
+            states.append(cast(SandboxState, one))
+    seconds = _request_timeout(check, request_timeout)
+    check.done()
+    return ListOptions(tuple(states), wanted, url, seconds)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from ._rules import SANDBOX_MAX_TIMEOUT_MS
+
 #: A sandbox's state.
 SandboxState = Literal["running", "suspended", "ended"]
 
@@ -67,6 +69,11 @@ class SandboxInfo(_Wire):
     suspend_reason: Literal["paused", "idle"] | None
     #: When it ends at the latest, milliseconds since the epoch (running plus suspended time).
     deadline_at: float
+    #: When it was created, milliseconds since the epoch: its lifetime (running plus suspended, at most
+    #: 8 h) counts from here (0 for a sandbox that ended before the control plane kept it).
+    started_at: float
+    #: Its metadata (``Sandbox.create(metadata=...)``), empty when none was given.
+    metadata: dict[str, str]
     #: Sequence number of its latest state event.
     seq: int = Field(ge=0)
 
@@ -145,6 +152,17 @@ class ForkedSandboxes(_Wire):
     sandboxes: list[CreatedSandbox]
 
 
+class SetTimeoutRequest(_Wire):
+    """Body of ``POST /v1/sandboxes/:id/timeout`` (``setTimeoutRequestSchema``): the sandbox ends
+    ``timeout_ms`` from now (never past 8 h from its creation: the control plane refuses that)."""
+
+    timeout_ms: int = Field(ge=1, le=SANDBOX_MAX_TIMEOUT_MS)
+
+    def wire(self) -> dict[str, object]:
+        """The JSON body."""
+        return self.model_dump(by_alias=True)
+
+
 class ExposePortRequest(_Wire):
     """Body of ``PUT /v1/sandboxes/:id/previews/:port`` (``exposePortRequestSchema``)."""
 
@@ -179,8 +197,9 @@ class IdlePolicyBody(_Wire):
 
 class CreateSandboxRequest(_Wire):
     """Body of ``POST /v1/sandboxes``; ``isolation`` (the control plane's default), ``memory_mb`` and
-    ``cpus`` (the template's) and ``egress`` (``allow_internet_access`` alone) are left out when ``None``,
-    and so are ``template`` and ``allow_internet_access`` (from ``snapshot``, the snapshot's sandbox's unless the caller set them)."""
+    ``cpus`` (the template's), ``egress`` (``allow_internet_access`` alone) and ``metadata`` are left out
+    when ``None``, and so are ``template`` and ``allow_internet_access`` (from ``snapshot``, the snapshot's
+    sandbox's unless the caller set them)."""
 
     template: str | None = None
     isolation: Isolation | None = None
@@ -194,6 +213,9 @@ class CreateSandboxRequest(_Wire):
     idle_policy: IdlePolicyBody
     memory_mb: int | None = None
     cpus: float | None = None
+    #: A string map shown by ``get_info`` and ``list`` and matched by ``list`` (checked by
+    #: ``sdk._sandbox_metadata``); sent only when given.
+    metadata: dict[str, str] | None = None
 
     def wire(self) -> dict[str, object]:
         """The JSON body: camelCase keys, no ``null`` (an absent option takes the control plane's

@@ -7,19 +7,31 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
-from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
+from ._sandbox_core import (
+    Launched,
+    SandboxCore,
+    connect_op,
+    create_op,
+    fork_count,
+    launched_from,
+    list_sandboxes_op,
+    sandbox_info_op,
+)
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
     resolve_connect_options,
     resolve_create_options,
+    resolve_info_options,
+    resolve_list_options,
+    set_timeout_ms,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import adrive_secrets
 from ._home_persistence import adrive_home, restore_on_create_op
 from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import Isolation, SandboxInfo
+from ._wire import Isolation, SandboxInfo, SandboxState
 from .gateways import AsyncGateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -61,6 +73,36 @@ async def _connect_new(  # the class side of ``AsyncSandbox.connect``
         request_timeout=request_timeout,
     )
     return await cls._open(connect_op(o), o.request_timeout)
+
+
+async def _info_of(  # the class side of ``AsyncSandbox.get_info``
+    cls: type[AsyncSandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> SandboxInfo:
+    """``await AsyncSandbox.get_info(sandbox_id)``: as ``Sandbox.get_info``, awaited (``access_token``,
+    else the operator key). On a handle, ``await sbx.get_info()`` reads its own sandbox's facts.
+
+    :raises InvalidArgumentException: for a malformed argument, before any call
+    :raises AuthenticationException: when the control plane refuses the token or key
+    """
+    o = resolve_info_options(
+        sandbox_id, access_token=access_token, control_plane_url=control_plane_url, request_timeout=request_timeout
+    )
+    transport = AsyncTransport(o.request_timeout)
+    try:
+        return await adrive(sandbox_info_op(o), transport)
+    finally:
+        await transport.aclose()
+
+
+async def _info(self: AsyncSandbox) -> SandboxInfo:
+    """``await sbx.get_info()``: the sandbox's facts now (also once it has ended: they come from the
+    control plane's record)."""
+    return await adrive(self._core.info_op(), self._transport)
 
 
 class AsyncSandbox(AsyncSandboxExtras):
@@ -151,6 +193,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         snapshot: str | SnapshotFacts | None = None,
         egress: EgressPolicy | Mapping[str, Any] | None = None,
         credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
         With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s; with ``snapshot``
@@ -183,6 +226,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             snapshot=snapshot,
             egress=egress,
             credentials=credentials,
+            metadata=metadata,
             pool_kind="AsyncSandboxPool",
         )
         if pool is not None:
@@ -212,9 +256,19 @@ class AsyncSandbox(AsyncSandboxExtras):
             raise
         return sbx
 
-    async def get_info(self) -> SandboxInfo:
-        """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""
-        return await adrive(self._core.info_op(), self._transport)
+    #: ``AsyncSandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
+    get_info = hybridmethod(_info_of, _info)
+
+    async def set_timeout(self, timeout: float) -> SandboxInfo:
+        """As :meth:`sdk.sandbox.Sandbox.set_timeout`, awaited: the sandbox ends ``timeout`` seconds from
+        now (never past 8 h from its creation).
+
+        :raises InvalidArgumentException: for a bad ``timeout`` (before any call), or past 8 h from the
+            sandbox's creation (the control plane's refusal)
+        :raises SandboxException: (code ``sandbox_ended``) once the handle knows its sandbox ended
+        """
+        timeout_ms = set_timeout_ms(timeout)
+        return await adrive(self._core.set_timeout_op(timeout_ms), self._transport)
 
     async def pause(self) -> None:
         """Suspends the sandbox with its memory kept."""
@@ -269,3 +323,31 @@ class AsyncSandbox(AsyncSandboxExtras):
                 raise
         finally:
             await self.close()
+
+    @classmethod
+    async def list(
+        cls,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        state: Sequence[SandboxState] | None = None,
+        control_plane_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> _Infos:
+        """As :meth:`sdk.sandbox.Sandbox.list`, awaited: the control plane's sandboxes (ended ones too),
+        filtered by ``state`` and ``metadata``; needs the operator key (``SDK_API_KEY``).
+
+        :raises InvalidArgumentException: for a malformed argument, before any call
+        :raises AuthenticationException: without a valid operator key
+        """
+        o = resolve_list_options(
+            metadata=metadata, state=state, control_plane_url=control_plane_url, request_timeout=request_timeout
+        )
+        transport = AsyncTransport(o.request_timeout)
+        try:
+            return await adrive(list_sandboxes_op(o), transport)
+        finally:
+            await transport.aclose()
+
+
+#: The answer of ``AsyncSandbox.list`` (named here: inside the class ``list`` is the method).
+_Infos = list[SandboxInfo]

@@ -7,19 +7,31 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
-from ._sandbox_core import Launched, SandboxCore, connect_op, create_op, fork_count, launched_from
+from ._sandbox_core import (
+    Launched,
+    SandboxCore,
+    connect_op,
+    create_op,
+    fork_count,
+    launched_from,
+    list_sandboxes_op,
+    sandbox_info_op,
+)
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
     resolve_connect_options,
     resolve_create_options,
+    resolve_info_options,
+    resolve_list_options,
+    set_timeout_ms,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import drive_secrets
 from ._home_persistence import drive_home, restore_on_create_op
 from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import Isolation, SandboxInfo
+from ._wire import Isolation, SandboxInfo, SandboxState
 from .gateways import Gateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -61,6 +73,38 @@ def _connect_new(  # the class side of ``Sandbox.connect``
         request_timeout=request_timeout,
     )
     return cls._open(connect_op(o), o.request_timeout)
+
+
+def _info_of(  # the class side of ``Sandbox.get_info``
+    cls: type[Sandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> SandboxInfo:
+    """``Sandbox.get_info(sandbox_id)``: one sandbox's facts without a handle (also once it has ended),
+    with ``access_token`` when given, else the operator key (``SDK_API_KEY``). On a handle,
+    ``sbx.get_info()`` reads its own sandbox's facts with its token.
+
+    :raises InvalidArgumentException: for a malformed argument, before any call
+    :raises AuthenticationException: when the control plane refuses the token or key
+    :raises SandboxException: ``sandbox_not_found`` for an id the control plane does not know
+    """
+    o = resolve_info_options(
+        sandbox_id, access_token=access_token, control_plane_url=control_plane_url, request_timeout=request_timeout
+    )
+    transport = Transport(o.request_timeout)
+    try:
+        return drive(sandbox_info_op(o), transport)
+    finally:
+        transport.close()
+
+
+def _info(self: Sandbox) -> SandboxInfo:
+    """``sbx.get_info()``: the sandbox's facts now (also once it has ended: they come from the control
+    plane's record)."""
+    return drive(self._core.info_op(), self._transport)
 
 
 class Sandbox(SandboxExtras):
@@ -151,6 +195,7 @@ class Sandbox(SandboxExtras):
         snapshot: str | SnapshotFacts | None = None,
         egress: EgressPolicy | Mapping[str, Any] | None = None,
         credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -197,6 +242,10 @@ class Sandbox(SandboxExtras):
         :param snapshot: start from this snapshot (``sbx.snapshot()``, or its id): its template,
             isolation and limits (``SDK_ISOLATION`` does not apply), and with a memory snapshot its
             running processes; a snapshot holds no gateway, so give ``gateways`` here
+        :param metadata: a string map (at most 64 entries; keys 1-128 characters, values at most 1024, no
+            control characters) shown by ``get_info`` and :meth:`list` and matched by
+            ``Sandbox.list(metadata=...)``; readable by whoever may read the sandbox's facts, so never a
+            secret. Ignored with ``pool`` (the pool's slot is taken as it is), as in TypeScript
         :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
             ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
@@ -225,6 +274,7 @@ class Sandbox(SandboxExtras):
             snapshot=snapshot,
             egress=egress,
             credentials=credentials,
+            metadata=metadata,
         )
         if pool is not None:
             return pool.take()
@@ -253,9 +303,22 @@ class Sandbox(SandboxExtras):
             raise
         return sbx
 
-    def get_info(self) -> SandboxInfo:
-        """The sandbox's facts now (also once it has ended: they come from the control plane's record)."""
-        return drive(self._core.info_op(), self._transport)
+    #: ``Sandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
+    get_info = hybridmethod(_info_of, _info)
+
+    def set_timeout(self, timeout: float) -> SandboxInfo:
+        """Sets the sandbox to end ``timeout`` seconds from now, sooner or later than before, never past
+        8 h from its creation (running plus suspended); a suspended sandbox stays suspended.
+        ``POST /v1/sandboxes/:id/timeout`` with the sandbox's token; returns its facts (``deadline_at``).
+
+        :raises InvalidArgumentException: for a ``timeout`` that is not a number of seconds from 0.001 to
+            8 h (``field`` ``timeout``, before any call), or past 8 h from the sandbox's creation (the
+            control plane's refusal, ``field`` ``timeoutMs``; nothing changed)
+        :raises SandboxException: (code ``sandbox_ended``) once the handle knows its sandbox ended, before
+            any call
+        """
+        timeout_ms = set_timeout_ms(timeout)
+        return drive(self._core.set_timeout_op(timeout_ms), self._transport)
 
     def pause(self) -> None:
         """Suspends the sandbox with its memory kept."""
@@ -313,3 +376,36 @@ class Sandbox(SandboxExtras):
                 raise
         finally:
             self.close()
+
+    @classmethod
+    def list(
+        cls,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        state: Sequence[SandboxState] | None = None,
+        control_plane_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> _Infos:
+        """The control plane's sandboxes, ended ones included (live ones first): those in one of
+        ``state`` (``running``, ``suspended``, ``ended``) when given, whose metadata holds every entry of
+        ``metadata`` when given. Needs the operator key (``SDK_API_KEY``).
+
+        Example::
+
+            mine = Sandbox.list(metadata={"owner": "ci"}, state=["running", "suspended"])
+
+        :raises InvalidArgumentException: for a malformed argument, before any call
+        :raises AuthenticationException: without a valid operator key
+        """
+        o = resolve_list_options(
+            metadata=metadata, state=state, control_plane_url=control_plane_url, request_timeout=request_timeout
+        )
+        transport = Transport(o.request_timeout)
+        try:
+            return drive(list_sandboxes_op(o), transport)
+        finally:
+            transport.close()
+
+
+#: The answer of ``Sandbox.list`` (named here: inside the class ``list`` is the method).
+_Infos = list[SandboxInfo]

@@ -55,7 +55,8 @@ def info(egress: dict[str, Any], **more: object) -> dict[str, Any]:
     return {
         "sandboxId": SBX, "template": "sdk-base", "isolation": "namespace", "state": "running",
         "allowInternetAccess": egress["mode"] != "closed", "egress": egress, "endReason": None,
-        "suspendReason": None, "deadlineAt": 1_900_000_000_000, "seq": 1, **more,
+        "suspendReason": None, "deadlineAt": 1_900_000_000_000, "startedAt": 1_899_996_400_000,
+        "metadata": {}, "seq": 1, **more,
     }  # fmt: skip
 
 

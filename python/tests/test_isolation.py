@@ -30,7 +30,7 @@ def info(isolation: str, **more: object) -> dict[str, Any]:
         "sandboxId": SBX, "template": "sdk-base", "isolation": isolation, "state": "running",
         "allowInternetAccess": True, "egress": {"mode": "open", "allow": [], "deny": []},
         "endReason": None, "suspendReason": None,
-        "deadlineAt": 1_900_000_000_000, "seq": 1, **more,
+        "deadlineAt": 1_900_000_000_000, "startedAt": 1_899_996_400_000, "metadata": {}, "seq": 1, **more,
     }  # fmt: skip
 
 

@@ -17,7 +17,8 @@ schema it stands for. For each pair the wire names (aliases), requiredness and J
 
 Every control-plane call the SDK makes (each ``*_call`` of ``sdk._control_plane`` and each ``*_feed`` of
 ``sdk._feeds``) must be an operation of the document, and its parser must take an answer made from that
-operation's schema and give the mapped model.
+operation's schema and give the mapped model (a list of it for an operation that answers an array:
+:data:`ARRAY_ANSWERS`), and each query parameter it sends must be one of the operation's.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import inspect
 import json
 import types
 import urllib.request
+from urllib.parse import parse_qsl
 from typing import Any, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -52,6 +54,7 @@ from sdk._wire import (
     PreviewPortInfo,
     PreviewPorts,
     SandboxInfo,
+    SetTimeoutRequest,
     SnapshotInfo,
     SnapshotList,
     TemplateBuiltLine,
@@ -68,6 +71,7 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
         ("delete", "/v1/sandboxes/{sandboxId}", "200", "application/json"),
         ("post", "/v1/sandboxes/{sandboxId}/pause", "200", "application/json"),
         ("post", "/v1/sandboxes/{sandboxId}/activity", "200", "application/json"),
+        ("post", "/v1/sandboxes/{sandboxId}/timeout", "200", "application/json"),
     ],
     SandboxEvent: [
         ("get", "/v1/sandboxes/{sandboxId}/events", "200", "application/x-ndjson"),
@@ -91,6 +95,12 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
     TemplateFailedLine: [("post", "/v1/templates", "200", "application/x-ndjson")],
 }
 
+#: Answer model -> (method, path, status, media type) of every operation whose answer is a JSON array of
+#: it (the model is checked against the array's ``items``).
+ARRAY_ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
+    SandboxInfo: [("get", "/v1/sandboxes", "200", "application/json")],
+}
+
 #: Request model -> (method, path) of the operation whose JSON body it builds.
 REQUESTS: dict[type[BaseModel], tuple[str, str]] = {
     CreateSandboxRequest: ("post", "/v1/sandboxes"),
@@ -98,6 +108,7 @@ REQUESTS: dict[type[BaseModel], tuple[str, str]] = {
     ForkRequest: ("post", "/v1/sandboxes/{sandboxId}/fork"),
     EgressPolicyWire: ("put", "/v1/sandboxes/{sandboxId}/egress"),
     ExposePortRequest: ("put", "/v1/sandboxes/{sandboxId}/previews/{port}"),
+    SetTimeoutRequest: ("post", "/v1/sandboxes/{sandboxId}/timeout"),
 }
 
 #: Each control-plane call of the SDK: how the test makes it (sandbox id ``SBX``), and its operation.
@@ -107,6 +118,15 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
     "create_call": (lambda p: plane_calls.create_call(p, {}), ("post", "/v1/sandboxes")),
     "connect_call": (lambda p: plane_calls.connect_call(p, SBX, "t"), ("post", "/v1/sandboxes/{sandboxId}/connect")),
     "info_call": (lambda p: plane_calls.info_call(p, SBX, "t"), ("get", "/v1/sandboxes/{sandboxId}")),
+    "list_call": (lambda p: plane_calls.list_call(p, "k"), ("get", "/v1/sandboxes")),
+    "list_call:filtered": (
+        lambda p: plane_calls.list_call(p, "k", ("running", "ended"), {"owner": "ci", "a b": "c&d=e"}),
+        ("get", "/v1/sandboxes"),
+    ),
+    "timeout_call": (
+        lambda p: plane_calls.timeout_call(p, SBX, "t", 60_000),
+        ("post", "/v1/sandboxes/{sandboxId}/timeout"),
+    ),
     "kill_call": (lambda p: plane_calls.kill_call(p, SBX, "t"), ("delete", "/v1/sandboxes/{sandboxId}")),
     "action_call:pause": (
         lambda p: plane_calls.action_call(p, SBX, "t", "pause"),
@@ -321,13 +341,17 @@ def example(schema: dict[str, Any]) -> Any:
     return values.get(kind, None) if isinstance(kind, str) else None
 
 
-@pytest.mark.parametrize("model", list(ANSWERS), ids=lambda m: m.__name__)
+@pytest.mark.parametrize("model", list(dict.fromkeys([*ANSWERS, *ARRAY_ANSWERS])), ids=lambda m: m.__name__)
 def test_answer_models_match_the_document(document: dict[str, Any], model: type[BaseModel]) -> None:
-    """Each answer model agrees with the schema of every operation it parses."""
+    """Each answer model agrees with the schema of every operation it parses (the items of an array)."""
     problems: list[str] = []
-    for method, path, status, media in ANSWERS[model]:
+    for method, path, status, media in ANSWERS.get(model, []):
         schema = variant(answer_schema(document, method, path, status, media), model)
         problems += compare(model, schema, f"{method.upper()} {path} {status}", request=False)
+    for method, path, status, media in ARRAY_ANSWERS.get(model, []):
+        schema = answer_schema(document, method, path, status, media)
+        assert schema.get("type") == "array", f"{method.upper()} {path} does not answer an array"
+        problems += compare(model, schema["items"], f"{method.upper()} {path} {status}[]", request=False)
     assert not problems, "\n".join(problems)
 
 
@@ -348,12 +372,23 @@ def test_every_control_plane_call_is_in_the_document(document: dict[str, Any]) -
     assert made == covered, f"control-plane calls this test does not map: {sorted(made ^ covered)}"
     for name, (make, (method, path)) in CALLS.items():
         call = make(plane)
-        made_path = call.path.replace(SNAP, "{snapshotId}").replace(SBX, "{sandboxId}").replace("/8000", "/{port}")
+        made_path, _, query = call.path.partition("?")
+        made_path = made_path.replace(SNAP, "{snapshotId}").replace(SBX, "{sandboxId}").replace("/8000", "/{port}")
         assert (call.method.lower(), made_path) == (method, path), name
         spec = operation(document, method, path)
+        sent = {key for key, _ in parse_qsl(query, keep_blank_values=True)}
+        taken = {p["name"] for p in spec.get("parameters", []) if p.get("in") == "query"}
+        assert sent <= taken, f"{name}: query parameters {sorted(sent - taken)} are not the operation's"
         models = [m for m, ops in ANSWERS.items() if any(op[:2] == (method, path) for op in ops)]
         status = next(s for s in spec["responses"] if s.startswith("2"))
         (schema,) = [content["schema"] for content in spec["responses"][status]["content"].values()]
+        if schema.get("type") == "array":  # an array of a model
+            (model,) = [m for m, ops in ARRAY_ANSWERS.items() if any(op[:2] == (method, path) for op in ops)]
+            assert not models, f"{name}: {method.upper()} {path} answers an array, not {models}"
+            parsed_items = call.parse([example(schema["items"])])
+            assert isinstance(parsed_items, list) and len(parsed_items) == 1, f"{name} does not parse a list"
+            assert isinstance(parsed_items[0], model), f"{name} does not parse with {model}"
+            continue
         alternatives = schema.get("oneOf", [schema])  # an NDJSON answer's kinds of line
         assert len(models) == len(alternatives), f"{name}: answer models of {method.upper()} {path}: {models}"
         for alternative in alternatives:
@@ -385,12 +420,14 @@ def test_the_create_body_is_a_create_request() -> None:
     options = resolve_create_options(
         template="sdk-base", allow_internet_access=False, timeout=60, memory_mb=None, cpus=0.5,
         control_plane_url=None, request_timeout=None, isolation="gvisor", egress={"mode": "closed"},
+        metadata={"owner": "ci"},
     )
     body = options.body()
     assert CreateSandboxRequest.model_validate(body, strict=True).wire() == body
     assert "memoryMb" not in body and body["cpus"] == 0.5 and None not in body.values()
     assert body["isolation"] == "gvisor"
     assert body["egress"] == {"mode": "closed", "allow": [], "deny": []}
+    assert body["metadata"] == {"owner": "ci"}
 
 
 def test_every_error_code_of_the_document_has_its_exception(document: dict[str, Any]) -> None:
