@@ -9,7 +9,10 @@
  * upstreams in every sandbox (a private CA), instead of the system's. `--dns-server`: the DNS servers every
  * sandbox's resolver asks (`SDK_DNS_SERVERS`, else the host's resolv.conf, by default).
  * `--preview-domain DOMAIN`: preview URLs by host, `<port>-<id>.DOMAIN` (a wildcard name resolving to
- * this server), each sandbox's port an origin of its own; by path on this server without. `sdk doctor [--state-dir DIR]`: checks the
+ * this server), each sandbox's port an origin of its own; by path on this server without.
+ * `--webhook URL` (repeatable): every sandbox's lifecycle events POSTed there, signed with the secret of
+ * `--webhook-secret-file FILE` (else the state folder's `webhook-secret`, made on first start; its path
+ * is printed, never its value). `sdk doctor [--state-dir DIR]`: checks the
  * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
  * control plane (`template-build.ts`).
  */
@@ -19,7 +22,12 @@ import { parseArgs } from 'node:util';
 import { ControlPlane } from '../control-plane/control-plane.js';
 import { checkDnsServers } from '../control-plane/dns-servers.js';
 import { createControlPlaneServer } from '../control-plane/http-api.js';
-import { loadOrCreateOperatorKey, operatorKeyFile } from '../control-plane/operator-key.js';
+import {
+  loadOrCreateOperatorKey,
+  operatorKeyFile,
+  webhookSecretFile,
+} from '../control-plane/operator-key.js';
+import { webhookUrlSchema } from '../rules/webhook-url.js';
 import { ISOLATIONS, isolationSchema, type Isolation } from '../protocol/control-plane-api.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import { doctor } from './doctor.js';
@@ -28,7 +36,7 @@ import { templateBuild } from './template-build.js';
 const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
   '                 [--gateway-ca FILE] [--isolation namespace|gvisor] [--dns-server ADDR[:PORT]]...',
-  '                 [--preview-domain DOMAIN]',
+  '                 [--preview-domain DOMAIN] [--webhook URL]... [--webhook-secret-file FILE]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
@@ -69,6 +77,8 @@ const parsed = (() => {
         isolation: { type: 'string', default: 'namespace' },
         'dns-server': { type: 'string', multiple: true, default: [] },
         'preview-domain': { type: 'string' },
+        webhook: { type: 'string', multiple: true, default: [] },
+        'webhook-secret-file': { type: 'string' },
       },
     });
   } catch (error) {
@@ -89,6 +99,11 @@ function wholeNumber(name: string, text: string, min: number, max: number): numb
 }
 const port = wholeNumber('port', values.port, 0, 65535);
 const warmPool = wholeNumber('warm-pool', values['warm-pool'], 0, 1000);
+const previewDomain = values['preview-domain'];
+if (previewDomain !== undefined && !PREVIEW_DOMAIN.test(previewDomain)) {
+  usage('--preview-domain must be a domain name (its wildcard, *.DOMAIN, resolving to this server)');
+}
+
 const gatewayCa = (() => {
   const file = values['gateway-ca'];
   if (file === undefined) return undefined;
@@ -110,6 +125,25 @@ const dnsServers = (() => {
     return checkDnsServers(values['dns-server'], '--dns-server');
   } catch (error) {
     return usage(error instanceof Error ? error.message : String(error));
+  }
+})();
+
+const webhooks = values.webhook.map((url) =>
+  webhookUrlSchema.safeParse(url).success
+    ? url
+    : usage('--webhook must be an http or https URL without user name, password or fragment'),
+);
+const webhookSecret = (() => {
+  const file = values['webhook-secret-file'];
+  if (file === undefined) return undefined;
+  try {
+    const secret = readFileSync(file, 'utf8').trim();
+    return secret.length >= 16
+      ? secret
+      : usage(`--webhook-secret-file: ${file} holds fewer than 16 characters`);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    return usage(`--webhook-secret-file: cannot read ${file} (${code})`);
   }
 })();
 
@@ -138,12 +172,10 @@ const plane = await ControlPlane.start({
   defaultIsolation: isolation,
   ...(gatewayCa === undefined ? {} : { gatewayCa }),
   ...(dnsServers.length === 0 ? {} : { dnsServers }),
+  webhooks,
+  ...(webhookSecret === undefined ? {} : { webhookSecret }),
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
-const previewDomain = values['preview-domain'];
-if (previewDomain !== undefined && !PREVIEW_DOMAIN.test(previewDomain)) {
-  usage('--preview-domain must be a domain name (its wildcard, *.DOMAIN, resolving to this server)');
-}
 const server = createControlPlaneServer(plane, {
   allowedHosts: [values.host, ...values['allow-host']],
   ...(previewDomain === undefined ? {} : { previewDomain }),
@@ -155,6 +187,12 @@ server.listen(port, values.host, () => {
   process.stdout.write(
     `inspector on http://${host}:${String(port)}/inspector/ (sign in with the operator key)\n`,
   );
+  if (webhooks.length > 0) {
+    const secret = webhookSecret === undefined ? webhookSecretFile(stateDir) : values['webhook-secret-file'];
+    process.stdout.write(
+      `webhooks to ${String(webhooks.length)} destination(s), signed with the secret in ${String(secret)}\n`,
+    );
+  }
   if (operator.created) {
     process.stdout.write(
       `operator key (give it to the SDK as SDK_API_KEY; shown once, kept in ${operatorKeyFile(stateDir)}): ${operator.key}\n`,

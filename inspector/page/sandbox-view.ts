@@ -148,6 +148,10 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       fact('time left', clocks.left, clocks.leftUrgent),
       fact('memory', memoryCell(sandbox)),
       fact('auto-resume', sandbox.autoResume ? 'yes' : 'no'),
+      ...Object.entries(sandbox.metadata).map(([key, value]) =>
+        // Text nodes only: metadata is the operator's, shown, never markup.
+        h('span', { class: 'fact', 'data-testid': 'metadata' }, h('span', { class: 'muted' }, key), value),
+      ),
     );
   };
 

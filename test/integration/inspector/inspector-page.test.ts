@@ -162,11 +162,12 @@ describe('the inspector page', () => {
     }
   });
 
-  it("shows a sandbox's egress policy, and logs the names its egress filter refused", async () => {
+  it("shows a sandbox's egress policy and metadata, and logs the names its egress filter refused", async () => {
     const sbx = await world.cp.createSandbox({
       template: 'sdk-base',
       allowInternetAccess: true,
       egress: { mode: 'allowlist', allow: ['allowed.test'] },
+      metadata: { owner: 'ci', note: HOSTILE },
     });
     try {
       // The table's chip names the mode.
@@ -179,6 +180,10 @@ describe('the inspector page', () => {
       await expect.poll(() => policy.getAttribute('data-mode')).toBe('allowlist');
       expect(await policy.textContent()).toContain('allowed.test');
       expect(await policy.getAttribute('title')).toContain('allow: allowed.test');
+      // Metadata (issue 28), as text: markup in a value stays text.
+      const metadata = page.locator('[data-testid=sandbox-view] .facts [data-testid=metadata]');
+      await expect.poll(() => metadata.allTextContents()).toEqual(['ownerci', `note${HOSTILE}`]);
+      expect(await page.evaluate(PWNED)).toBeUndefined();
 
       // NXDOMAIN from sandboxd's resolver, and a refused row for the name, via dns, by the allowlist.
       const result = await sbx.commands.run('getent hosts denied.test').catch((e: unknown) => e);
