@@ -7,7 +7,8 @@
  * This class wires the parts, one concept a file: `journal-records.ts` (what is journaled),
  * `recovery.ts` (replay, reconciliation, compaction), `sandbox-registry.ts` (live sandboxes, tombstones),
  * `projection.ts` (state events, inspection feed, public facts), `authorization.ts`, `scheduler.ts`
- * (time first, deadlines), `launcher.ts` (launches, warm pool), `daemon-followers.ts`.
+ * (time first, deadlines), `launcher.ts` (launches, warm pool), `daemon-followers.ts`, `webhooks.ts`
+ * (signed lifecycle events).
  */
 import type { Agent } from 'undici';
 import { tunnelAgent } from './daemon-tunnel.js';
@@ -50,7 +51,12 @@ import { InspectorView } from './inspector-view.js';
 import { SandboxJournal, type SandboxFacts } from './journal-records.js';
 import { DEFAULT_SNAPSHOT_BYTES, SnapshotStore } from './snapshot-store.js';
 import { Launcher, type LaunchRequestSpec } from './launcher.js';
-import { controlTokenFor, loadOrCreateControlKey, loadOrCreateOperatorKey } from './operator-key.js';
+import {
+  controlTokenFor,
+  loadOrCreateControlKey,
+  loadOrCreateOperatorKey,
+  loadOrCreateWebhookSecret,
+} from './operator-key.js';
 import { Projection } from './projection.js';
 import { compactionRecords, recover } from './recovery.js';
 import { HistoryReader } from './sandbox-history.js';
@@ -61,6 +67,7 @@ import { settleInBatches } from './batches.js';
 import { TemplateBuilds } from './template-builds.js';
 import { egressPolicySchema, policyOfInternetAccess, type EgressPolicy } from '../rules/egress-policy.js';
 import { checkDnsServers, defaultDnsServers } from './dns-servers.js';
+import { Webhooks } from './webhooks.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -100,6 +107,16 @@ export interface ControlPlaneOptions {
    * `defaultDnsServers()` by default (`SDK_DNS_SERVERS`, else the host's resolv.conf).
    */
   readonly dnsServers?: readonly string[];
+  /**
+   * Where every sandbox's lifecycle events are POSTed, signed (issue 28, `sdk serve --webhook`): http or
+   * https URLs. A sandbox's own `webhookUrl` (at create) gets its events too.
+   */
+  readonly webhooks?: readonly string[];
+  /**
+   * The secret webhooks are signed with, at least 16 characters; the state folder's `webhook-secret`
+   * file (made on first start) by default.
+   */
+  readonly webhookSecret?: string;
 }
 
 /** Sandboxes a fork starts at once (each launch keeps a core busy for a moment). */
@@ -122,7 +139,9 @@ export class ControlPlane {
   readonly #snapshots: SnapshotStore;
   readonly #now: () => number;
   readonly #projection = new Projection();
-  readonly #registry = new SandboxRegistry(this.#projection);
+  readonly #registry = new SandboxRegistry(this.#projection, (sandbox, restored) =>
+    this.#webhooks.track(sandbox, restored),
+  );
   readonly #authorization: Authorization;
   readonly #journal: SandboxJournal;
   readonly #launcher: Launcher;
@@ -133,6 +152,7 @@ export class ControlPlane {
   readonly #histories: HistoryReader;
   readonly #templateBuilds: TemplateBuilds;
   readonly #stopExitWatch: () => void;
+  readonly #webhooks: Webhooks;
   #closed = false;
   readonly #tunnels: Agent;
   /** Preview URLs (issue 28): who may reach a sandbox's port, and its public ports. */
@@ -213,6 +233,13 @@ export class ControlPlane {
     this.#templateBuilds = new TemplateBuilds(options.driver);
     this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
+    this.#webhooks = new Webhooks({
+      destinations: options.webhooks ?? [],
+      secret: options.webhookSecret ?? loadOrCreateWebhookSecret(options.stateDir),
+      journal: this.#journal,
+      now: this.#now,
+      timers: options.timers ?? true,
+    });
     this.#launcher = new Launcher({
       journal: this.#journal,
       launching: this.#registry.launching,
@@ -233,7 +260,8 @@ export class ControlPlane {
       driver: this.#driver,
       now: this.#now,
       timers: options.timers ?? true,
-      afterTick: () => this.#journal.compactIfDue(() => compactionRecords(this.#registry, this.#snapshots)),
+      afterTick: () =>
+        this.#journal.compactIfDue(() => compactionRecords(this.#registry, this.#snapshots, this.#webhooks)),
     });
     this.previews = new Previews({
       registry: this.#registry,
@@ -309,8 +337,9 @@ export class ControlPlane {
       driver: plane.#driver,
       send: (sandbox, event) => plane.#scheduler.send(sandbox, event),
       follow: (sandbox) => plane.#follow(sandbox),
+      webhooks: plane.#webhooks,
     });
-    await plane.tick(); // deadlines that passed while no control plane ran
+    await plane.#scheduler.tick(); // deadlines that passed while no control plane ran
     plane.#projection.settle(
       [...plane.#registry.liveSandboxes()].map((sandbox) => sandbox.actor),
       [...plane.#registry.tombstones()].map(([, ended]) => ended.info),
@@ -398,6 +427,7 @@ export class ControlPlane {
       limits: { memoryMb: spec.memoryMb, maxPids: spec.maxPids, cpus: spec.cpus },
       ...(snapshotId === undefined ? {} : { snapshotId }),
       ...(parsed.metadata === undefined ? {} : { metadata: parsed.metadata }),
+      ...(parsed.webhookUrl === undefined ? {} : { webhookUrl: parsed.webhookUrl }),
     };
     await this.#journal.append({ kind: 'created', id, input, facts });
     this.#registry.launching.delete(id);
@@ -655,9 +685,13 @@ export class ControlPlane {
     await abortExecution(this.#agentTarget(id, bearer), executionId);
   }
 
-  /** Sends `clock { now }` to every sandbox whose next deadline has come (and compacts when due). */
+  /**
+   * Sends `clock { now }` to every sandbox whose next deadline has come (and compacts when due), then
+   * sends the webhooks due (with timers off, only this sends them).
+   */
   async tick(): Promise<void> {
     await this.#scheduler.tick();
+    await this.#webhooks.tick();
   }
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */
@@ -670,6 +704,7 @@ export class ControlPlane {
     this.#driver.close();
     this.#launcher.close();
     this.#scheduler.close();
+    await this.#webhooks.close();
     this.#projection.close();
     this.#view.close();
     await this.#histories.close();

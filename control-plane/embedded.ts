@@ -33,6 +33,10 @@ export interface EmbeddedOptions {
   readonly gatewayCa?: string;
   /** The isolation of sandboxes whose create names none: `SDK_ISOLATION`, else `namespace`. */
   readonly isolation?: Isolation;
+  /** Where every sandbox's lifecycle events are POSTed, signed (`ControlPlaneOptions.webhooks`). */
+  readonly webhooks?: readonly string[];
+  /** Their signing secret; the state folder's `webhook-secret` by default. */
+  readonly webhookSecret?: string;
 }
 
 /**
@@ -66,6 +70,8 @@ export async function startEmbeddedControlPlane(
     warmPool: options.warmPool ?? 0,
     defaultIsolation: isolation,
     ...(options.gatewayCa === undefined ? {} : { gatewayCa: options.gatewayCa }),
+    ...(options.webhooks === undefined ? {} : { webhooks: options.webhooks }),
+    ...(options.webhookSecret === undefined ? {} : { webhookSecret: options.webhookSecret }),
   });
   const server = createControlPlaneServer(plane);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

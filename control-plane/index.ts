@@ -1,6 +1,7 @@
 /**
  * `sdk/control-plane`: the control plane for single-machine use (`startEmbeddedControlPlane`) and for
- * hosting (`ControlPlane` with a driver such as `NamespaceDriver`, `createControlPlaneServer`).
+ * hosting (`ControlPlane` with a driver such as `NamespaceDriver`, `createControlPlaneServer`); and, for
+ * a webhook receiver, the event's schema and `verifyWebhookSignature`.
  */
 export { ControlPlane, type ControlPlaneOptions } from './control-plane.js';
 export {
@@ -16,3 +17,13 @@ export type {
 export { startEmbeddedControlPlane, type EmbeddedControlPlane, type EmbeddedOptions } from './embedded.js';
 export { createControlPlaneServer } from './http-api.js';
 export { openApiDocument } from './openapi.js';
+export {
+  verifyWebhookSignature,
+  webhookEventSchema,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURE_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+  type WebhookEvent,
+  type WebhookVerification,
+} from '../protocol/webhook-wire.js';

@@ -10,6 +10,7 @@ import type { SandboxMachineEvent, SandboxMachineInput } from '../machines/sandb
 import type { Isolation, SandboxInfo } from '../protocol/control-plane-api.js';
 import type { EgressPolicy } from '../rules/egress-policy.js';
 import type { SnapshotRecord } from './snapshot-store.js';
+import type { WebhookDelivery } from './webhook-queue.js';
 
 /** What the control plane keeps about a sandbox beside its machine. */
 export interface SandboxFacts {
@@ -30,6 +31,8 @@ export interface SandboxFacts {
   readonly publicPorts?: readonly number[];
   /** SHA-256 of the access token, hex: the token itself is never stored. */
   readonly tokenHash: string;
+  /** Where its lifecycle events go besides the operator's destinations (issue 28; never shown). */
+  readonly webhookUrl?: string;
 }
 
 /** What the journal records. */
@@ -67,7 +70,18 @@ export type JournalRecord =
   /** A live sandbox's egress policy changed (`PUT /v1/sandboxes/{id}/egress`). */
   | { readonly kind: 'egress'; readonly id: string; readonly egress: EgressPolicy }
   /** A live sandbox's public ports changed (`PUT /v1/sandboxes/{id}/previews/{port}`). */
-  | { readonly kind: 'ports'; readonly id: string; readonly publicPorts: readonly number[] };
+  | { readonly kind: 'ports'; readonly id: string; readonly publicPorts: readonly number[] }
+  | WebhookRecord;
+
+/**
+ * Webhook records (`webhooks.ts`): the operator's destinations from here on (journaled at a start that
+ * changed them), a destination's acknowledgement of a delivery, and (written by compaction) a delivery
+ * not yet acknowledged. A sandbox's events themselves are its journaled transitions.
+ */
+export type WebhookRecord =
+  | { readonly kind: 'webhook_destinations'; readonly urls: readonly string[] }
+  | { readonly kind: 'webhook_delivered'; readonly deliveryId: string }
+  | { readonly kind: 'webhook_pending'; readonly delivery: WebhookDelivery };
 
 /**
  * The journal of one state folder, typed by its records.

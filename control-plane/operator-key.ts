@@ -31,6 +31,17 @@ export function loadOrCreateControlKey(stateDir: string): string {
   return loadOrCreateKey(stateDir, join(stateDir, 'control-key')).key;
 }
 
+/**
+ * The secret webhooks are signed with (issue 28; 0600 in the state folder as `webhook-secret`, never
+ * logged): receivers are given it by the operator to check each request's signature.
+ */
+export const webhookSecretFile = (stateDir: string): string => join(stateDir, 'webhook-secret');
+
+/** The state folder's webhook signing secret, made when there is none. */
+export function loadOrCreateWebhookSecret(stateDir: string): string {
+  return loadOrCreateKey(stateDir, webhookSecretFile(stateDir)).key;
+}
+
 /** The control plane's credential for one sandbox's daemon: its event stream, the agent's executions. */
 export function controlTokenFor(controlKey: string, sandboxId: string): string {
   return createHmac('sha256', controlKey).update(sandboxId, 'utf8').digest('base64url');

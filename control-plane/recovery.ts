@@ -9,6 +9,7 @@ import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import type { JournalRecord } from './journal-records.js';
 import type { LiveSandbox, SandboxRegistry } from './sandbox-registry.js';
 import type { SnapshotStore } from './snapshot-store.js';
+import type { Webhooks } from './webhooks.js';
 
 /** What recovery works with. */
 export interface RecoveryTargets {
@@ -23,6 +24,8 @@ export interface RecoveryTargets {
   readonly send: (sandbox: LiveSandbox, event: SandboxMachineEvent) => Promise<void>;
   /** Follows a live sandbox's daemon. */
   readonly follow: (sandbox: LiveSandbox) => void;
+  /** Takes the webhook records, and begins once the journal is replayed (before reconciliation). */
+  readonly webhooks: Pick<Webhooks, 'replay' | 'begin'>;
 }
 
 /**
@@ -33,7 +36,8 @@ export interface RecoveryTargets {
  */
 export async function recover(targets: RecoveryTargets): Promise<void> {
   const { registry, driver, snapshots } = targets;
-  replay(targets.records, registry, snapshots);
+  replay(targets.records, registry, snapshots, targets.webhooks);
+  await targets.webhooks.begin(); // what reconciliation changes goes to the destinations given now
   await snapshots.removeStrays();
   const existing = new Set(await driver.list());
   for (const sandbox of registry.liveSandboxes()) {
@@ -63,11 +67,17 @@ export async function recover(targets: RecoveryTargets): Promise<void> {
 }
 
 /**
- * The records a compaction writes: one per sandbox (an ended one's facts, a live one's persisted
- * snapshot) and the launches in flight. Replayed, they rebuild the same registry.
+ * The records a compaction writes: the webhooks' (their destinations and deliveries waiting), one per
+ * sandbox (an ended one's facts, a live one's persisted snapshot) and the launches in flight. Replayed,
+ * they rebuild the same registry and webhook queue.
  */
-export function compactionRecords(registry: SandboxRegistry, snapshots: SnapshotStore): JournalRecord[] {
+export function compactionRecords(
+  registry: SandboxRegistry,
+  snapshots: SnapshotStore,
+  webhooks: Pick<Webhooks, 'records'>,
+): JournalRecord[] {
   return [
+    ...webhooks.records(),
     ...snapshots.records().map((snapshot): JournalRecord => ({ kind: 'snapshot_taken', snapshot })),
     ...[...snapshots.taking].map((snapshotId): JournalRecord => ({ kind: 'snapshot_taking', snapshotId })),
     ...[...registry.tombstones()].map(([id, ended]): JournalRecord => ({ kind: 'ended', id, ...ended })),
@@ -87,6 +97,7 @@ function replay(
   records: readonly JournalRecord[],
   registry: SandboxRegistry,
   snapshots: SnapshotStore,
+  webhooks: Pick<Webhooks, 'replay'>,
 ): void {
   const { launching } = registry;
   for (const record of records) {
@@ -107,6 +118,12 @@ function replay(
       registry.setEgress(record.id, record.egress);
     } else if (record.kind === 'ports') {
       registry.setPublicPorts(record.id, record.publicPorts);
+    } else if (
+      record.kind === 'webhook_destinations' ||
+      record.kind === 'webhook_delivered' ||
+      record.kind === 'webhook_pending'
+    ) {
+      webhooks.replay(record);
     } else {
       registry.find(record.id)?.actor.replay(record.event, record.seq);
     }

@@ -42,10 +42,15 @@ export class SandboxRegistry {
   readonly #live = new Map<string, LiveSandbox>();
   readonly #ended = new Map<string, EndedSandbox>();
   readonly #projection: Projection;
+  readonly #onAdopt: ((sandbox: LiveSandbox, restored: boolean) => void) | undefined;
 
-  /** Actors record into `projection`'s system and log their states there. */
-  constructor(projection: Projection) {
+  /**
+   * Actors record into `projection`'s system and log their states there; `onAdopt` hears of each
+   * adoption (`restored`: from a compacted journal's snapshot, its creation behind it).
+   */
+  constructor(projection: Projection, onAdopt?: (sandbox: LiveSandbox, restored: boolean) => void) {
     this.#projection = projection;
+    this.#onAdopt = onAdopt;
   }
 
   /** Makes the actor of a created (or compacted) sandbox and registers it as live. */
@@ -62,6 +67,7 @@ export class SandboxRegistry {
     const sandbox = { actor, input, facts };
     this.#live.set(id, sandbox);
     this.#projection.track(actor);
+    this.#onAdopt?.(sandbox, restore !== undefined);
     return sandbox;
   }
 

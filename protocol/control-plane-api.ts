@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { egressPolicySchema } from '../rules/egress-policy.js';
 import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
+import { webhookUrlSchema } from '../rules/webhook-url.js';
 import { LIMITS } from '../rules/limits.js';
 import { SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
 import { egressPolicyWire } from './egress-wire.js';
@@ -73,6 +74,13 @@ export const createSandboxRequestSchema = z.strictObject({
   metadata: sandboxMetadataSchema
     .optional()
     .describe('a string map shown by getInfo and list, matched by list (at most 64 entries)'),
+  /**
+   * Where this sandbox's lifecycle events are POSTed, signed, besides the control plane's own
+   * destinations (issue 28; `protocol/webhook-wire.ts`). Kept in its facts, never shown.
+   */
+  webhookUrl: webhookUrlSchema
+    .optional()
+    .describe("where this sandbox's lifecycle events are POSTed, signed: an http or https URL"),
 });
 
 /** Body of `POST /v1/sandboxes/{sandboxId}/timeout`: the sandbox ends `timeoutMs` from now. */

@@ -133,6 +133,7 @@ export async function launchSandbox(
       memoryMb: o.memoryMb,
       cpus: o.cpus,
       ...(o.metadata === undefined ? {} : { metadata: o.metadata }),
+      ...(o.webhookUrl === undefined ? {} : { webhookUrl: o.webhookUrl }),
     },
   });
   return {

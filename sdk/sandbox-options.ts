@@ -15,6 +15,7 @@ import { SecretCache } from './secret-store/secret-cache.js';
 import type { SandboxPool } from './sandbox-pool.js';
 import { egressPolicySchema } from '../rules/egress-policy.js';
 import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
+import { webhookUrlSchema } from '../rules/webhook-url.js';
 
 const sandboxOptions = z
   .strictObject({
@@ -105,6 +106,12 @@ const sandboxOptions = z
      * by `Sandbox.list({ metadata })`. Readable by whoever may read the sandbox's facts: never a secret.
      */
     metadata: sandboxMetadataSchema.optional(),
+    /**
+     * Where this sandbox's lifecycle events (created, paused, resumed, ended, failed) are POSTed, signed
+     * with the control plane's webhook secret, besides the control plane's own destinations: an http or
+     * https URL. Never shown by `getInfo` or `list`.
+     */
+    webhookUrl: webhookUrlSchema.optional(),
   })
   .superRefine((o, ctx) => {
     if (o.egress !== undefined && !o.allowInternetAccess && o.egress.mode !== 'closed') {

@@ -42,7 +42,7 @@ async function serve(stateDir: string): Promise<{ url: string; key: string; chil
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let url = '';
-  for await (const line of createInterface({ input: child.stdout ?? process.stdin })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     url ||= /^control plane on (\S+)/.exec(line)?.[1] ?? '';
     const key = /operator key .*: (\S+)$/.exec(line)?.[1];
     if (key !== undefined && url !== '') return { url, key, child };

@@ -1,6 +1,7 @@
 /**
  * `sdk`'s arguments: `--help` prints the usage and exits 0; an unknown option or command, a malformed
- * number, or an unreadable `--gateway-ca` ends with one line naming the problem, the usage and exit 2,
+ * number, an unreadable `--gateway-ca` or `--webhook-secret-file`, or a `--webhook` that is not an http(s)
+ * URL ends with one line naming the problem, the usage and exit 2,
  * before anything is started (no state folder is made).
  */
 import { execFile } from 'node:child_process';
@@ -43,6 +44,12 @@ describe('sdk arguments', () => {
     [
       ['serve', '--gateway-ca', '/nonexistent/ca.pem'],
       /--gateway-ca: cannot read \/nonexistent\/ca.pem \(ENOENT\)/,
+    ],
+    [['serve', '--webhook', 'ftp://127.0.0.1/hook'], /--webhook must be an http or https URL/],
+    [['serve', '--webhook', 'http://user:pass@127.0.0.1/'], /--webhook must be an http or https URL/],
+    [
+      ['serve', '--webhook-secret-file', '/nonexistent/secret'],
+      /--webhook-secret-file: cannot read \/nonexistent\/secret \(ENOENT\)/,
     ],
   ])('refuses %j with the problem and the usage, exit 2, starting nothing', async (args, problem) => {
     const state = join(scratch, 'state');
