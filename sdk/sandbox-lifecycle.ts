@@ -248,8 +248,14 @@ const listOptions = z.strictObject({
   requestTimeoutMs: z.number().int().positive().optional(),
 });
 
-/** `Sandbox.list`: the control plane's sandboxes (ended ones too), filtered; with the operator key. */
-export async function listSandboxes(options: z.input<typeof listOptions>): Promise<SandboxInfo[]> {
+/**
+ * `Sandbox.list`: the control plane's sandboxes (ended ones too), filtered; with the operator key
+ * (`SDK_API_KEY` unless `apiKey` is given, as the E2B shim does with its `apiKey` option).
+ */
+export async function listSandboxes(
+  options: z.input<typeof listOptions>,
+  apiKey: string | undefined = operatorKey(),
+): Promise<SandboxInfo[]> {
   const o = parseOptions(listOptions, options, 'Sandbox.list');
   const query = new URLSearchParams();
   for (const state of o.state ?? []) query.append('state', state);
@@ -257,7 +263,7 @@ export async function listSandboxes(options: z.input<typeof listOptions>): Promi
     query.set('metadata', new URLSearchParams(Object.entries(o.metadata)).toString());
   const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
   const search = query.size === 0 ? '' : `?${query.toString()}`;
-  return plane.call('GET', `/v1/sandboxes${search}`, z.array(sandboxInfoSchema), { token: operatorKey() });
+  return plane.call('GET', `/v1/sandboxes${search}`, z.array(sandboxInfoSchema), { token: apiKey });
 }
 
 const inspectOptions = z.strictObject({

@@ -51,7 +51,7 @@ def test_hosted_service_options_are_refused_naming_them(
         with pytest.raises(NotSupportedException, match=f"^{name} is not supported by the E2B shim"):
             Sandbox.create(**{name: value})
     unsupported: dict[str, Any] = {
-        "metadata": {"k": "v"}, "mcp": {"github": {}}, "iam": {"tokens": {}},
+        "mcp": {"github": {}}, "iam": {"tokens": {}},
         "lifecycle": {"on_timeout": "pause"}, "volume_mounts": {"/mnt": "v"},
     }  # fmt: skip
     for option, value in unsupported.items():
@@ -115,19 +115,21 @@ def test_an_id_this_control_plane_never_makes_names_no_sandbox(no_traffic: None)
 
 def test_list_pages_hold_e2b_s_hundred_by_default(no_traffic: None) -> None:
     end = datetime.now(timezone.utc)
-    listed = [SandboxInfo(f"{n:012x}", "sdk-base", "sdk-base", SandboxState.RUNNING, end) for n in range(150)]
+    listed = [SandboxInfo(f"{n:012x}", "sdk-base", "sdk-base", SandboxState.RUNNING, end, end) for n in range(150)]
     paginator = SandboxPaginator(lambda: listed, None, None)
     assert paginator.next_items() == listed[:100] and paginator.has_next
     assert paginator.next_items() == listed[100:] and not paginator.has_next
 
 
 def test_unsupported_methods_name_the_feature(no_traffic: None) -> None:
-    for method, args in (("set_timeout", (60,)), ("get_metrics", ())):
-        with pytest.raises(NotSupportedException, match=f"^{method} is not supported") as refused:
-            getattr(Sandbox, method)(*args)
-        assert refused.value.feature == method
-    with pytest.raises(NotSupportedException, match="SandboxQuery.metadata"):
-        Sandbox.list(SandboxQuery(metadata={"k": "v"}))
+    with pytest.raises(NotSupportedException, match="^get_metrics is not supported") as refused:
+        Sandbox.get_metrics()
+    assert refused.value.feature == "get_metrics"
+    # set_timeout and listing by metadata are offered (test_compat_e2b_lifecycle_calls.py), checked first.
+    with pytest.raises(InvalidArgumentException, match="timeout"):
+        Sandbox.set_timeout("0123456789ab", 0)
+    with pytest.raises(InvalidArgumentException, match="SandboxQuery: metadata"):
+        Sandbox.list(SandboxQuery(metadata={"": "v"}))
     for name in ("create", "connect", "send_stdin", "resize", "kill"):
         with pytest.raises(NotSupportedException) as refused:
             getattr(Pty(), name)()

@@ -37,8 +37,8 @@ async def test_refusals_before_any_call(no_traffic: None, monkeypatch: pytest.Mo
         await AsyncSandbox.create(domain="e2b.app")
     with pytest.raises(InvalidArgumentException, match="gateways is not accepted"):
         await AsyncSandbox.create(gateways={"llm": object()})
-    with pytest.raises(NotSupportedException, match="^metadata"):
-        await AsyncSandbox.create(metadata={"k": "v"})
+    with pytest.raises(InvalidArgumentException, match="metadata"):  # offered, with the native rules
+        await AsyncSandbox.create(metadata={"k": "a\x00b"})
     with pytest.raises(NotSupportedException, match="^get_metrics"):
         await AsyncSandbox.get_metrics()
     monkeypatch.delenv("SDK_ACCESS_TOKEN", raising=False)

@@ -1,16 +1,17 @@
 """Programs as E2B's documentation and its Python SDK's own tests write them, run through the sync E2B shim
 against the real control plane with only the import changed, asserting what E2B says the program
 observes: result shapes, field names and types, enum members, exception classes, defaults. This
-module: the sandbox lifecycle (info, list, pause, connect, kill, ended sandboxes, the no-internet
-template), a port reached through ``get_host``, and the stand-ins that refuse any use. Where this control plane differs on purpose (a lifetime
-that ``connect`` cannot lengthen) the test asserts the documented answer. Every test ends the sandboxes
-it created."""
+module: the sandbox lifecycle (info, list by metadata, state, start and template, set_timeout, pause,
+connect, kill, ended sandboxes, the no-internet template), a port reached through ``get_host``, and the
+stand-ins that refuse any use. Where this control plane differs on purpose (8 h from creation at most) the
+test asserts the documented answer. Every test ends the sandboxes it created."""
 
 from __future__ import annotations
 
 import time
 import urllib.parse
-from datetime import datetime
+import uuid
+from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -68,15 +69,17 @@ def test_info_list_pause_connect_and_kill(sandbox: Sandbox) -> None:
         by_template = Sandbox.list(query=SandboxQuery(template="base")).next_items()
         assert sbx.sandbox_id in [item.sandbox_id for item in by_template]
         assert Sandbox.list(query=SandboxQuery(template="no-such-template")).next_items() == []
-        with pytest.raises(NotSupportedException) as refused:
-            Sandbox.list(query=SandboxQuery(started_after=datetime.now()))
-        assert refused.value.feature == "SandboxQuery.started_after"
-        # connect never shortens a lifetime: a shorter timeout changes nothing, as in E2B
+        # E2B's started_after: at or after the start, not a second later
+        since = Sandbox.list(query=SandboxQuery(started_after=info.started_at)).next_items()
+        assert sbx.sandbox_id in [item.sandbox_id for item in since]
+        assert sandbox.sandbox_id not in [item.sandbox_id for item in since]  # started before it
+        later = SandboxQuery(started_after=info.started_at + timedelta(seconds=1))
+        assert sbx.sandbox_id not in [item.sandbox_id for item in Sandbox.list(query=later).next_items()]
+        # connect never shortens a lifetime: a shorter timeout changes nothing, as in E2B; a longer one extends it
         Sandbox.connect(sbx.sandbox_id, timeout=10)
         assert Sandbox.get_info(sbx.sandbox_id).end_at == info.end_at
-        with pytest.raises(NotSupportedException) as longer:
-            Sandbox.connect(sbx.sandbox_id, timeout=600)
-        assert longer.value.feature == "connect(timeout=...)"
+        Sandbox.connect(sbx.sandbox_id, timeout=600)
+        assert Sandbox.get_info(sbx.sandbox_id).end_at > datetime.now(timezone.utc) + timedelta(seconds=500)
         sbx.pause()
         assert sbx.is_running() is False
         assert sbx.get_info().state == SandboxState.PAUSED
@@ -94,6 +97,41 @@ def test_info_list_pause_connect_and_kill(sandbox: Sandbox) -> None:
         Sandbox.get_info(sbx.sandbox_id)
     with pytest.raises(SandboxNotFoundException):
         Sandbox.connect(sbx.sandbox_id)
+
+
+# --- metadata and timeouts (docs: sandbox metadata, timeout; SDK tests test_timeout.py, test_sbx_list.py) ---
+
+
+def test_metadata_list_by_it_set_timeout_and_get_info(control_plane: ControlPlane) -> None:
+    unique_id = str(uuid.uuid4())
+    extra = Sandbox.create(metadata={"unique_id": unique_id}, timeout=60)
+    try:
+        # E2B's test_list_sandboxes_with_filter
+        sandboxes = Sandbox.list(query=SandboxQuery(metadata={"unique_id": unique_id})).next_items()
+        assert [item.sandbox_id for item in sandboxes] == [extra.sandbox_id]
+        assert sandboxes[0].metadata == {"unique_id": unique_id}
+        running = SandboxQuery(metadata={"unique_id": unique_id}, state=[SandboxState.RUNNING])
+        assert [item.sandbox_id for item in Sandbox.list(query=running).next_items()] == [extra.sandbox_id]
+        # E2B's test_shorten_then_lengthen_timeout, read from end_at rather than waited for
+        extra.set_timeout(5)
+        assert extra.get_info().end_at <= datetime.now(timezone.utc) + timedelta(seconds=5)
+        extra.set_timeout(600)
+        info = extra.get_info()
+        assert info.metadata == {"unique_id": unique_id} and isinstance(info.started_at, datetime)
+        assert info.end_at > datetime.now(timezone.utc) + timedelta(seconds=500)
+        Sandbox.set_timeout(extra.sandbox_id, 300)  # by id, with the API key
+        assert Sandbox.get_info(extra.sandbox_id).end_at < info.end_at
+        with pytest.raises(InvalidArgumentException, match="8 h from its creation"):  # E2B's cap is 24 h
+            extra.set_timeout(8 * 3600)
+        # E2B's test_shorten_timeout: past it the sandbox is no longer running
+        extra.set_timeout(1)
+        deadline = time.monotonic() + 20
+        while extra.is_running():
+            assert time.monotonic() < deadline
+            time.sleep(0.25)
+        assert Sandbox.list(query=SandboxQuery(metadata={"unique_id": unique_id})).next_items() == []
+    finally:
+        extra.kill()
 
 
 # --- a public URL (docs: sandbox public URL; SDK tests sandbox_sync/test_host.py) ------------------------

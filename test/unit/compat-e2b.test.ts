@@ -286,7 +286,6 @@ describe('refusals before any call', () => {
     ['iam', { iam: {} }],
     ['volumeMounts', { volumeMounts: {} }],
     ['lifecycle', { lifecycle: {} }],
-    ['metadata', { metadata: { owner: 'me' } }],
   ])('refuses %s with NotSupportedError naming it', async (feature, options) => {
     await expect(Sandbox.create(options as never)).rejects.toMatchObject({
       name: 'NotSupportedError',
@@ -319,12 +318,11 @@ describe('refusals before any call', () => {
     );
   });
 
-  it("refuses what only E2B's cloud has: setTimeout, metrics, listing by metadata", async () => {
-    await expect(Sandbox.setTimeout('0123456789ab', 60_000)).rejects.toMatchObject({
-      feature: 'Sandbox.setTimeout',
-    });
+  it("refuses what only E2B's cloud has (metrics); setTimeout and list's metadata are checked first", async () => {
     await expect(Sandbox.getMetrics('0123456789ab')).rejects.toMatchObject({ feature: 'Sandbox.getMetrics' });
-    expect(() => Sandbox.list({ query: { metadata: { a: 'b' } } })).toThrow(NotSupportedError);
+    // Offered (compat-e2b-lifecycle.test.ts), their arguments checked before any call.
+    await expect(Sandbox.setTimeout('0123456789ab', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(() => Sandbox.list({ query: { metadata: { '': 'b' } } })).toThrow(InvalidArgumentError);
   });
 
   it('answers for an id no sandbox can have before any call, as E2B answers for an unknown id (kill: false)', async () => {

@@ -4,8 +4,10 @@
  * and the native error as `cause`. The native brand is kept too, so `instanceof` the native
  * `InvalidArgumentError` (or `SdkError`) still holds for a mapped error.
  */
+import type { z } from 'zod';
 import type { ErrorCode } from '../../../rules/error-codes.js';
 import { InvalidArgumentError as NativeInvalidArgumentError, SdkError } from '../../../rules/errors.js';
+import { parseOptions } from '../../../rules/parse-options.js';
 
 /** The native SDK's cross-copy `instanceof` brand (`rules/errors.ts`). */
 const LINEAGE = Symbol.for('sdk.error.lineage');
@@ -201,4 +203,21 @@ export async function sandboxCall<T>(call: () => Promise<T>, probe: SandboxProbe
 export function invalidArgument(message: string, field: string): InvalidArgumentError {
   const native = new NativeInvalidArgumentError(message, { field });
   return new InvalidArgumentError(message, { code: 'invalid_argument', cause: native });
+}
+
+/**
+ * `input` checked with a native schema before any call (`parseOptions`), a refusal as E2B's
+ * `InvalidArgumentError` carrying the native one (its message, `field` and brand).
+ */
+export function e2bParse<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  typeName: string,
+  fieldPrefix: readonly PropertyKey[] = [],
+): z.output<S> {
+  try {
+    return parseOptions(schema, input, typeName, fieldPrefix);
+  } catch (error) {
+    throw toE2BError(error);
+  }
 }

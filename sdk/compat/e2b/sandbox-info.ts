@@ -1,15 +1,14 @@
 /**
  * What the E2B shim says of a sandbox (E2B's `SandboxInfo` and `SandboxState`, from the control plane's
- * info) and how it lists them (`Sandbox.list`'s options and pages, `SandboxPaginator`).
+ * info) and how it lists them (`Sandbox.list`'s options and pages, `SandboxPaginator`, over the native
+ * `Sandbox.list({ metadata, state })`).
  */
-import { z } from 'zod';
-import {
-  sandboxInfoSchema,
-  type SandboxInfo as NativeSandboxInfo,
-} from '../../../protocol/control-plane-api.js';
+import type { SandboxInfo as NativeSandboxInfo } from '../../../protocol/control-plane-api.js';
+import { sandboxMetadataSchema } from '../../../rules/sandbox-metadata.js';
 import type { ControlPlaneClient } from '../../control-plane-client.js';
+import { listSandboxes } from '../../sandbox-lifecycle.js';
 import { nativeTemplate, type ConnectionOpts } from './connection.js';
-import { SandboxError, SandboxNotFoundError, e2bCall, invalidArgument } from './errors.js';
+import { SandboxError, SandboxNotFoundError, e2bCall, e2bParse, invalidArgument } from './errors.js';
 import { networkInfo, type SandboxNetworkInfo } from './network.js';
 
 /** E2B's sandbox states: ours `suspended` is E2B's `paused`. */
@@ -22,9 +21,11 @@ export interface SandboxInfo {
   readonly templateId: string;
   /** The template's name too (the control plane has no separate template ids). */
   readonly name: string;
-  /** Always empty: the control plane keeps no metadata. */
+  /** The metadata given at create (`Sandbox.create({ metadata })`); empty when none was. */
   readonly metadata: Record<string, string>;
-  /** When the sandbox's lifetime ends. */
+  /** When the sandbox was created (its lifetime, running plus suspended, counts from here). */
+  readonly startedAt: Date;
+  /** When the sandbox's lifetime ends (`timeoutMs` of create, or the latest `setTimeout`). */
   readonly endAt: Date;
   readonly state: SandboxState;
   readonly allowInternetAccess: boolean;
@@ -43,8 +44,9 @@ export interface SandboxInfo {
 /** Options of `Sandbox.list` (E2B's `SandboxListOpts`). */
 export interface SandboxListOpts extends ConnectionOpts {
   /**
-   * E2B's filter: `state` and `template` (E2B's `base` is `sdk-base`) are honoured; `metadata` and
-   * `startedAfter` are refused (the control plane keeps no metadata and no start time).
+   * E2B's filter, its parts combined with AND: `metadata` (every entry held; the native
+   * `Sandbox.list({ metadata })`), `state` (E2B's `running` / `paused`, by default both), `startedAfter`
+   * (created at or after it) and `template` (E2B's `base` is `sdk-base` and `sdk-base-caps`).
    */
   query?: {
     metadata?: Record<string, string>;
@@ -77,7 +79,8 @@ export function e2bInfo(info: NativeSandboxInfo): SandboxInfo {
     sandboxId: info.sandboxId,
     templateId: info.template,
     name: info.template,
-    metadata: {},
+    metadata: { ...info.metadata },
+    startedAt: new Date(info.startedAt),
     endAt: new Date(info.deadlineAt),
     state: stateOf(info),
     allowInternetAccess: info.allowInternetAccess,
@@ -86,7 +89,14 @@ export function e2bInfo(info: NativeSandboxInfo): SandboxInfo {
   };
 }
 
-/** Pages of `Sandbox.list` (E2B's `SandboxPaginator`): `hasNext`, `nextItems()`. */
+/** E2B's states as the native ones: a paused sandbox here is a suspended one. */
+const NATIVE_STATE = { running: 'running', paused: 'suspended' } as const;
+
+/**
+ * Pages of `Sandbox.list` (E2B's `SandboxPaginator`): `hasNext`, `nextItems()`. Each page reads the
+ * native list (`GET /v1/sandboxes`, the metadata and states filtered by the control plane) with the key,
+ * then filters by `startedAfter` and `template`, orders by start and slices `limit` from `nextToken`.
+ */
 export class SandboxPaginator {
   /** True while there may be more sandboxes to fetch. */
   hasNext = true;
@@ -106,6 +116,9 @@ export class SandboxPaginator {
     if (order !== undefined && order !== 'asc' && order !== 'desc') {
       throw invalidArgument("Sandbox.list: order must be 'asc' or 'desc'", 'order');
     }
+    if (opts.query?.metadata !== undefined) {
+      e2bParse(sandboxMetadataSchema, opts.query.metadata, 'Sandbox.list', ['query', 'metadata']);
+    }
     const state: unknown = opts.query?.state;
     if (
       state !== undefined &&
@@ -113,6 +126,13 @@ export class SandboxPaginator {
     ) {
       // As the Python shim: E2B's states are 'running' and 'paused'.
       throw invalidArgument("Sandbox.list: query.state must list 'running' / 'paused'", 'query.state');
+    }
+    const startedAfter: unknown = opts.query?.startedAfter;
+    if (
+      startedAfter !== undefined &&
+      (!(startedAfter instanceof Date) || Number.isNaN(startedAfter.getTime()))
+    ) {
+      throw invalidArgument('Sandbox.list: query.startedAfter must be a valid Date', 'query.startedAfter');
     }
     if (opts.query?.template !== undefined && typeof opts.query.template !== 'string') {
       throw invalidArgument('Sandbox.list: query.template must be a template name', 'query.template');
@@ -128,19 +148,32 @@ export class SandboxPaginator {
   /** The next page of sandboxes. */
   async nextItems(): Promise<SandboxInfo[]> {
     if (!this.hasNext) throw new SandboxError('No more items to fetch');
+    const { metadata, state, startedAfter, template } = this.#opts.query ?? {};
+    // E2B lists running and paused sandboxes unless told which; an ended one is not listed.
+    const states = (state ?? ['running', 'paused']).map((one) => NATIVE_STATE[one]);
     const all = await e2bCall(() =>
-      this.#plane.call('GET', '/v1/sandboxes', z.array(sandboxInfoSchema), { token: this.#key }),
+      listSandboxes(
+        {
+          controlPlaneUrl: this.#plane.url,
+          requestTimeoutMs: this.#plane.requestTimeoutMs,
+          state: states.length === 0 ? ['running', 'suspended'] : states,
+          ...(metadata === undefined ? {} : { metadata }),
+        },
+        this.#key,
+      ),
     );
-    const { state, template } = this.#opts.query ?? {};
     // E2B's `base` is both of ours made from its image (open or closed egress).
     const wanted =
       template === undefined ? undefined : [nativeTemplate(template), nativeTemplate(template, true)];
-    // The control plane lists its sandboxes in the order it started them (oldest first).
+    const after = startedAfter?.getTime();
+    // E2B orders by start, oldest first for `asc` (a stable sort keeps the control plane's order of
+    // sandboxes started in the same millisecond).
     const started = all
       .filter((info) => info.state !== 'ended')
       .map(e2bInfo)
-      .filter((info) => state === undefined || state.includes(info.state))
-      .filter((info) => wanted === undefined || wanted.includes(info.templateId));
+      .filter((info) => after === undefined || info.startedAt.getTime() >= after)
+      .filter((info) => wanted === undefined || wanted.includes(info.templateId))
+      .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
     const matching = this.#opts.order === 'asc' ? started : started.reverse();
     const start = Number(this.nextToken ?? '0');
     const end = start + (this.#opts.limit ?? DEFAULT_LIST_LIMIT);

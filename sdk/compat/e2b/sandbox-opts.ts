@@ -6,6 +6,7 @@
  */
 import { LIMITS } from '../../../rules/limits.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../../../rules/names.js';
+import { sandboxMetadataSchema, type SandboxMetadata } from '../../../rules/sandbox-metadata.js';
 import type { SandboxOptions } from '../../sandbox-options.js';
 import {
   DEFAULT_SANDBOX_TIMEOUT_MS,
@@ -17,7 +18,7 @@ import {
   type ResolvedConnection,
 } from './connection.js';
 import type { EgressPolicyInput } from '../../sandbox-egress.js';
-import { NotSupportedError, invalidArgument } from './errors.js';
+import { NotSupportedError, e2bParse, invalidArgument } from './errors.js';
 import { createEgress, type SandboxNetworkOpts } from './network.js';
 import { isSnapshotId } from './snapshots.js';
 
@@ -28,7 +29,12 @@ export interface SandboxOpts extends ConnectionOpts {
    * snapshot id (`createSnapshot().snapshotId`, `snap_…`), as E2B takes one where the template goes.
    */
   template?: string;
-  /** Refused when not empty: the control plane keeps no metadata of a sandbox. */
+  /**
+   * E2B's custom metadata: the native `metadata` (`Sandbox.create({ metadata })`), shown by `getInfo` and
+   * `Sandbox.list` and matched by `Sandbox.list({ query: { metadata } })`. At most 64 entries, keys 1 to 128
+   * characters, values at most 1024, no control characters (else `InvalidArgumentError` before any
+   * call). Readable by whoever may read the sandbox's facts: never a secret.
+   */
   metadata?: Record<string, string>;
   /**
    * Environment variables of every command of the sandbox, kept by sandboxd (`PUT /v1/secrets`), so a
@@ -113,9 +119,10 @@ export function resolveCreate(
     if (why !== undefined) throw new NotSupportedError(key, why);
   }
   const connection = resolveConnection('Sandbox.create', options, SANDBOX_KEYS);
-  if (options.metadata !== undefined && Object.keys(options.metadata).length > 0) {
-    throw new NotSupportedError('metadata', 'the control plane keeps no metadata of a sandbox');
-  }
+  const metadata =
+    options.metadata === undefined
+      ? undefined
+      : e2bParse(sandboxMetadataSchema, options.metadata, 'Sandbox.create', ['metadata']);
   if (options.secure !== undefined && typeof options.secure !== 'boolean') {
     throw invalidArgument('Sandbox.create: secure must be a boolean', 'secure');
   }
@@ -145,6 +152,7 @@ export function resolveCreate(
       allowInternetAccess: options.allowInternetAccess ?? true,
       templateId: template,
       egress,
+      metadata,
     });
   }
   const native = nativeTemplate(template, options.allowInternetAccess === false);
@@ -160,6 +168,7 @@ export function resolveCreate(
         ? {}
         : { allowInternetAccess: options.allowInternetAccess }),
       ...(egress === undefined ? {} : { egress }),
+      ...(metadata === undefined ? {} : { metadata }),
       ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
     },
   };
@@ -181,6 +190,8 @@ export function snapshotCreate(
     templateId?: string;
     /** The policy of E2B's `network` (else the snapshot's, or `allowInternetAccess`'s). */
     egress?: EgressPolicyInput | undefined;
+    /** The new sandbox's metadata (`Sandbox.create(snapshotId, { metadata })`). */
+    metadata?: SandboxMetadata | undefined;
   } = {},
 ): ResolvedCreate {
   return {
@@ -193,6 +204,7 @@ export function snapshotCreate(
       controlPlaneUrl: connection.controlPlaneUrl,
       ...(extra.allowInternetAccess === undefined ? {} : { allowInternetAccess: extra.allowInternetAccess }),
       ...(extra.egress === undefined ? {} : { egress: extra.egress }),
+      ...(extra.metadata === undefined ? {} : { metadata: extra.metadata }),
       ...(connection.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: connection.requestTimeoutMs }),
     },
   };

@@ -1,18 +1,19 @@
 /**
- * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults, or from a snapshot
- * id), `connect`, `kill`, `getInfo`, `list`, `pause`, `isRunning`, `createSnapshot`, `fork`,
- * `listSnapshots`, `deleteSnapshot`, `updateNetwork` (the egress policy), with `files` and `commands` in
- * E2B's shapes and the native handle
+ * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults, metadata, or from a
+ * snapshot id), `connect`, `kill`, `getInfo`, `list` (by metadata, state, start and template),
+ * `setTimeout`, `pause`, `isRunning`, `createSnapshot`, `fork`, `listSnapshots`, `deleteSnapshot`,
+ * `updateNetwork` (the egress policy), with `files` and `commands` in E2B's shapes and the native handle
  * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
  * create with the native SDK to use the agent. `getHost` is the port's preview URL (`sbx.native.ports`)
  * as a host and path. What only E2B's cloud has (signed file URLs and MCP on its domains, its
- * sandbox-wide traffic token, metrics, timeouts changed after create) raises `NotSupportedError` naming
- * it. The snapshot and fork calls are `sandbox-snapshots.ts`', which the class delegates to.
+ * sandbox-wide traffic token, metrics) raises `NotSupportedError` naming it. The snapshot and fork calls
+ * are `sandbox-snapshots.ts`', which the class delegates to.
  */
 import { egressPolicySchema } from '../../../rules/egress-policy.js';
 import { SdkError } from '../../../rules/errors.js';
 import { parseOptions } from '../../../rules/parse-options.js';
-import { sandboxInfoSchema } from '../../../protocol/control-plane-api.js';
+import { sandboxInfoSchema, setTimeoutRequestSchema } from '../../../protocol/control-plane-api.js';
+import { LIMITS } from '../../../rules/limits.js';
 import { egressPolicyWire } from '../../../protocol/egress-wire.js';
 import { Sandbox as NativeSandbox } from '../../sandbox.js';
 import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
@@ -26,6 +27,7 @@ import {
   NotSupportedError,
   SandboxNotFoundError,
   e2bCall,
+  e2bParse,
   invalidArgument,
   toE2BError,
 } from './errors.js';
@@ -74,8 +76,9 @@ export interface SandboxConnectOpts extends ConnectionOpts {
    */
   accessToken?: string;
   /**
-   * E2B's: the lifetime from now, never shortened. Within the lifetime left it changes nothing (as in
-   * E2B); a longer one is `NotSupportedError` (the control plane sets a lifetime at create only).
+   * E2B's: the lifetime from now, never shortened. Within the lifetime left it changes nothing; past it
+   * the sandbox is set to end `timeoutMs` from now once connected (`setTimeout`), as E2B extends a
+   * running sandbox's. At most 8 h (from the sandbox's creation: `InvalidArgumentError` past that).
    */
   timeoutMs?: number;
 }
@@ -93,8 +96,6 @@ function notSupported(feature: string, why: string): NotSupportedError {
   return new NotSupportedError(feature, why);
 }
 
-const NO_SET_TIMEOUT =
-  "the control plane sets a sandbox's lifetime at create only (timeoutMs of Sandbox.create)";
 const NO_SIGNED_URLS = "signed file URLs are on E2B's hosted domains";
 const NO_METRICS = "metrics are E2B's cloud's";
 
@@ -163,8 +164,9 @@ export class Sandbox {
    * when its id is given where the template goes (`Sandbox.create(snapshot.snapshotId)`, as E2B): the
    * snapshot's template, isolation and limits, its files (and with a memory snapshot its processes).
    *
-   * @throws InvalidArgumentError for `gateways`, an unknown option or a malformed value, before any call
-   * @throws NotSupportedError for an option only E2B's cloud has (`domain`, `metadata`, `mcp`, …)
+   * @throws InvalidArgumentError for `gateways`, an unknown option or a malformed value (`metadata` past
+   *   its rules included), before any call
+   * @throws NotSupportedError for an option only E2B's cloud has (`domain`, `mcp`, `iam`, …)
    * @throws AuthenticationError without a key (`apiKey`, `SDK_API_KEY`) or with a wrong one
    */
   static async create(opts?: SandboxOpts): Promise<Sandbox>;
@@ -181,23 +183,18 @@ export class Sandbox {
   /**
    * Connects to a sandbox, resuming it when paused. In the process that created (or connected) it the
    * id is enough; elsewhere give its access token (`accessToken` or `SDK_ACCESS_TOKEN`), because
-   * sandboxd takes the sandbox's token, not the operator key.
+   * sandboxd takes the sandbox's token, not the operator key. A `timeoutMs` past the lifetime left sets
+   * the sandbox to end `timeoutMs` from now (E2B's connect extends, never shortens).
    *
    * @throws SandboxNotFoundError when there is no such sandbox or it has ended
    * @throws AuthenticationError without the sandbox's access token
+   * @throws InvalidArgumentError for a `timeoutMs` past 8 h (from now, before any call, or from the
+   *   sandbox's creation, once connected)
    */
   static async connect(sandboxId: string, opts: SandboxConnectOpts = {}): Promise<Sandbox> {
     const connection = resolveConnection('Sandbox.connect', opts, ['accessToken', 'timeoutMs']);
     checkLifetimeOpt('Sandbox.connect', opts.timeoutMs);
     checkSandboxId(sandboxId);
-    // A longer lifetime is refused before the sandbox is touched, when the key can tell.
-    if (opts.timeoutMs !== undefined && connection.apiKey !== undefined) {
-      keepsLifetime(
-        'Sandbox.connect',
-        await Sandbox.getInfo(sandboxId, { apiKey: connection.apiKey }),
-        opts.timeoutMs,
-      );
-    }
     const accessToken = opts.accessToken ?? known.get(sandboxId) ?? process.env.SDK_ACCESS_TOKEN;
     if (accessToken === undefined || accessToken === '') {
       // A sandbox that is gone is SandboxNotFoundError, as in E2B, whoever asks (the key can tell).
@@ -217,7 +214,7 @@ export class Sandbox {
     );
     // The native connect answers for an ended sandbox too; E2B says it is not found.
     const info = e2bInfo(await e2bCall(() => native.getInfo()));
-    if (opts.timeoutMs !== undefined) keepsLifetime('Sandbox.connect', info, opts.timeoutMs);
+    if (opts.timeoutMs !== undefined) await extendLifetime(native, info, opts.timeoutMs);
     return new Sandbox(native, connection.apiKey);
   }
 
@@ -238,7 +235,11 @@ export class Sandbox {
     }
   }
 
-  /** A sandbox's facts by id, with the key. @throws SandboxNotFoundError when missing or ended */
+  /**
+   * A sandbox's facts by id, with the key: its template, `metadata`, `startedAt`, `endAt`, state, egress.
+   *
+   * @throws SandboxNotFoundError when missing or ended
+   */
   static async getInfo(sandboxId: string, opts: ConnectionOpts = {}): Promise<SandboxInfo> {
     const { plane, key } = operatorCall('Sandbox.getInfo', opts);
     checkSandboxId(sandboxId);
@@ -270,30 +271,44 @@ export class Sandbox {
     return Sandbox.pause(sandboxId, opts);
   }
 
-  /** The running and paused sandboxes of the control plane, with the key (one page per `limit`). */
+  /**
+   * The running and paused sandboxes of the control plane, with the key (one page per `limit`): those
+   * whose metadata holds every entry of `query.metadata`, in one of `query.state`, started at or after
+   * `query.startedAfter`, of `query.template`; newest first (`order: 'asc'`: oldest first).
+   *
+   * @example
+   * ```ts
+   * const paginator = Sandbox.list({ query: { metadata: { userId: '123' }, state: ['running'] } });
+   * while (paginator.hasNext) console.log(await paginator.nextItems());
+   * ```
+   * @throws InvalidArgumentError for a malformed query, order, limit or nextToken, before any call
+   */
   static list(opts: SandboxListOpts = {}): SandboxPaginator {
     const { plane, key } = operatorCall('Sandbox.list', opts, ['query', 'order', 'limit', 'nextToken']);
-    if (opts.query?.metadata !== undefined && Object.keys(opts.query.metadata).length > 0) {
-      throw notSupported(
-        'Sandbox.list({ query: { metadata } })',
-        'the control plane keeps no metadata of a sandbox',
-      );
-    }
-    if (opts.query?.startedAfter !== undefined) {
-      throw notSupported(
-        'Sandbox.list({ query: { startedAfter } })',
-        "the control plane keeps no sandbox's start time",
-      );
-    }
     return new SandboxPaginator(plane, key, opts);
   }
 
-  /** @throws NotSupportedError: a sandbox's lifetime is set at create only */
-  static readonly setTimeout: (
-    sandboxId: string,
-    timeoutMs: number,
-    opts?: ConnectionOpts,
-  ) => Promise<never> = () => Promise.reject(notSupported('Sandbox.setTimeout', NO_SET_TIMEOUT));
+  /**
+   * Sets a sandbox by id, with the key, to end `timeoutMs` from now, sooner or later than before (E2B's
+   * `Sandbox.setTimeout`; `POST /v1/sandboxes/{id}/timeout`). A paused sandbox stays paused, its lifetime
+   * counting on. E2B caps a sandbox's life at 24 h (Pro); here it is 8 h from its creation, running plus
+   * suspended.
+   *
+   * @throws InvalidArgumentError for a `timeoutMs` that is not a whole number from 1 to 28 800 000 (8 h),
+   *   before any call, or that reaches past 8 h from the sandbox's creation (nothing changed)
+   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
+   */
+  static async setTimeout(sandboxId: string, timeoutMs: number, opts: ConnectionOpts = {}): Promise<void> {
+    const { plane, key } = operatorCall('Sandbox.setTimeout', opts);
+    checkSandboxId(sandboxId);
+    const checked = checkTimeout('Sandbox.setTimeout', timeoutMs);
+    await e2bCall(() =>
+      plane.call('POST', `/v1/sandboxes/${encodeURIComponent(sandboxId)}/timeout`, sandboxInfoSchema, {
+        token: key,
+        body: { timeoutMs: checked },
+      }),
+    );
+  }
 
   /** @throws NotSupportedError: metrics are E2B's cloud's */
   static readonly getMetrics: (sandboxId: string, opts?: ConnectionOpts) => Promise<never> = () =>
@@ -363,13 +378,15 @@ export class Sandbox {
 
   /**
    * Resumes the sandbox when paused (E2B's instance `connect`). A `timeoutMs` within the lifetime left
-   * changes nothing, as in E2B (connect never shortens it); a longer one is `NotSupportedError`.
+   * changes nothing, as in E2B (connect never shortens it); past it the sandbox is set to end
+   * `timeoutMs` from now (`setTimeout`).
    */
   async connect(opts?: SandboxConnectOpts): Promise<this> {
     checkRequestOpts('sbx.connect', opts, ['requestTimeoutMs', 'apiKey', 'timeoutMs']);
     checkLifetimeOpt('sbx.connect', opts?.timeoutMs);
-    if (opts?.timeoutMs !== undefined) keepsLifetime('connect', await this.getInfo(), opts.timeoutMs);
     await e2bCall(() => this.#native.connect());
+    if (opts?.timeoutMs !== undefined)
+      await extendLifetime(this.#native, await this.getInfo(), opts.timeoutMs);
     return this;
   }
 
@@ -383,7 +400,11 @@ export class Sandbox {
     }
   }
 
-  /** The sandbox's facts. @throws SandboxNotFoundError once it has ended */
+  /**
+   * The sandbox's facts: its template, `metadata`, `startedAt`, `endAt`, state, egress.
+   *
+   * @throws SandboxNotFoundError once it has ended
+   */
   async getInfo(opts?: Pick<ConnectionOpts, 'requestTimeoutMs'>): Promise<SandboxInfo> {
     checkRequestOpts('sbx.getInfo', opts);
     return e2bInfo(await e2bCall(() => this.#native.getInfo()));
@@ -414,9 +435,24 @@ export class Sandbox {
     return this.pause(opts);
   }
 
-  /** @throws NotSupportedError: the control plane sets a sandbox's lifetime at create only */
-  readonly setTimeout: (timeoutMs: number, opts?: ConnectionOpts) => Promise<never> = () =>
-    Promise.reject(notSupported('setTimeout', NO_SET_TIMEOUT));
+  /**
+   * Sets the sandbox to end `timeoutMs` from now, sooner or later than before (E2B's `setTimeout`; the
+   * native `sbx.setTimeout`). A paused sandbox stays paused, its lifetime counting on. E2B caps a
+   * sandbox's life at 24 h (Pro); here it is 8 h from its creation, running plus suspended.
+   *
+   * @example
+   * ```ts
+   * await sbx.setTimeout(30_000); // ends 30 s from now
+   * ```
+   * @throws InvalidArgumentError for a `timeoutMs` that is not a whole number from 1 to 28 800 000 (8 h),
+   *   before any call, or that reaches past 8 h from the sandbox's creation (nothing changed)
+   * @throws SandboxNotFoundError once the sandbox has ended
+   */
+  async setTimeout(timeoutMs: number, opts?: Pick<ConnectionOpts, 'requestTimeoutMs'>): Promise<void> {
+    checkRequestOpts('sbx.setTimeout', opts);
+    const checked = checkTimeout('sbx.setTimeout', timeoutMs);
+    await e2bCall(() => this.#native.setTimeout(checked));
+  }
 
   /**
    * Where `port` of the sandbox (its `127.0.0.1:<port>`) is reached from outside, E2B's `getHost`: the
@@ -573,26 +609,34 @@ async function launchE2B(resolved: ResolvedCreate): Promise<NativeSandbox> {
   });
 }
 
-/** `timeoutMs` of a connect: a whole number of milliseconds, 0 or more. */
+/** `timeoutMs` of a connect: a whole number of milliseconds, 0 to 8 h. */
 function checkLifetimeOpt(call: string, timeoutMs: unknown): void {
   if (timeoutMs === undefined) return;
-  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 0) {
+  if (
+    typeof timeoutMs !== 'number' ||
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < 0 ||
+    timeoutMs > LIMITS.sandboxMaxTimeoutMs
+  ) {
     throw invalidArgument(
-      `${call}: timeoutMs must be a whole number of milliseconds, 0 or more`,
+      `${call}: timeoutMs must be a whole number of milliseconds from 0 to ${String(LIMITS.sandboxMaxTimeoutMs)} (8 h)`,
       'timeoutMs',
     );
   }
 }
 
+/** `timeoutMs` of `setTimeout`, checked before any call as the native wire takes it (1 ms to 8 h). */
+function checkTimeout(call: string, timeoutMs: unknown): number {
+  return e2bParse(setTimeoutRequestSchema.shape.timeoutMs, timeoutMs, call, ['timeoutMs']);
+}
+
 /**
  * E2B's connect never shortens a lifetime and extends it to `timeoutMs` from now: within the lifetime
- * left that is no change, which we honour; past it the control plane cannot extend it.
+ * left nothing changes; past it the sandbox is set to end `timeoutMs` from now (the native `setTimeout`,
+ * refused past 8 h from the sandbox's creation).
  */
-function keepsLifetime(call: string, info: SandboxInfo, timeoutMs: number): void {
+async function extendLifetime(native: NativeSandbox, info: SandboxInfo, timeoutMs: number): Promise<void> {
   if (Date.now() + timeoutMs > info.endAt.getTime()) {
-    throw notSupported(
-      `${call}({ timeoutMs })`,
-      `${NO_SET_TIMEOUT}; a timeoutMs within the lifetime left (until ${info.endAt.toISOString()}) is accepted`,
-    );
+    await e2bCall(() => native.setTimeout(timeoutMs));
   }
 }

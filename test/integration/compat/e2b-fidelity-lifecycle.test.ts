@@ -1,12 +1,14 @@
 /**
  * E2B fidelity, the sandbox's lifecycle: programs written the way E2B's documentation and its JS SDK's
- * own tests create, connect, list, time out and kill sandboxes, and what only E2B's cloud has (refused
- * by name), through the shim against a real control plane, asserting what E2B says such a program
- * observes.
+ * own tests (`tests/sandbox/timeout.test.ts`, `tests/api/list.test.ts`, `tests/api/info.test.ts`)
+ * create, connect, list (by metadata, state, start and template), time out and kill sandboxes, and what
+ * only E2B's cloud has (refused by name), through the shim against a real control plane, asserting what
+ * E2B says such a program observes.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CommandExitError,
+  InvalidArgumentError,
   NotFoundError,
   NotSupportedError,
   Sandbox,
@@ -82,25 +84,68 @@ describe('E2B programs: sandbox lifecycle', () => {
     await expect(Sandbox.connect('nonexistingsandbox')).rejects.toThrow(SandboxNotFoundError);
   });
 
-  it('connect with a timeoutMs shorter than the lifetime left does not shorten it; a longer one is refused by name', async () => {
+  it('connect with a timeoutMs shorter than the lifetime left does not shorten it; a longer one extends it', async () => {
     const own = await Sandbox.create({ timeoutMs: 300_000 });
     try {
       const before = await Sandbox.getInfo(own.sandboxId);
       await Sandbox.connect(own.sandboxId, { timeoutMs: 10_000 });
       await own.connect({ timeoutMs: 10_000 });
       expect((await own.getInfo()).endAt.getTime()).toBe(before.endAt.getTime());
-      await expect(own.connect({ timeoutMs: 600_000 })).rejects.toMatchObject({
-        name: 'NotSupportedError',
-      });
-      await expect(own.setTimeout(5000)).rejects.toBeInstanceOf(NotSupportedError);
+      await own.connect({ timeoutMs: 600_000 });
+      expect((await own.getInfo()).endAt.getTime() - Date.now()).toBeGreaterThan(500_000);
     } finally {
       await own.kill();
     }
   });
 
-  it('list: newest first by default, order asc/desc, limit pages with nextToken, state and template filters', async () => {
-    const older = await Sandbox.create({ timeoutMs: 60_000 });
-    const newer = await Sandbox.create({ timeoutMs: 60_000 });
+  it('setTimeout: shorten then lengthen (the latest wins, from now), shorten until it ends; 8 h from creation at most', async () => {
+    const own = await Sandbox.create({ timeoutMs: 60_000 });
+    try {
+      // E2B's 'get sandbox timeout'
+      const { endAt, startedAt } = await own.getInfo();
+      expect(endAt).toBeInstanceOf(Date);
+      expect(startedAt).toBeInstanceOf(Date);
+      // E2B's 'shorten then lengthen timeout', read from endAt rather than waited for.
+      await own.setTimeout(5000);
+      expect((await own.getInfo()).endAt.getTime()).toBeLessThanOrEqual(Date.now() + 5000);
+      await own.setTimeout(120_000);
+      expect((await own.getInfo()).endAt.getTime()).toBeGreaterThan(Date.now() + 100_000);
+      expect(await own.isRunning()).toBe(true);
+      const refused = await own.setTimeout(8 * 3_600_000).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(InvalidArgumentError);
+      expect((refused as Error).message).toContain('8 h from its creation');
+      // E2B's 'shorten timeout': past it the sandbox is no longer running.
+      await Sandbox.setTimeout(own.sandboxId, 2000);
+      await expect.poll(() => own.isRunning(), { timeout: 20_000, interval: 500 }).toBe(false);
+      await expect(own.setTimeout(5000)).rejects.toBeInstanceOf(SandboxNotFoundError);
+    } finally {
+      await own.kill();
+    }
+  });
+
+  it("list by metadata, as E2B's tests tag their sandboxes: only those holding every entry", async () => {
+    const uniqueId = `u-${String(process.pid)}-${String(Date.now())}`;
+    const extra = await Sandbox.create({ metadata: { uniqueId }, timeoutMs: 60_000 });
+    try {
+      // E2B's 'list sandboxes with filter'
+      const sandboxes = await Sandbox.list({ query: { metadata: { uniqueId } } }).nextItems();
+      expect(sandboxes.map((s) => s.sandboxId)).toEqual([extra.sandboxId]);
+      expect(sandboxes[0]?.metadata).toEqual({ uniqueId });
+      // E2B's 'get sandbox info'
+      const info = await Sandbox.getInfo(extra.sandboxId);
+      expect(info.sandboxId).toBe(extra.sandboxId);
+      expect(info.metadata).toEqual({ uniqueId });
+      expect(await Sandbox.list({ query: { metadata: { uniqueId, other: 'x' } } }).nextItems()).toEqual([]);
+    } finally {
+      await extra.kill();
+    }
+    expect(await Sandbox.list({ query: { metadata: { uniqueId } } }).nextItems()).toEqual([]);
+  });
+
+  it('list: newest first by default, order asc/desc, limit pages with nextToken, state, start and template filters', async () => {
+    const sandboxTestId = `test-${String(process.pid)}-${String(Date.now())}`;
+    const older = await Sandbox.create({ timeoutMs: 60_000, metadata: { sandboxTestId } });
+    const newer = await Sandbox.create({ timeoutMs: 60_000, metadata: { sandboxTestId } });
     try {
       const ids = [older.sandboxId, newer.sandboxId];
       const ours = (list: { sandboxId: string }[]): string[] =>
@@ -115,13 +160,31 @@ describe('E2B programs: sandbox lifecycle', () => {
         newer.sandboxId,
       ]);
 
-      const paginator = Sandbox.list({ limit: 1, query: { state: ['running'] } });
+      // E2B's 'paginate running sandboxes'
+      const paginator = Sandbox.list({
+        limit: 1,
+        query: { metadata: { sandboxTestId }, state: ['running'] },
+      });
       const first = await paginator.nextItems();
       expect(first).toHaveLength(1);
       expect(first[0]?.state).toBe('running');
       expect(paginator.hasNext).toBe(true);
       expect(paginator.nextToken).not.toBeUndefined();
       expect(first[0]?.sandboxId).toBe(newer.sandboxId);
+      const second = await paginator.nextItems();
+      expect(second.map((s) => s.sandboxId)).toEqual([older.sandboxId]);
+      expect(paginator.hasNext).toBe(false);
+      expect(paginator.nextToken).toBeUndefined();
+      // E2B's 'list sandboxes started after'
+      const { startedAt } = await newer.getInfo();
+      const since = await Sandbox.list({
+        query: { metadata: { sandboxTestId }, startedAfter: startedAt },
+      }).nextItems();
+      expect(since.map((s) => s.sandboxId)).toEqual([newer.sandboxId]);
+      const later = new Date(startedAt.getTime() + 1000);
+      expect(
+        await Sandbox.list({ query: { metadata: { sandboxTestId }, startedAfter: later } }).nextItems(),
+      ).toEqual([]);
 
       await older.pause();
       const paused = await Sandbox.list({ query: { state: ['paused'] } }).nextItems();
@@ -129,7 +192,6 @@ describe('E2B programs: sandbox lifecycle', () => {
       const byTemplate = await Sandbox.list({ query: { template: 'base' } }).nextItems();
       expect(byTemplate.map((s) => s.sandboxId)).toEqual(expect.arrayContaining(ids));
       expect(await Sandbox.list({ query: { template: 'no-such-template' } }).nextItems()).toEqual([]);
-      expect(() => Sandbox.list({ query: { startedAfter: new Date() } })).toThrow(NotSupportedError);
       const resumed = await Sandbox.connect(older.sandboxId);
       expect(await resumed.isRunning()).toBe(true);
     } finally {

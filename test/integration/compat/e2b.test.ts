@@ -28,7 +28,11 @@ import {
 } from '../../../sdk/compat/e2b/index.js';
 import { eventSeen, useShimSandbox } from './shim-world.js';
 
-const { cp, sandbox } = useShimSandbox(() => Sandbox.create({ envs: { GREETING: 'hello from envs' } }));
+/** The metadata of the file's sandbox: E2B's tests tag theirs (`sandboxTestId`) and list by it. */
+const TAG = { sandboxTestId: `e2b-${String(process.pid)}`, role: 'shim' };
+const { cp, sandbox } = useShimSandbox(() =>
+  Sandbox.create({ envs: { GREETING: 'hello from envs' }, metadata: TAG }),
+);
 let sbx: Sandbox;
 beforeAll(() => {
   sbx = sandbox();
@@ -355,7 +359,7 @@ describe('an E2B program: lifecycle', () => {
   it("refuses on a handle what only E2B's cloud has, naming it", async () => {
     expect(() => sbx.getMcpUrl()).toThrow(NotSupportedError);
     expect(() => sbx.trafficAccessToken).toThrow(NotSupportedError);
-    for (const feature of ['setTimeout', 'getMetrics', 'getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
+    for (const feature of ['getMetrics', 'getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
       await expect((sbx[feature] as () => Promise<never>)()).rejects.toMatchObject({
         name: 'NotSupportedError',
         feature,
@@ -363,6 +367,30 @@ describe('an E2B program: lifecycle', () => {
     }
     expect(() => sbx.git).toThrow(NotSupportedError);
     await expect(sbx.pty.create()).rejects.toMatchObject({ feature: 'pty.create' });
+  });
+
+  it('create with metadata, list by it, setTimeout, getInfo shows the metadata and the new end', async () => {
+    const listed = await Sandbox.list({
+      query: { metadata: { sandboxTestId: TAG.sandboxTestId } },
+    }).nextItems();
+    expect(listed.map((s) => [s.sandboxId, s.metadata])).toEqual([[sbx.sandboxId, TAG]]);
+    expect(listed[0]?.startedAt.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(await Sandbox.list({ query: { metadata: { ...TAG, role: 'other' } } }).nextItems()).toEqual([]);
+    expect(await Sandbox.list({ query: { metadata: TAG, state: ['paused'] } }).nextItems()).toEqual([]);
+    const before = await sbx.getInfo();
+    await sbx.setTimeout(600_000); // longer than E2B's 5 minutes of create
+    const longer = await sbx.getInfo();
+    expect(longer.metadata).toEqual(TAG);
+    expect(longer.startedAt).toEqual(before.startedAt);
+    expect(longer.endAt.getTime()).toBeGreaterThan(before.endAt.getTime());
+    expect(longer.endAt.getTime() - Date.now()).toBeGreaterThan(500_000);
+    await Sandbox.setTimeout(sbx.sandboxId, 400_000); // by id with the key; shorter again
+    const shorter = await Sandbox.getInfo(sbx.sandboxId);
+    expect(shorter.endAt.getTime()).toBeLessThan(longer.endAt.getTime());
+    expect(shorter.metadata).toEqual(TAG);
+    // Past 8 h from its creation: E2B's InvalidArgumentError, nothing changed.
+    await expect(sbx.setTimeout(8 * 3_600_000)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect((await sbx.getInfo()).endAt).toEqual(shorter.endAt);
   });
 
   it('kills by id with the key (Sandbox.kill)', async () => {

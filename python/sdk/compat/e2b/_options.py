@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final, Mapping
 
 from ..._control_plane import control_plane_url
-from ..._rules import ENV_NAME, ENV_NAME_RULE, SNAPSHOT_ID
+from ..._rules import ENV_NAME, ENV_NAME_RULE, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID
 from ..._accounts import ACCOUNT_HOMES, ACCOUNT_RULE, Account
 from .exceptions import (
     AuthenticationException,
@@ -176,12 +176,13 @@ def sandbox_path(path: object, what: str = "path", user: Account = "user") -> st
 
 
 def connect_timeout(timeout: object) -> int | None:
-    """``timeout`` of ``connect``, seconds, checked before any call (whether the sandbox's lifetime
-    already covers it is ``_sandbox_plan.lifetime_covers_op``)."""
+    """``timeout`` of ``connect``, seconds (0 to 8 h), checked before any call (whether the sandbox's
+    lifetime already covers it, else the extension, is ``_sandbox_plan.extend_lifetime_op``)."""
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
-        raise InvalidArgumentException("connect: timeout: must be a whole number of seconds")
+    most = SANDBOX_MAX_TIMEOUT_MS // 1000
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or not 0 <= timeout <= most:
+        raise InvalidArgumentException(f"connect: timeout: must be a whole number of seconds from 0 to {most} (8 h)")
     return timeout
 
 

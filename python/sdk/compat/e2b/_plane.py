@@ -1,20 +1,27 @@
 """The control-plane calls the shim makes with the API key (the operator key): create, E2B's
-class-side ``list``, ``kill``, ``get_info``, ``pause`` and ``update_network`` by sandbox id, and the
-snapshots' calls. Written once as operations
-(``sdk._http.Op``) that the sync and the async shim drive."""
+class-side ``list`` (by state and metadata), ``kill``, ``get_info``, ``pause``, ``set_timeout`` and
+``update_network`` by sandbox id, and the snapshots' calls: the native SDK's calls
+(``sdk._control_plane``) with the shim's key. Written once as operations (``sdk._http.Op``) that the sync
+and the async shim drive."""
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
+from typing import Mapping, Sequence
 
 from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
 from ..._sandbox_core import Launched, launched_from
 from ..._sandbox_options import CreateOptions
-from ..._wire import CreatedSandbox, EgressPolicyWire, EmptyAnswer, SandboxInfo, SnapshotInfo, SnapshotList
+from ..._wire import (
+    CreatedSandbox,
+    EgressPolicyWire,
+    EmptyAnswer,
+    SandboxInfo,
+    SandboxState,
+    SnapshotInfo,
+    SnapshotList,
+)
 from ...egress_policy import EgressPolicy
-
-_SANDBOX_LIST: TypeAdapter[list[SandboxInfo]] = TypeAdapter(list[SandboxInfo])
 
 
 def create_call(options: CreateOptions, api_key: str) -> Call[CreatedSandbox]:
@@ -30,16 +37,22 @@ def create_op(options: CreateOptions, api_key: str) -> Op[Launched]:
     return launched_from(created, url, options.request_timeout)
 
 
-def list_op(url: str, api_key: str) -> Op[list[SandboxInfo]]:
-    """``GET /v1/sandboxes``: every sandbox the control plane knows, ended ones included."""
-    listed: list[SandboxInfo] = yield Call(
-        plane_calls.control_plane(url),
-        "GET",
-        "/v1/sandboxes",
-        lambda payload: _SANDBOX_LIST.validate_python(payload, strict=True),
-        api_key,
-    )
+def list_op(
+    url: str, api_key: str, states: Sequence[SandboxState] = (), metadata: Mapping[str, str] | None = None
+) -> Op[list[SandboxInfo]]:
+    """``GET /v1/sandboxes`` (the native ``Sandbox.list``'s call) with the key: the sandboxes in one of
+    ``states`` (any when empty) whose metadata holds every entry of ``metadata`` (any when None)."""
+    call = plane_calls.list_call(plane_calls.control_plane(url), api_key, states, metadata)
+    listed: list[SandboxInfo] = yield call
     return listed
+
+
+def timeout_op(url: str, api_key: str, sandbox_id: str, timeout_ms: int) -> Op[SandboxInfo]:
+    """``POST /v1/sandboxes/:id/timeout`` with the key: the sandbox ends ``timeout_ms`` from now (refused
+    past 8 h from its creation, ``invalid_argument``)."""
+    peer = plane_calls.control_plane(url)
+    info: SandboxInfo = yield plane_calls.timeout_call(peer, sandbox_id, api_key, timeout_ms)
+    return info
 
 
 def info_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:

@@ -1,15 +1,16 @@
 """What the sync and the async shim ``Sandbox`` share: ``create``'s E2B arguments checked and turned
 into native create options before any call, the sandbox-wide ``envs`` as an operation, the class-side
-calls' server, the operations of ``kill``, ``pause`` and ``connect`` (on the class by sandbox id and on a
-handle) that the sync shim drives and the async one awaits, ``get_host`` on the preview URLs, the methods
-E2B has that this control plane cannot honour, and ``dual`` (a method that works on the class with a
-sandbox id and on a handle)."""
+calls' server, ``list``'s and ``set_timeout``'s checks, the operations of ``kill``, ``pause``,
+``set_timeout`` and ``connect`` (on the class by sandbox id and on a handle) that the sync shim drives and
+the async one awaits, ``get_host`` on the preview URLs, the methods E2B has that this control plane
+cannot honour, and ``dual`` (a method that works on the class with a sandbox id and on a handle)."""
 
 from __future__ import annotations
 
 import time
 import urllib.parse
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MethodType
 from typing import (
     Any,
@@ -28,8 +29,9 @@ from typing import (
 from ... import errors as native_errors
 from ..._http import Op
 from ..._sandbox_core import SandboxCore
-from ..._sandbox_options import CreateOptions, resolve_create_options
-from ..._wire import SandboxInfo as NativeSandboxInfo
+from ..._check import Checker
+from ..._sandbox_metadata import check_metadata
+from ..._sandbox_options import CreateOptions, resolve_create_options, set_timeout_ms
 from ..._wire import SecretsState
 from . import _plane as plane
 from ._options import (
@@ -121,15 +123,16 @@ def plan_create(
     """Checks every argument of E2B's ``Sandbox.create`` before any call; ``network`` becomes the egress
     policy (``_network.create_egress``).
 
-    :raises InvalidArgumentException: for a malformed argument or ``gateways``
+    ``metadata`` is the native ``metadata`` (checked with its rules: at most 64 entries, keys 1 to 128
+    characters, values at most 1024, no control characters).
+
+    :raises InvalidArgumentException: for a malformed argument (``metadata`` included) or ``gateways``
     :raises NotSupportedException: for a feature this control plane cannot honour
     :raises AuthenticationException: without an API key
     """
     server = resolve_server(**api)
     if gateways is not None:
         raise InvalidArgumentException(_NATIVE_FOR_GATEWAYS)
-    if metadata:
-        raise NotSupportedException("metadata", "the control plane keeps no metadata on a sandbox")
     given = {"mcp": mcp, "iam": iam, "lifecycle": lifecycle, "volume_mounts": volume_mounts}
     for name, value in given.items():
         if value is not None:
@@ -153,6 +156,7 @@ def plan_create(
             request_timeout=server.request_timeout,
             snapshot=snapshot,
             egress=egress,
+            metadata=metadata,
         )
     template_id = str(snapshot) if snapshot else options.template
     return CreatePlan(options, server.key("Sandbox.create"), checked_envs, template_id)
@@ -167,13 +171,16 @@ def class_server(api: dict[str, Any], feature: str) -> tuple[Server, str]:
 def check_list(query: SandboxQuery | None, order: object, api: dict[str, Any], feature: str) -> None:
     """``Sandbox.list``'s query, order, options and key, checked before any call.
 
-    :raises NotSupportedException: for ``query.metadata`` or ``query.started_after``
-    :raises InvalidArgumentException: for a state other than E2B's or a malformed template
+    :raises InvalidArgumentException: for metadata past the native rules, a state other than E2B's, a
+        ``started_after`` that is no datetime or a malformed template
     """
-    if query is not None and query.metadata:
-        raise NotSupportedException("SandboxQuery.metadata", "the control plane keeps no metadata")
-    if query is not None and query.started_after is not None:
-        raise NotSupportedException("SandboxQuery.started_after", "the control plane records no start times")
+    if query is not None and query.metadata is not None:
+        check = Checker("SandboxQuery")
+        check_metadata(check, ("metadata",), query.metadata)
+        with translated():
+            check.done()
+    if query is not None and query.started_after is not None and not isinstance(query.started_after, datetime):
+        raise InvalidArgumentException("SandboxQuery.started_after: must be a datetime")
     if query is not None and query.state is not None:
         if not isinstance(query.state, (list, tuple)) or any(
             state not in ("running", "paused") for state in query.state
@@ -211,26 +218,26 @@ def token_op(server: Server, sandbox_id: str, explicit: object) -> Op[str]:
         raise
 
 
-def lifetime_covers_op(info: Op[NativeSandboxInfo], seconds: int | None) -> Op[None]:
-    """``connect(timeout=...)``: E2B's connect only ever lengthens a running sandbox's lifetime, so a
-    ``timeout`` the sandbox already outlives changes nothing there either and is accepted; one that would
-    lengthen it cannot be honoured (a lifetime is set at create here).
-
-    :raises NotSupportedException: when ``seconds`` from now is past the sandbox's end
-    """
+def extend_lifetime_op(core: SandboxCore, seconds: int | None) -> Op[None]:
+    """``connect(timeout=...)``, once connected: E2B's connect only ever lengthens a running sandbox's
+    lifetime, so a ``timeout`` the sandbox already outlives changes nothing; a longer one sets it to end
+    ``timeout`` seconds from now (the native ``set_timeout``; past 8 h from the sandbox's creation the
+    control plane refuses it, ``InvalidArgumentException``)."""
     if seconds is None:
         return
-    ends = to_e2b_info((yield from info)).end_at.timestamp()
-    if time.time() + seconds > ends + _END_SLACK:
-        raise NotSupportedException(
-            "connect(timeout=...)",
-            "a sandbox's lifetime is set at create and cannot be lengthened; pass a timeout it already "
-            "outlives, or none",
-        )
+    ends = to_e2b_info((yield from core.info_op())).end_at.timestamp()
+    if time.time() + seconds > ends:
+        yield from core.set_timeout_op(seconds * 1000)
 
 
-#: Seconds ``connect(timeout=...)`` may reach past the sandbox's end (clock and rounding).
-_END_SLACK: Final = 1.0
+def timeout_ms(timeout: object) -> int:
+    """``set_timeout``'s ``timeout``, seconds (E2B's unit), as the native wire's milliseconds: 0.001 s to
+    8 h, checked before any call (the native ``sbx.set_timeout``'s check).
+
+    :raises InvalidArgumentException: (``field`` ``timeout``) for anything else
+    """
+    with translated():
+        return set_timeout_ms(timeout)
 
 
 def kill_by_id_op(url: str, api_key: str, sandbox_id: str) -> Op[bool]:
@@ -300,7 +307,6 @@ class Unsupported:
     """E2B's sandbox methods this control plane cannot honour: each raises
     ``NotSupportedException`` naming itself, on the class and on a handle, before any call."""
 
-    set_timeout = staticmethod(_refuse("set_timeout", "a sandbox's lifetime is set at create"))
     get_metrics = staticmethod(_refuse("get_metrics", "metrics are E2B's cloud's"))
     download_url = staticmethod(_refuse("download_url", "signed file URLs are E2B's hosted service"))
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))

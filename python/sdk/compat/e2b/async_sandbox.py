@@ -14,7 +14,7 @@ from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
-from ._plane import create_op, egress_op, info_op, list_op, snapshots_op
+from ._plane import create_op, egress_op, info_op, list_op, snapshots_op, timeout_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -35,12 +35,13 @@ from ._sandbox_plan import (
     class_server,
     dual,
     envs_op,
+    extend_lifetime_op,
     kill_by_id_op,
     kill_op,
-    lifetime_covers_op,
     pause_by_id_op,
     pause_op,
     plan_create,
+    timeout_ms,
     token_op,
 )
 from .async_commands import AsyncCommands
@@ -54,6 +55,7 @@ from .sandbox_info import (
     SandboxQuery,
     SnapshotInfo,
     live_items,
+    native_states,
     to_e2b_info,
 )
 
@@ -91,27 +93,32 @@ async def _connect_by_id(
     **api: Any,
 ) -> AsyncSandbox:  # fmt: skip
     """``await AsyncSandbox.connect(sandbox_id)``: as the sync shim's (the token from ``access_token``,
-    this process, or ``SDK_ACCESS_TOKEN``)."""
+    this process, or ``SDK_ACCESS_TOKEN``; a ``timeout`` past the lifetime left extends it)."""
     seconds = connect_timeout(timeout)
     server = resolve_server(**api)
     checked = check_sandbox_id(sandbox_id)
-    if seconds is not None:  # the lifetime is read with the API key before anything is resumed
-        key = server.key("connect(timeout=...)")
-        await _on_plane(server, lifetime_covers_op(info_op(server.url, key, checked), seconds))
     token = await _on_plane(server, token_op(server, checked, access_token))
     with translated():
         native = await NativeAsyncSandbox.connect(
             checked, access_token=token, control_plane_url=server.url, request_timeout=server.request_timeout
         )
     TOKENS.remember(checked, token)  # as for a sandbox it created: the id is enough from now on
-    return cls(native)
+    sbx = cls(native)
+    try:
+        await _drive(sbx, extend_lifetime_op(native._core, seconds))
+    except BaseException:
+        await sbx.close()
+        raise
+    return sbx
 
 
 async def _resume(self: AsyncSandbox, /, timeout: int | None = None, **api: Any) -> AsyncSandbox:
-    """``await sbx.connect()``: resumes this sandbox when paused; returns the handle."""
-    await _drive(self, lifetime_covers_op(self._native._core.info_op(), connect_timeout(timeout)))
+    """``await sbx.connect()``: resumes this sandbox when paused (a ``timeout`` past the lifetime left
+    extends it); returns the handle."""
+    seconds = connect_timeout(timeout)
     with translated():
         await self._native.connect()
+    await _drive(self, extend_lifetime_op(self._native._core, seconds))
     return self
 
 
@@ -140,6 +147,21 @@ async def _info_by_id(cls: type[AsyncSandbox], /, sandbox_id: str, **api: Any) -
 async def _info(self: AsyncSandbox, /, **api: Any) -> SandboxInfo:
     """The sandbox's facts with E2B's names."""
     return to_e2b_info(await _drive(self, self._native._core.info_op()))
+
+
+async def _set_timeout_by_id(cls: type[AsyncSandbox], /, sandbox_id: str, timeout: int, **api: Any) -> None:
+    """``await AsyncSandbox.set_timeout(sandbox_id, timeout)`` with the API key, as the sync shim's."""
+    checked = check_sandbox_id(sandbox_id)
+    ms = timeout_ms(timeout)
+    await _plane_call(api, "AsyncSandbox.set_timeout", lambda url, key: timeout_op(url, key, checked, ms))
+
+
+async def _set_timeout(self: AsyncSandbox, /, timeout: int, **api: Any) -> None:
+    """``await sbx.set_timeout(timeout)``: the sync shim's ``set_timeout``, awaited (ends ``timeout``
+    seconds from now, never past 8 h from the sandbox's creation)."""
+    resolve_server(**api)
+    ms = timeout_ms(timeout)
+    await _drive(self, self._native._core.set_timeout_op(ms))
 
 
 async def _update_network_by_id(
@@ -313,6 +335,9 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
     kill = dual(_kill_by_id, _kill)
     get_info = dual(_info_by_id, _info)
     pause = dual(_pause_by_id, _pause)
+    #: E2B's deprecated name of ``pause`` (its docs and tests still use it).
+    beta_pause = dual(_pause_by_id, _pause)
+    set_timeout = dual(_set_timeout_by_id, _set_timeout)
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)
@@ -328,11 +353,15 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
         **api: Any,
     ) -> AsyncSandboxPaginator:
         """The running and paused sandboxes (``await paginator.next_items()``), as the sync shim's
-        ``Sandbox.list``."""
+        ``Sandbox.list`` (by metadata, state, start and template)."""
         check_list(query, order, api, "AsyncSandbox.list")
+        states, metadata = native_states(query), None if query is None else query.metadata
 
         async def read() -> list[SandboxInfo]:
-            return live_items(await _plane_call(api, "AsyncSandbox.list", list_op), query, order)
+            listed = await _plane_call(
+                api, "AsyncSandbox.list", lambda url, key: list_op(url, key, states, metadata)
+            )
+            return live_items(listed, query, order)
 
         return AsyncSandboxPaginator(read, limit, next_token)
 

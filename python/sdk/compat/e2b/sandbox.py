@@ -17,7 +17,7 @@ from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
-from ._plane import create_op, egress_op, info_op, list_op, snapshots_op
+from ._plane import create_op, egress_op, info_op, list_op, snapshots_op, timeout_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -38,12 +38,13 @@ from ._sandbox_plan import (
     class_server,
     dual,
     envs_op,
+    extend_lifetime_op,
     kill_by_id_op,
     kill_op,
-    lifetime_covers_op,
     pause_by_id_op,
     pause_op,
     plan_create,
+    timeout_ms,
     token_op,
 )
 from .commands import Commands
@@ -57,6 +58,7 @@ from .sandbox_info import (
     SnapshotInfo,
     SnapshotPaginator,
     live_items,
+    native_states,
     to_e2b_info,
 )
 
@@ -90,31 +92,40 @@ def _connect_by_id(
 ) -> Sandbox:
     """``Sandbox.connect(sandbox_id)``: a handle on a running or paused sandbox (resumed). The sandbox's
     access token comes from ``access_token``, else from this process if it created the sandbox, else from
-    ``SDK_ACCESS_TOKEN`` (sandboxd takes the sandbox's own token, not the API key).
+    ``SDK_ACCESS_TOKEN`` (sandboxd takes the sandbox's own token, not the API key). A ``timeout`` past the
+    lifetime left sets the sandbox to end ``timeout`` seconds from now (E2B's connect extends, never
+    shortens).
 
     :raises SandboxNotFoundException: when it does not exist or has ended
     :raises AuthenticationException: without a token
+    :raises InvalidArgumentException: for a ``timeout`` past 8 h (from now, before any call; from the
+        sandbox's creation, once connected)
     """
     seconds = connect_timeout(timeout)
     server = resolve_server(**api)
     checked = check_sandbox_id(sandbox_id)
-    if seconds is not None:  # the lifetime is read with the API key before anything is resumed
-        key = server.key("connect(timeout=...)")
-        _on_plane(server, lifetime_covers_op(info_op(server.url, key, checked), seconds))
     token = _on_plane(server, token_op(server, checked, access_token))
     with translated():
         native = NativeSandbox.connect(
             checked, access_token=token, control_plane_url=server.url, request_timeout=server.request_timeout
         )
     TOKENS.remember(checked, token)  # as for a sandbox it created: the id is enough from now on
-    return cls(native)
+    sbx = cls(native)
+    try:
+        _drive(sbx, extend_lifetime_op(native._core, seconds))
+    except BaseException:
+        sbx.close()
+        raise
+    return sbx
 
 
 def _resume(self: Sandbox, /, timeout: int | None = None, **api: Any) -> Sandbox:
-    """``sbx.connect()``: resumes this sandbox when paused; returns the handle."""
-    _drive(self, lifetime_covers_op(self._native._core.info_op(), connect_timeout(timeout)))
+    """``sbx.connect()``: resumes this sandbox when paused (a ``timeout`` past the lifetime left extends
+    it, as ``Sandbox.connect``'s); returns the handle."""
+    seconds = connect_timeout(timeout)
     with translated():
         self._native.connect()
+    _drive(self, extend_lifetime_op(self._native._core, seconds))
     return self
 
 
@@ -147,6 +158,32 @@ def _info_by_id(cls: type[Sandbox], /, sandbox_id: str, **api: Any) -> SandboxIn
 def _info(self: Sandbox, /, **api: Any) -> SandboxInfo:
     """The sandbox's facts with E2B's names."""
     return to_e2b_info(_drive(self, self._native._core.info_op()))
+
+
+def _set_timeout_by_id(cls: type[Sandbox], /, sandbox_id: str, timeout: int, **api: Any) -> None:
+    """``Sandbox.set_timeout(sandbox_id, timeout)`` with the API key (see :func:`_set_timeout`)."""
+    checked = check_sandbox_id(sandbox_id)
+    ms = timeout_ms(timeout)
+    _plane_call(api, "Sandbox.set_timeout", lambda url, key: timeout_op(url, key, checked, ms))
+
+
+def _set_timeout(self: Sandbox, /, timeout: int, **api: Any) -> None:
+    """``sbx.set_timeout(timeout)``: the sandbox ends ``timeout`` seconds from now, sooner or later than
+    before (the native ``sbx.set_timeout``, ``POST /v1/sandboxes/:id/timeout``); a paused sandbox stays
+    paused, its lifetime counting on. E2B caps a sandbox's life at 24 h (Pro); here it is 8 h from its
+    creation, running plus suspended.
+
+    Example::
+
+        sbx.set_timeout(30)  # ends 30 s from now
+
+    :raises InvalidArgumentException: for a ``timeout`` that is not 0.001 s to 8 h (before any call), or
+        that reaches past 8 h from the sandbox's creation (nothing changed; ``field`` ``timeoutMs``)
+    :raises SandboxNotFoundException: once the sandbox has ended
+    """
+    resolve_server(**api)
+    ms = timeout_ms(timeout)
+    _drive(self, self._native._core.set_timeout_op(ms))
 
 
 def _update_network_by_id(
@@ -321,9 +358,13 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
         ``api_key`` (else ``SDK_API_KEY``) and ``request_timeout`` are honoured; ``domain`` and E2B's
         other hosted-service options are refused.
 
-        :raises InvalidArgumentException: for a malformed argument, or ``gateways`` (create the sandbox
-            with the native SDK for gateways and the agent), before any call
-        :raises NotSupportedException: for ``metadata``, ``mcp``, ``iam``, ``lifecycle``,
+        ``metadata`` is E2B's custom metadata, the native ``metadata``: shown by ``get_info`` and
+        ``Sandbox.list`` and matched by ``SandboxQuery(metadata=...)`` (at most 64 entries, keys 1 to 128
+        characters, values at most 1024, no control characters; never a secret).
+
+        :raises InvalidArgumentException: for a malformed argument (``metadata`` included), or
+            ``gateways`` (create the sandbox with the native SDK for gateways and the agent), before any call
+        :raises NotSupportedException: for ``mcp``, ``iam``, ``lifecycle``,
             ``volume_mounts``, ``domain``, the ``network`` options only E2B's cloud has
             (``network.mask_request_host``...), before any call
         :raises AuthenticationException: without an API key
@@ -351,6 +392,9 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
     kill = dual(_kill_by_id, _kill)
     get_info = dual(_info_by_id, _info)
     pause = dual(_pause_by_id, _pause)
+    #: E2B's deprecated name of ``pause`` (its docs and tests still use it).
+    beta_pause = dual(_pause_by_id, _pause)
+    set_timeout = dual(_set_timeout_by_id, _set_timeout)
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)
@@ -365,16 +409,27 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
         order: SandboxListOrder | None = None,
         **api: Any,
     ) -> SandboxPaginator:
-        """The running and paused sandboxes of the control plane, filtered by ``query.state`` and
-        ``query.template``, newest first (``order="asc"``: oldest first), in pages of ``limit`` (100 by
-        default, as E2B) read by ``next_items()``.
+        """The running and paused sandboxes of the control plane, with the API key: those whose metadata
+        holds every entry of ``query.metadata``, in one of ``query.state``, started at or after
+        ``query.started_after``, of ``query.template``; newest first (``order="asc"``: oldest first), in
+        pages of ``limit`` (100 by default, as E2B) read by ``next_items()``.
 
-        :raises NotSupportedException: for ``query.metadata`` or ``query.started_after``
+        Example::
+
+            paginator = Sandbox.list(query=SandboxQuery(metadata={"user_id": "123"}))
+            while paginator.has_next:
+                print(paginator.next_items())
+
+        :raises InvalidArgumentException: for a malformed query, order or page, before any call
         """
         check_list(query, order, api, "Sandbox.list")
-        return SandboxPaginator(
-            lambda: live_items(_plane_call(api, "Sandbox.list", list_op), query, order), limit, next_token
-        )
+        states, metadata = native_states(query), None if query is None else query.metadata
+
+        def read() -> list[SandboxInfo]:
+            listed = _plane_call(api, "Sandbox.list", lambda url, key: list_op(url, key, states, metadata))
+            return live_items(listed, query, order)
+
+        return SandboxPaginator(read, limit, next_token)
 
     def is_running(self, request_timeout: float | None = None) -> bool:
         """True while the sandbox runs (False when paused or ended)."""

@@ -10,6 +10,7 @@ from enum import Enum
 from typing import Awaitable, Callable, Generic, Literal, TypeVar
 
 from ..._wire import SandboxInfo as NativeSandboxInfo
+from ..._wire import SandboxState as NativeSandboxState
 from ._network import SandboxNetworkInfo, network_info
 from ._options import native_template
 from .exceptions import InvalidArgumentException, SandboxException, SandboxNotFoundException
@@ -28,19 +29,21 @@ class SandboxState(str, Enum):
 @dataclass(frozen=True)
 class SandboxInfo:
     """A sandbox's facts with E2B's names. What this control plane does not record is ``None``
-    (``started_at``, ``cpu_count``, ``memory_mb``, ``envd_version``, ``lifecycle``) or empty
-    (``metadata``, ``volume_mounts``); ``network`` is E2B's view of the egress policy."""
+    (``cpu_count``, ``memory_mb``, ``envd_version``, ``lifecycle``) or empty (``volume_mounts``);
+    ``network`` is E2B's view of the egress policy."""
 
     sandbox_id: str
     #: The template's name (the control plane has no separate template ids).
     template_id: str
     name: str | None
     state: SandboxState
-    #: When the sandbox ends at the latest (its timeout).
+    #: When the sandbox ends at the latest (its timeout: create's, or the latest ``set_timeout``).
     end_at: datetime
+    #: When the sandbox was created (its lifetime, running plus suspended, counts from here).
+    started_at: datetime
     allow_internet_access: bool | None = None
+    #: The metadata given at create (``Sandbox.create(metadata=...)``); empty when none was.
     metadata: dict[str, str] = field(default_factory=dict)
-    started_at: datetime | None = None
     cpu_count: int | None = None
     memory_mb: int | None = None
     envd_version: str | None = None
@@ -68,10 +71,17 @@ def to_e2b_info(info: NativeSandboxInfo) -> SandboxInfo:
         template_id=info.template,
         name=info.template,
         state=SandboxState.PAUSED if info.state == "suspended" else SandboxState.RUNNING,
-        end_at=datetime.fromtimestamp(info.deadline_at / 1000, tz=timezone.utc),
+        end_at=_utc(info.deadline_at),
+        started_at=_utc(info.started_at),
         allow_internet_access=info.allow_internet_access,
+        metadata=dict(info.metadata),
         network=network_info(info.egress),
     )
+
+
+def _utc(ms: float) -> datetime:
+    """Milliseconds since the epoch as an aware UTC datetime (as E2B's API dates parse)."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
 
 
 #: E2B's page size of ``Sandbox.list``.
@@ -83,9 +93,10 @@ SandboxListOrder = Literal["asc", "desc"]
 
 @dataclass
 class SandboxQuery:
-    """E2B's ``Sandbox.list`` filter, its fields in E2B's order: ``state`` and ``template`` (a template
-    name; E2B's ``base`` is ``sdk-base``) are honoured; ``metadata`` and ``started_after`` are refused
-    (the control plane keeps no metadata and no start times)."""
+    """E2B's ``Sandbox.list`` filter, its fields in E2B's order, combined with AND: ``metadata`` (every
+    entry held; the native ``Sandbox.list(metadata=...)``), ``state`` (``SandboxState``, by default both),
+    ``started_after`` (created at or after it; a naive datetime is local time, as E2B reads it) and
+    ``template`` (a template name; E2B's ``base`` is ``sdk-base`` and ``sdk-base-caps``)."""
 
     metadata: dict[str, str] | None = None
     state: list[SandboxState] | None = None
@@ -214,18 +225,34 @@ class AsyncSnapshotPaginator(_Pages[SnapshotInfo]):
         return self._page(await self._read())
 
 
+#: E2B's states as the native ones: a paused sandbox here is a suspended one.
+_NATIVE_STATES: dict[str, NativeSandboxState] = {"running": "running", "paused": "suspended"}
+
+
+def native_states(query: SandboxQuery | None) -> tuple[NativeSandboxState, ...]:
+    """The native states ``Sandbox.list`` asks the control plane for: ``query.state``'s (checked), by
+    default E2B's running and paused ones (never an ended one)."""
+    wanted = query.state if query is not None and query.state else ("running", "paused")
+    return tuple(_NATIVE_STATES[str(SandboxState(state))] for state in wanted)
+
+
 def live_items(
     listed: list[NativeSandboxInfo], query: SandboxQuery | None, order: SandboxListOrder | None = None
 ) -> list[SandboxInfo]:
-    """The live sandboxes of a listing, filtered by ``query.state`` and ``query.template`` (E2B's
-    ``base`` matches both templates made from its image, ``sdk-base`` and ``sdk-base-caps``), newest
-    first (E2B's default) or oldest first for ``order="asc"`` (the control plane lists them in the order
-    it started them)."""
+    """The live sandboxes of a listing (the control plane filtered the state and metadata), filtered by
+    ``query.started_after`` and ``query.template`` (E2B's ``base`` matches both templates made from its
+    image, ``sdk-base`` and ``sdk-base-caps``), by start: newest first (E2B's default) or oldest first for
+    ``order="asc"`` (a stable sort keeps the control plane's order of those started in the same
+    millisecond)."""
     items = [to_e2b_info(info) for info in listed if info.state != "ended"]
-    if query is not None and query.state is not None:
+    if query is not None and query.state:  # an empty list is E2B's default too
         wanted = {SandboxState(state) for state in query.state}
         items = [item for item in items if item.state in wanted]
+    if query is not None and query.started_after is not None:
+        after = query.started_after.astimezone()  # a naive datetime is local time, as E2B sends it
+        items = [item for item in items if item.started_at >= after]
     if query is not None and query.template is not None:
         templates = {native_template(query.template), native_template(query.template, closed_egress=True)}
         items = [item for item in items if item.template_id in templates]
+    items.sort(key=lambda item: item.started_at)
     return items if order == "asc" else items[::-1]
