@@ -287,7 +287,7 @@ export function createControlPlaneServer(
     if (preview !== undefined && preview !== 'add-slash') {
       forwardPreview(req, res, preview).catch((error: unknown) => {
         if (res.headersSent) res.destroy();
-        else sendRefusal(res, error);
+        else sendPreviewRefusal(res, error);
       });
       return;
     }
@@ -307,7 +307,8 @@ export function createControlPlaneServer(
           res.destroy();
           return;
         }
-        sendRefusal(res, error);
+        const envelope = envelopeOf(error, 'the control plane failed to handle the request');
+        send(res, httpStatusOf(envelope), envelope);
       },
     );
   });
@@ -346,8 +347,8 @@ function previewStatus(envelope: ErrorEnvelope): number {
   return envelope.code === 'sandbox_ended' ? 410 : httpStatusOf(envelope);
 }
 
-/** Answers an error with its envelope (API headers were set, or are set now for a preview). */
-function sendRefusal(res: ServerResponse, error: unknown): void {
+/** Answers a preview's refusal with its envelope and the API's headers (none of the app's). */
+function sendPreviewRefusal(res: ServerResponse, error: unknown): void {
   for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
   res.setHeader('content-security-policy', API_CSP);
   const envelope = envelopeOf(error, 'the control plane failed to handle the request');
