@@ -131,10 +131,13 @@ for (const output of results.flatMap((result) => Object.values(result.metafile.o
 }
 
 // Static: they run from the host, in sandboxd's root and in the sandbox's (a gVisor box's too), whatever
-// libc each holds. sdk-exec places a namespace sandbox and enters it; gvisor-exec reaches a gVisor box.
+// libc each holds. sdk-exec places a namespace sandbox and enters it; gvisor-exec reaches a gVisor box;
+// sdk-pty runs a terminal inside either.
 const gvisorExec = join(root, 'sandbox-drivers', 'gvisor', 'gvisor-exec');
 for (const [name, sources] of [
   ['sdk-exec', [join(root, 'sandbox-drivers', 'namespace', 'sdk-exec', 'sdk-exec.c')]],
+  // A terminal of sandbox code (sbx.pty): run inside the sandbox, either isolation.
+  ['sdk-pty', [join(root, 'sandbox-drivers', 'pty', 'sdk-pty.c')]],
   [
     'gvisor-exec',
     readdirSync(gvisorExec)

@@ -18,6 +18,7 @@
  *   GET  /v1/processes/:pid/events      NDJSON: history, then live events, keepalives; ends after `end`
  *   POST /v1/processes/:pid/stdin       raw body appended to stdin
  *   POST /v1/processes/:pid/stdin/close
+ *   POST /v1/processes/:pid/resize      { cols, rows }: a terminal's new size (a command started with `pty`)
  *   POST /v1/processes/:pid/signal      { signal, tree }
  *   /v1/agent/...                       the sandbox's agent: protocol/agent-wire.ts
  *   GET|PUT /v1/home/archive            the user's home as a gzip tar stream: protocol/home-archive.ts
@@ -41,7 +42,7 @@ import type { CredentialBroker } from './egress/credential-broker.js';
 import { configureCredentialsSchema } from '../protocol/credentials-wire.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
-import { signalCommandSchema, startCommandSchema } from '../protocol/process-events.js';
+import { signalCommandSchema, startCommandSchema, terminalSizeSchema } from '../protocol/process-events.js';
 import { putSecretsSchema } from '../protocol/secrets-wire.js';
 import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { cursorOf } from '../protocol/cursor.js';
@@ -296,7 +297,11 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       return ok({ pid: proc.pid });
     },
     'GET /v1/processes': () =>
-      ok(processes.list().map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running }))),
+      ok(
+        processes
+          .list()
+          .map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running, ...(p.pty ? { pty: true } : {}) })),
+      ),
     'GET /v1/processes/:pid/events': ({ res, url, params }) => {
       streamEvents(res, find(params['pid']), url);
       return 'streamed';
@@ -309,6 +314,10 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     },
     'POST /v1/processes/:pid/stdin/close': ({ params }) => {
       find(params['pid']).closeStdin();
+      return ok();
+    },
+    'POST /v1/processes/:pid/resize': async ({ req, params }) => {
+      await find(params['pid']).resize(await readJson(req, terminalSizeSchema));
       return ok();
     },
     'POST /v1/processes/:pid/signal': async ({ req, params }) => {

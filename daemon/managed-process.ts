@@ -3,7 +3,10 @@
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { ProcessEvent } from '../protocol/process-events.js';
+import { PTY_HELPER_NAME, type ProcessEvent, type TerminalSize } from '../protocol/process-events.js';
+import { inputFrames, resizeFrame } from './pty-frames.js';
+import { RequestError } from './request-error.js';
+import { quote } from './shell-quote.js';
 import { passedOn } from './buffer-collection.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
 import type { ProcessSpace } from './process-space.js';
@@ -14,6 +17,22 @@ import { processSpaceOf, spawnInSandbox, type SandboxUser, type SpawnSpec } from
 export interface CommandSpec extends SpawnSpec {
   readonly timeoutMs: number | undefined;
   readonly killTree: boolean;
+  /** On a new terminal of this size (`sbx.pty`): run by the terminal helper, its stdin framed. */
+  readonly pty?: TerminalSize | undefined;
+}
+
+/** The terminal helper where every sandbox root sees sandboxd's runtime. */
+const PTY_HELPER = `/opt/sdk/${PTY_HELPER_NAME}`;
+
+/** The spawn of a command: on a terminal, the helper runs the shell on it (`TERM` set unless given). */
+function spawnSpecOf(spec: CommandSpec): SpawnSpec {
+  if (spec.pty === undefined) return spec;
+  const { cols, rows } = spec.pty;
+  return {
+    ...spec,
+    cmd: `exec ${PTY_HELPER} ${String(cols)} ${String(rows)} /bin/sh -c ${quote(spec.cmd)}`,
+    envs: { TERM: 'xterm-256color', ...spec.envs },
+  };
 }
 
 /** Output a command keeps for clients that attach later or re-attach (base64 characters); older goes. */
@@ -29,6 +48,8 @@ export class ManagedProcess {
   /** The root of its tree in sandboxd's view (`killTree`). */
   #tree = 0;
   readonly cmd: string;
+  /** True for a terminal: its stdin takes frames (`pty-frames.ts`), which `writeStdin` writes. */
+  readonly pty: boolean;
   readonly #child: ChildProcessWithoutNullStreams;
   readonly #log = new OutputLog(COMMAND_OUTPUT_BYTES);
   readonly #listeners = new Set<(event: ProcessEvent) => void>();
@@ -52,11 +73,12 @@ export class ManagedProcess {
    */
   constructor(spec: CommandSpec, user: SandboxUser, onOutput: (bytes: number) => void = () => undefined) {
     this.cmd = spec.cmd;
+    this.pty = spec.pty !== undefined;
     this.#killTree = spec.killTree;
     this.#space = processSpaceOf(user);
     this.#signalInBox = user.box?.kind === 'gvisor';
     this.#onOutput = onOutput;
-    const spawned = spawnInSandbox(spec, user);
+    const spawned = spawnInSandbox(spawnSpecOf(spec), user);
     const child = spawned.child;
     this.#child = child;
     // Listened to from the spawn on: a child that ends before its start is known would otherwise have
@@ -159,6 +181,20 @@ export class ManagedProcess {
    * a command that does not read holds the caller back, not sandboxd's memory.
    */
   async writeStdin(data: Buffer): Promise<void> {
+    await this.#write(this.pty ? inputFrames(data) : data);
+  }
+
+  /**
+   * Resizes a terminal.
+   *
+   * @throws RequestError `invalid_argument` for a command that is not a terminal
+   */
+  async resize(size: TerminalSize): Promise<void> {
+    if (!this.pty) throw new RequestError('invalid_argument', 'this command has no terminal to resize');
+    await this.#write(resizeFrame(size.cols, size.rows));
+  }
+
+  async #write(data: Buffer): Promise<void> {
     const stdin = this.#child.stdin;
     if (stdin.writableEnded || stdin.destroyed) return;
     passedOn(data.length);

@@ -31,8 +31,22 @@ export type ProcessEvent = z.infer<typeof processEventSchema>;
  * Schema of a request to start a command; `user` is the account it runs as (`sandbox-accounts.ts`:
  * `user`, the default, or `root`).
  */
+/** A terminal's size in characters (`sbx.pty`, issue 28). */
+export const terminalSizeSchema = z.strictObject({
+  cols: z.number().int().min(1).max(1000),
+  rows: z.number().int().min(1).max(1000),
+});
+
+/** A terminal's size. */
+export type TerminalSize = z.infer<typeof terminalSizeSchema>;
+
+/** The terminal helper in sandboxd's runtime image (`sandbox-drivers/pty/`), at `/opt/sdk` in every sandbox. */
+export const PTY_HELPER_NAME = 'sdk-pty';
+
 export const startCommandSchema = z.strictObject({
   cmd: z.string().min(1, 'must not be empty'),
+  /** Run on a new terminal of this size (its output on stdout, its input through `stdin` framed). */
+  pty: terminalSizeSchema.optional(),
   user: sandboxAccountSchema.default(DEFAULT_ACCOUNT),
   envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).default({}),
   cwd: z.string().startsWith('/', 'must be an absolute path').optional(),
@@ -54,6 +68,8 @@ export const processInfoSchema = z.strictObject({
   pid: z.number().int().positive(),
   cmd: z.string(),
   running: z.boolean(),
+  /** True for a terminal (`sbx.pty`). */
+  pty: z.boolean().optional(),
 });
 
 /** One entry of the process list. */

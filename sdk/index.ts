@@ -89,6 +89,7 @@ export { SandboxPool, type PoolTakeOptions } from './sandbox-pool.js';
 export { SandboxGateways, type GatewayStatus } from './sandbox-gateways.js';
 export { SandboxEgress, type EgressPolicy, type EgressPolicyInput } from './sandbox-egress.js';
 export { SandboxPorts } from './sandbox-ports.js';
+export { Pty, PtyHandle, type PtyCreateOptions, type PtyResult } from './pty.js';
 export { SandboxCredentials, type CredentialRule, type CredentialStatus } from './sandbox-credentials.js';
 export {
   resolveSandboxOptions,

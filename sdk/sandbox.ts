@@ -46,6 +46,7 @@ import type { SandboxOptions } from './sandbox-options.js';
 import { SandboxEgress } from './sandbox-egress.js';
 import { SandboxCredentials } from './sandbox-credentials.js';
 import { SandboxPorts } from './sandbox-ports.js';
+import { Pty } from './pty.js';
 
 /** A sandbox's state. */
 export type SandboxState = SandboxInfo['state'];
@@ -82,6 +83,8 @@ export class Sandbox {
   readonly commands: Commands;
   /** Files in the sandbox, read and written as its user (each call first reports activity). */
   readonly files: Files;
+  /** Terminals in the sandbox (issue 28): `create`, `connect`. */
+  readonly pty: Pty;
   /**
    * The access token, private so that no `console.log(sbx)`, `util.inspect`, `JSON.stringify` or
    * spread of the handle shows it: `accessToken` (a getter on the prototype) is the only way to it.
@@ -124,6 +127,7 @@ export class Sandbox {
     });
     this.commands = new Commands(this.#daemon);
     this.files = new Files(this.#daemon);
+    this.pty = new Pty(this.#daemon);
     this.#gateways = new SandboxGateways(this.#daemon, creating?.gateways ?? {}, creating?.secretCache);
     this.#egress = new SandboxEgress(this.#plane, this.sandboxId, () => this.#accessToken);
     this.#credentials = new SandboxCredentials(

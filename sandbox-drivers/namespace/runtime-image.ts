@@ -28,9 +28,13 @@ import {
 import { dirname, join } from 'node:path';
 import { BOX_RESOLV_CONF, GVISOR_EXEC } from '../gvisor/gvisor-exec-path.js';
 import { HOST_TOOLS_ENV, SDK_EXEC } from './sandboxd-process.js';
+import { PTY_HELPER_NAME } from '../../protocol/process-events.js';
 
-/** The static helpers of the image (`sdk-exec`, and `gvisor-exec` for gVisor boxes). */
-const HELPERS: readonly string[] = [SDK_EXEC, GVISOR_EXEC];
+/**
+ * The static helpers of the image (`sdk-exec`, `gvisor-exec` for gVisor boxes, and `sdk-pty`, which runs
+ * a terminal inside either).
+ */
+const HELPERS: readonly string[] = [SDK_EXEC, GVISOR_EXEC, PTY_HELPER_NAME];
 
 /** Where images live. */
 const IMAGES_DIR = '/run/sdk/images';

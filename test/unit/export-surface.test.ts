@@ -30,6 +30,8 @@ describe('the published entry', () => {
         'RESERVED_RAW_CONFIG_KEYS',
         'RUNTIME_B_TOOLS',
         'RuntimeB',
+        'Pty',
+        'PtyHandle',
         'S3Prefix',
         'Sandbox',
         'SandboxAgent',
