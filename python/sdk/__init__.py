@@ -41,6 +41,15 @@ from .daemon_events import (
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .egress import AsyncSandboxEgress, SandboxEgress
 from .ports import AsyncSandboxPorts, SandboxPorts
+from .pty import AsyncPty, AsyncPtyHandle, Pty, PtyHandle, PtyResult
+from .webhooks import (
+    WEBHOOK_EVENT_TYPES,
+    WEBHOOK_ID_HEADER,
+    WEBHOOK_SIGNATURE_HEADER,
+    WEBHOOK_TIMESTAMP_HEADER,
+    WebhookEvent,
+    verify_webhook_signature,
+)
 from .egress_policy import EgressPolicy
 from .credentials import AsyncSandboxCredentials, CredentialStatus, SandboxCredentials
 from .credential_rules import CredentialRule
@@ -117,6 +126,8 @@ __all__ = [
     "AsyncSandboxPool",
     "AsyncSandboxEgress",
     "AsyncSandboxPorts",
+    "AsyncPty",
+    "AsyncPtyHandle",
     "AsyncSandboxCredentials",
     "AsyncSnapshot",
     "AsyncFiles",
@@ -148,6 +159,15 @@ __all__ = [
     "SandboxException",
     "SandboxEgress",
     "SandboxPorts",
+    "Pty",
+    "PtyHandle",
+    "PtyResult",
+    "WEBHOOK_EVENT_TYPES",
+    "WEBHOOK_ID_HEADER",
+    "WEBHOOK_SIGNATURE_HEADER",
+    "WEBHOOK_TIMESTAMP_HEADER",
+    "WebhookEvent",
+    "verify_webhook_signature",
     "SandboxCredentials",
     "SandboxEvent",
     "SandboxInfo",

@@ -40,15 +40,12 @@ class CommandResult:
     signal: str | None
 
 
-class OutputCollector:
-    """Collects one command's output from its events; ``feed`` calls the callbacks with each chunk as
-    text (UTF-8, a character split between chunks is passed whole) and returns what the callback
-    returned, so the async SDK can await a coroutine callback."""
+class EventTracker:
+    """Where a followed command's event stream is: the pid of its start, the number of the last event
+    taken (where a stream cut off is opened again) and its end. :class:`OutputCollector` (commands) and
+    the terminals' follower (``sdk.pty``) build on it."""
 
-    def __init__(self, on_stdout: OutputCallback | None, on_stderr: OutputCallback | None) -> None:
-        self._callbacks = {"stdout": on_stdout, "stderr": on_stderr}
-        self._decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in self._callbacks}
-        self._out: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+    def __init__(self) -> None:
         self._end: EndEvent | None = None
         #: The pid of the start event, once seen.
         self.pid: int | None = None
@@ -60,15 +57,36 @@ class OutputCollector:
         """True once the end event was taken."""
         return self._end is not None
 
-    def feed(self, event: ProcessEvent) -> object:
-        """Takes one event; returns the callback's return value for an output chunk, else ``None``."""
+    @property
+    def end(self) -> EndEvent | None:
+        """The end event, once taken."""
+        return self._end
+
+    def track(self, event: ProcessEvent) -> None:
+        """Takes the number of ``event``, the pid of a start and the end."""
         if not isinstance(event, KeepaliveEvent) and event.seq is not None:
             self.seq = event.seq
         if isinstance(event, StartEvent):
             self.pid = event.pid
         elif isinstance(event, EndEvent):
             self._end = event
-        elif isinstance(event, DataEvent):
+
+
+class OutputCollector(EventTracker):
+    """Collects one command's output from its events; ``feed`` calls the callbacks with each chunk as
+    text (UTF-8, a character split between chunks is passed whole) and returns what the callback
+    returned, so the async SDK can await a coroutine callback."""
+
+    def __init__(self, on_stdout: OutputCallback | None, on_stderr: OutputCallback | None) -> None:
+        super().__init__()
+        self._callbacks = {"stdout": on_stdout, "stderr": on_stderr}
+        self._decoders = {name: codecs.getincrementaldecoder("utf-8")("replace") for name in self._callbacks}
+        self._out: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+
+    def feed(self, event: ProcessEvent) -> object:
+        """Takes one event; returns the callback's return value for an output chunk, else ``None``."""
+        self.track(event)
+        if isinstance(event, DataEvent):
             self._out[event.stream].append(event.data)
             callback = self._callbacks[event.stream]
             text = self._decoders[event.stream].decode(event.data)
@@ -93,7 +111,7 @@ REATTACH_ATTEMPTS = 5
 
 
 def _reattach(
-    core: SandboxCore, collector: OutputCollector, broke: StreamBroke, attempt: int
+    core: SandboxCore, collector: EventTracker, broke: StreamBroke, attempt: int
 ) -> Call[ProcessEvent]:
     """The call that goes on after a break, or the break raised again: only once the pid and a numbered
     event are known (a start sent again would start the command twice; a sandboxd too old to number its
@@ -108,11 +126,11 @@ def follow(
     core: SandboxCore,
     call: Call[ProcessEvent],
     feed: Callable[[ProcessEvent], object],
-    collector: OutputCollector,
+    collector: EventTracker,
 ) -> None:
     """Passes the events of ``call`` to ``feed`` (which feeds ``collector``) to the end of the stream; a
     stream sandboxd cut off (its reader left it full for 15 s) is opened again after the last event
-    taken, so nothing still kept is missed or repeated."""
+    taken, so nothing still kept is missed or repeated (``collector`` is fed by ``feed``)."""
     attempt = 0
     while True:
         try:
@@ -132,7 +150,7 @@ async def afollow(
     core: SandboxCore,
     call: Call[ProcessEvent],
     feed: Callable[[ProcessEvent], Awaitable[None]],
-    collector: OutputCollector,
+    collector: EventTracker,
 ) -> None:
     """:func:`follow` for the async SDK (``feed`` awaits async callbacks)."""
     attempt = 0

@@ -61,6 +61,12 @@ def close_stdin_call(peer: Peer, token: str, pid: int) -> Call[EmptyAnswer]:
     return Call(peer, "POST", f"/v1/processes/{pid}/stdin/close", model_parser(EmptyAnswer), token)
 
 
+def resize_call(peer: Peer, token: str, pid: int, cols: int, rows: int) -> Call[EmptyAnswer]:
+    """``POST /v1/processes/:pid/resize``: a terminal's new size (``sbx.pty``; its program gets SIGWINCH)."""
+    body = {"cols": cols, "rows": rows}
+    return Call(peer, "POST", f"/v1/processes/{pid}/resize", model_parser(EmptyAnswer), token, body)
+
+
 def signal_call(peer: Peer, token: str, pid: int, tree: bool) -> Call[EmptyAnswer]:
     """``POST /v1/processes/:pid/signal``: SIGKILL to the command, or to its whole tree."""
     body = {"signal": "SIGKILL", "tree": tree}

@@ -265,6 +265,10 @@ class SandboxCore:
         """Closes a command's stdin."""
         return self.daemon_op(daemon_calls.close_stdin_call(self._daemon, self.access_token, pid))
 
+    def resize_op(self, pid: int, cols: int, rows: int) -> Op[EmptyAnswer]:
+        """Resizes a terminal (``cols`` and ``rows`` checked by the caller)."""
+        return self.daemon_op(daemon_calls.resize_call(self._daemon, self.access_token, pid, cols, rows))
+
     def signal_op(self, pid: int, tree: bool) -> Op[EmptyAnswer]:
         """SIGKILL to a command, or to its whole tree."""
         if not isinstance(tree, bool):

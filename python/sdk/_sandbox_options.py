@@ -1,6 +1,7 @@
 """The options of ``Sandbox.create``, ``Sandbox.connect``, ``Sandbox.get_info``, ``Sandbox.list``,
-``sbx.set_timeout`` and ``commands.run``, checked before any call with the rules of
-``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts`` and ``sdk/commands.ts``.
+``sbx.set_timeout``, ``commands.run`` and ``pty.create``, checked before any call with the rules of
+``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts``, ``sdk/commands.ts`` and
+``sdk/pty.ts``.
 
 Python takes durations in seconds (SPEC "Sandbox handle": ``timeout`` in seconds, TypeScript's
 ``timeoutMs`` in milliseconds); the wire carries milliseconds. A failure is an
@@ -30,6 +31,7 @@ from .egress_policy import EgressPolicy, check_egress
 from .errors import AuthenticationException, InvalidArgumentException
 from .s3_prefix import S3Prefix
 from .secret_cache import SecretCache
+from .webhooks import check_webhook_url
 from .secret_gateway import SecretGateway, SecretSource, check_gateway_map
 
 #: A sandbox id: 12 hex characters.
@@ -148,11 +150,14 @@ class CreateOptions:
     credentials: tuple[CredentialRule, ...] = ()
     #: The sandbox's metadata (``metadata=``), or None: not given.
     metadata: Mapping[str, str] | None = None
+    #: Where the sandbox's lifecycle events are POSTed, signed (``webhook_url=``), or None: not given.
+    webhook_url: str | None = None
 
     def body(self) -> dict[str, Any]:
         """The body of ``POST /v1/sandboxes`` (the template's memory and CPUs when not given, and
-        ``isolation``, ``egress`` and ``metadata`` only when given). From a snapshot, ``template`` and
-        ``allow_internet_access`` are sent only when the caller gave them (``sdk/sandbox-lifecycle.ts``)."""
+        ``isolation``, ``egress``, ``metadata`` and ``webhook_url`` only when given). From a snapshot,
+        ``template`` and ``allow_internet_access`` are sent only when the caller gave them
+        (``sdk/sandbox-lifecycle.ts``)."""
         fresh = self.snapshot is None
         return CreateSandboxRequest(
             template=self.template if fresh or self.template_given else None,
@@ -167,6 +172,7 @@ class CreateOptions:
             memory_mb=self.memory_mb,
             cpus=self.cpus,
             metadata=None if self.metadata is None else dict(self.metadata),
+            webhook_url=self.webhook_url,
         ).wire()
 
 
@@ -192,13 +198,15 @@ def resolve_create_options(
     egress: object = None,
     credentials: object = None,
     metadata: object = None,
+    webhook_url: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
     ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``,
     ``snapshot`` and ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked
     with its rules, the fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only
     mode ``closed``. ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
-    (``credentials[0].host``...). ``metadata`` is a mapping of strings (``sdk._sandbox_metadata``).
+    (``credentials[0].host``...). ``metadata`` is a mapping of strings (``sdk._sandbox_metadata``);
+    ``webhook_url`` an http(s) URL (``sdk.webhooks``), both ignored with ``pool`` as in TypeScript.
     ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
     ``snapshot``, the snapshot's). Without ``isolation``, ``SDK_ISOLATION`` (read once the options pass,
     as ``sdk/sandbox-options.ts`` does), but not from a snapshot, which fixes the isolation."""
@@ -224,6 +232,7 @@ def resolve_create_options(
     elif cpu is not None and not 0.05 <= cpu <= 64:
         check.add(("cpus",), "must be at least 0.05" if cpu < 0.05 else "must be at most 64")
     tags = check_metadata(check, ("metadata",), metadata)
+    webhook = check_webhook_url(check, ("webhook_url",), webhook_url)
     url = _url(check, "control_plane_url", control_plane_url)
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
@@ -259,6 +268,7 @@ def resolve_create_options(
         egress=policy,
         credentials=rules,
         metadata=tags,
+        webhook_url=webhook,
     )
 
 
@@ -446,6 +456,29 @@ def check_output_callbacks(
     return callbacks[0], callbacks[1]
 
 
+def _envs(check: Checker, envs: object) -> dict[str, str]:
+    """``envs`` of a command: None or a mapping of variable names to strings (a copy)."""
+    env: dict[str, str] = {}
+    if envs is not None and not isinstance(envs, Mapping):
+        check.add(("envs",), "must be a mapping of names to strings")
+    for name, value in envs.items() if isinstance(envs, Mapping) else []:
+        if not isinstance(name, str):
+            check.add(("envs",), ENV_NAME_RULE)
+        elif not matches(ENV_NAME, name):
+            check.add(("envs", name), ENV_NAME_RULE)
+        elif not isinstance(value, str):
+            check.add(("envs", name), "must be a string")
+        else:
+            env[name] = value
+    return env
+
+
+def _cwd(check: Checker, cwd: object) -> None:
+    """``cwd`` of a command: None or an absolute path."""
+    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
+        check.add(("cwd",), "must be an absolute path")
+
+
 def resolve_run_options(
     cmd: object,
     *,
@@ -466,20 +499,8 @@ def resolve_run_options(
         check.add(("cmd",), "must not be empty")
     if not is_account(user):
         check.add(("user",), ACCOUNT_RULE)
-    env: dict[str, str] = {}
-    if envs is not None and not isinstance(envs, Mapping):
-        check.add(("envs",), "must be a mapping of names to strings")
-    for name, value in envs.items() if isinstance(envs, Mapping) else []:
-        if not isinstance(name, str):
-            check.add(("envs",), ENV_NAME_RULE)
-        elif not matches(ENV_NAME, name):
-            check.add(("envs", name), ENV_NAME_RULE)
-        elif not isinstance(value, str):
-            check.add(("envs", name), "must be a string")
-        else:
-            env[name] = value
-    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
-        check.add(("cwd",), "must be an absolute path")
+    env = _envs(check, envs)
+    _cwd(check, cwd)
     timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 0)
     check_bool(check, ("kill_tree",), kill_tree)
     check_bool(check, ("background",), background)
@@ -492,3 +513,73 @@ def resolve_run_options(
     if timeout_ms is not None:
         start["timeoutMs"] = timeout_ms
     return RunOptions(start, stdout_callback, stderr_callback, bool(background))
+
+
+#: A terminal's program by default (``sdk/pty.ts``): a login shell, bash when the template has it.
+DEFAULT_PTY_CMD: Final = "command -v bash >/dev/null && exec bash -l; exec sh -l"
+#: A terminal's largest width and height, characters (``terminalSizeSchema``).
+MAX_PTY_SIZE: Final = 1000
+
+#: A terminal's output callback: each chunk as the bytes the terminal showed.
+DataCallback = Callable[[bytes], object]
+
+
+def check_pty_size(check: Checker, cols: object, rows: object) -> tuple[int, int]:
+    """``cols`` and ``rows`` of a terminal: whole numbers from 1 to 1000 (a problem is added to
+    ``check``; the pair is then meaningless)."""
+    wide = check_int(check, ("cols",), cols, 1, MAX_PTY_SIZE)
+    high = check_int(check, ("rows",), rows, 1, MAX_PTY_SIZE)
+    return (whole(cols) if wide else 0), (whole(rows) if high else 0)
+
+
+def check_on_data(check: Checker, on_data: object) -> DataCallback | None:
+    """``on_data`` of ``pty.create`` and ``pty.connect``: required, callable."""
+    if not callable(on_data):
+        check.add(("on_data",), "must be callable")
+        return None
+    return cast(DataCallback, on_data)
+
+
+@dataclass(frozen=True)
+class PtyOptions:
+    """``pty.create``'s options, checked: ``start`` is the wire body of the terminal's command."""
+
+    start: dict[str, Any] = field(repr=False)
+    on_data: DataCallback
+
+
+def resolve_pty_options(
+    *,
+    cols: object,
+    rows: object,
+    cwd: object,
+    envs: object,
+    user: object,
+    cmd: object,
+    timeout: object,
+    on_data: object,
+) -> PtyOptions:
+    """Checks ``pty.create``'s arguments in ``sdk/pty.ts``'s order; raises ``InvalidArgumentException``
+    before any call. The body is a background command's with ``pty: {cols, rows}`` and ``killTree``."""
+    check = Checker("pty.create")
+    size = check_pty_size(check, cols, rows)
+    _cwd(check, cwd)
+    env = _envs(check, envs)
+    if not is_account(user):
+        check.add(("user",), ACCOUNT_RULE)
+    if not isinstance(cmd, str):
+        check.add(("cmd",), "must be a string")
+    elif cmd == "":
+        check.add(("cmd",), "must not be empty")
+    timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 0)
+    callback = check_on_data(check, on_data)
+    check.done()
+    assert callback is not None
+    start: dict[str, Any] = {"cmd": cmd, "pty": {"cols": size[0], "rows": size[1]}}
+    start.update(account_field(check_account(user, "pty.create")))
+    start.update({"envs": env, "killTree": True})
+    if cwd is not None:
+        start["cwd"] = cwd
+    if timeout_ms is not None:
+        start["timeoutMs"] = timeout_ms
+    return PtyOptions(start, callback)

@@ -28,6 +28,10 @@ class _Invalid(Exception):
     pass
 
 
+#: The digits of an IPv4 part in each base the WHATWG parser reads.
+_DIGITS: Final = {16: re.compile(r"[0-9A-Fa-f]+"), 8: re.compile(r"[0-7]+"), 10: re.compile(r"[0-9]+")}
+
+
 def _ipv4_number(part: str) -> int:
     if part[:2].lower() == "0x":
         digits, base = part[2:], 16
@@ -37,10 +41,9 @@ def _ipv4_number(part: str) -> int:
         digits, base = part, 10
     if digits == "":
         return 0
-    try:
-        return int(digits, base)
-    except ValueError:
-        raise _Invalid from None
+    if _DIGITS[base].fullmatch(digits) is None:  # never int()'s sign, underscores or spaces
+        raise _Invalid
+    return int(digits, base)
 
 
 def _ends_in_number(host: str) -> bool:

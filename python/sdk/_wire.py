@@ -197,9 +197,9 @@ class IdlePolicyBody(_Wire):
 
 class CreateSandboxRequest(_Wire):
     """Body of ``POST /v1/sandboxes``; ``isolation`` (the control plane's default), ``memory_mb`` and
-    ``cpus`` (the template's), ``egress`` (``allow_internet_access`` alone) and ``metadata`` are left out
-    when ``None``, and so are ``template`` and ``allow_internet_access`` (from ``snapshot``, the snapshot's
-    sandbox's unless the caller set them)."""
+    ``cpus`` (the template's), ``egress`` (``allow_internet_access`` alone), ``metadata`` and
+    ``webhook_url`` are left out when ``None``, and so are ``template`` and ``allow_internet_access``
+    (from ``snapshot``, the snapshot's sandbox's unless the caller set them)."""
 
     template: str | None = None
     isolation: Isolation | None = None
@@ -216,6 +216,9 @@ class CreateSandboxRequest(_Wire):
     #: A string map shown by ``get_info`` and ``list`` and matched by ``list`` (checked by
     #: ``sdk._sandbox_metadata``); sent only when given.
     metadata: dict[str, str] | None = None
+    #: Where this sandbox's lifecycle events are POSTed, signed (issue 28; checked by
+    #: ``sdk.webhooks``); sent only when given.
+    webhook_url: str | None = None
 
     def wire(self) -> dict[str, object]:
         """The JSON body: camelCase keys, no ``null`` (an absent option takes the control plane's
@@ -296,6 +299,9 @@ class ProcessInfo(_Wire):
     pid: int = Field(gt=0)
     cmd: str
     running: bool
+    #: True for a terminal (``sbx.pty``, issue 28); sandboxd sends ``pty`` for terminals only, so a plain
+    #: command's is False (an explicit ``null`` is refused, as zod's ``optional()`` refuses it).
+    pty: bool = False
 
 
 class GatewayRouteState(_Wire):

@@ -43,6 +43,7 @@ from .egress_policy import EgressPolicy
 from .credential_rules import CredentialRule
 from .credentials import AsyncSandboxCredentials
 from .ports import AsyncSandboxPorts
+from .pty import AsyncPty
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
 
@@ -144,6 +145,8 @@ class AsyncSandbox(AsyncSandboxExtras):
         #: Preview URLs of the sandbox's loopback ports (issue 28): ``url(port)`` and ``token(port)`` (no
         #: call), ``expose(port, public=...)`` and ``public_ports()``.
         self.ports = AsyncSandboxPorts(self._core, transport)
+        #: Terminals in the sandbox (issue 28): ``create(on_data=...)`` and ``connect(pid, on_data=...)``.
+        self.pty = AsyncPty(self._core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = AsyncSandboxAgent(self._gateway_core, transport)
 
@@ -194,6 +197,7 @@ class AsyncSandbox(AsyncSandboxExtras):
         egress: EgressPolicy | Mapping[str, Any] | None = None,
         credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
         metadata: Mapping[str, str] | None = None,
+        webhook_url: str | None = None,
     ) -> AsyncSandbox:
         """Creates a sandbox; the options of :meth:`sdk.sandbox.Sandbox.create`, checked before any call.
         With ``pool`` (an ``AsyncSandboxPool``) the sandbox is ``await pool.take()``'s; with ``snapshot``
@@ -227,6 +231,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             egress=egress,
             credentials=credentials,
             metadata=metadata,
+            webhook_url=webhook_url,
             pool_kind="AsyncSandboxPool",
         )
         if pool is not None:
@@ -303,9 +308,10 @@ class AsyncSandbox(AsyncSandboxExtras):
         await adrive(self._core.kill_op(), self._transport)
 
     async def close(self) -> None:
-        """Stops following background commands, stops the directory watches and closes this handle's
-        connections; the sandbox goes on running (``async with`` kills it instead)."""
+        """Stops following background commands and terminals, stops the directory watches and closes this
+        handle's connections; the sandbox goes on running (``async with`` kills it instead)."""
         await self.commands.stop_following()
+        await self.pty.stop_following()
         await self.files.stop_watching()
         await self._transport.aclose()
 

@@ -43,6 +43,7 @@ from .egress_policy import EgressPolicy
 from .credential_rules import CredentialRule
 from .credentials import SandboxCredentials
 from .ports import SandboxPorts
+from .pty import Pty
 from .errors import SandboxException
 from .snapshot import Snapshot, SnapshotFacts
 
@@ -146,6 +147,8 @@ class Sandbox(SandboxExtras):
         #: Preview URLs of the sandbox's loopback ports (issue 28): ``url(port)`` and ``token(port)`` (no
         #: call), ``expose(port, public=...)`` and ``public_ports()``.
         self.ports = SandboxPorts(self._core, transport)
+        #: Terminals in the sandbox (issue 28): ``create(on_data=...)`` and ``connect(pid, on_data=...)``.
+        self.pty = Pty(self._core, transport)
         #: The agent (``sbx.agent.run``/``stream``/``prepare``); touching it makes no call.
         self.agent = SandboxAgent(self._gateway_core, transport)
 
@@ -196,6 +199,7 @@ class Sandbox(SandboxExtras):
         egress: EgressPolicy | Mapping[str, Any] | None = None,
         credentials: Sequence[CredentialRule | Mapping[str, Any]] | None = None,
         metadata: Mapping[str, str] | None = None,
+        webhook_url: str | None = None,
     ) -> Sandbox:
         """Creates a sandbox. Every argument is checked first, so a malformed one raises
         ``InvalidArgumentException`` (``field`` names it) before any call.
@@ -246,6 +250,11 @@ class Sandbox(SandboxExtras):
             control characters) shown by ``get_info`` and :meth:`list` and matched by
             ``Sandbox.list(metadata=...)``; readable by whoever may read the sandbox's facts, so never a
             secret. Ignored with ``pool`` (the pool's slot is taken as it is), as in TypeScript
+        :param webhook_url: where this sandbox's lifecycle events (created, paused, resumed, ended, failed)
+            are POSTed, signed with the control plane's webhook secret (``sdk.verify_webhook_signature``),
+            besides the control plane's own destinations: an http or https URL of at most 2048 characters,
+            without user name, password or fragment; never shown by ``get_info`` or :meth:`list`. Sent only
+            when given; ignored with ``pool``, as in TypeScript
         :raises InvalidArgumentException: for a malformed option, or (without ``isolation``) an
             ``SDK_ISOLATION`` other than ``namespace`` or ``gvisor``, before any call
         :raises SecretNotFoundException: for a missing secret; the new sandbox is then ended unless
@@ -275,6 +284,7 @@ class Sandbox(SandboxExtras):
             egress=egress,
             credentials=credentials,
             metadata=metadata,
+            webhook_url=webhook_url,
         )
         if pool is not None:
             return pool.take()
