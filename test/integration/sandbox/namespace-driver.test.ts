@@ -250,7 +250,7 @@ describe('namespace sandbox', () => {
 
   it("starts sandboxd from one bundled file with the code cache its image's build wrote, which V8 takes", async () => {
     expect((await closed.commands.run('ls /opt/sdk')).stdout).toBe(
-      'box-resolv.conf\ngvisor-exec\nsandboxd.cjs\nsandboxd.code-cache\nsdk-exec\nstart.cjs\n',
+      'box-resolv.conf\ngvisor-exec\nsandboxd.cjs\nsandboxd.code-cache\nsdk-exec\nsdk-pty\nstart.cjs\n',
     );
     // Found by its exact command line (`sandboxdPid`), from the host: the sandbox does not see it.
     expect(sandboxdPid(sandboxes.driver.instance, closed.id)).toMatch(/^\d+$/);
