@@ -134,8 +134,9 @@ describe('the inspector page', () => {
       ] as const) {
         await travel.fill(String(seq));
         await travel.dispatchEvent('change');
-        await expect.poll(() => banner.getAttribute('data-state')).toBe(state);
-        await expect.poll(() => current.getAttribute('data-state-id')).toBe(state);
+        // A replay of the journal, however long a loaded machine takes for it (no bound is the spec's).
+        await expect.poll(() => banner.getAttribute('data-state'), { timeout: 30_000 }).toBe(state);
+        await expect.poll(() => current.getAttribute('data-state-id'), { timeout: 30_000 }).toBe(state);
       }
       await screenshot(page, 'inspector-time-travel');
     } finally {
