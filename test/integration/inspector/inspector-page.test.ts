@@ -183,7 +183,9 @@ describe('the inspector page', () => {
       expect(await policy.getAttribute('title')).toContain('allow: allowed.test');
       // Metadata (issue 28), as text: markup in a value stays text.
       const metadata = page.locator('[data-testid=sandbox-view] .facts [data-testid=metadata]');
-      await expect.poll(() => metadata.allTextContents()).toEqual(['ownerci', `note${HOSTILE}`]);
+      await expect
+        .poll(() => metadata.allTextContents(), { timeout: 30_000 })
+        .toEqual(['ownerci', `note${HOSTILE}`]);
       expect(await page.evaluate(PWNED)).toBeUndefined();
 
       // NXDOMAIN from sandboxd's resolver, and a refused row for the name, via dns, by the allowlist.
