@@ -8,6 +8,7 @@ test asserts the documented answer. Every test ends the sandboxes it created."""
 
 from __future__ import annotations
 
+import threading
 import time
 import urllib.parse
 import uuid
@@ -125,10 +126,9 @@ def test_metadata_list_by_it_set_timeout_and_get_info(control_plane: ControlPlan
             extra.set_timeout(8 * 3600)
         # E2B's test_shorten_timeout: past it the sandbox is no longer running
         extra.set_timeout(1)
-        deadline = time.monotonic() + 20
-        while extra.is_running():
-            assert time.monotonic() < deadline
-            time.sleep(0.25)
+        # The sandbox's own state feed ends with its end: waited for, not timed.
+        assert [event.state for event in extra.native.events()][-1] == "ended"
+        assert not extra.is_running()
         assert Sandbox.list(query=SandboxQuery(metadata={"unique_id": unique_id})).next_items() == []
     finally:
         extra.kill()
@@ -140,20 +140,21 @@ def test_metadata_list_by_it_set_timeout_and_get_info(control_plane: ControlPlan
 def test_get_host_reaches_a_port_over_http_once_public_or_with_its_token(
     sandbox: Sandbox, control_plane: ControlPlane
 ) -> None:
+    listening = threading.Event()
     app = sandbox.commands.run(
-        "node -e \"require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(3000, '127.0.0.1')\"",
+        "node -e \"require('http').createServer((q, s) => s.end('hello ' + q.url))"
+        ".listen(3000, '127.0.0.1', () => console.log('listening'))\"",
         background=True,
         timeout=0,
+        on_stdout=lambda line: listening.set() if "listening" in line else None,
     )
     try:
         host = sandbox.get_host(3000)
         plane = urllib.parse.urlsplit(control_plane.url).netloc
         assert host == f"{plane}/v1/sandboxes/{sandbox.sandbox_id}/ports/3000"
         token = {"x-sdk-preview-token": sandbox.native.ports.token(3000)}
-        deadline = time.monotonic() + 30
-        while (answer := httpx.get(f"http://{host}/", headers=token)).status_code == 502:  # not listening yet
-            assert time.monotonic() < deadline
-            time.sleep(0.2)
+        listening.wait()  # the server's own word that it takes connections
+        answer = httpx.get(f"http://{host}/", headers=token)
         assert (answer.status_code, answer.text) == (200, "hello /")
         assert httpx.get(f"http://{host}/").status_code == 401  # private until exposed
         sandbox.native.ports.expose(3000, public=True)  # E2B's default: public

@@ -84,9 +84,14 @@ def test_a_shell_on_a_terminal_of_its_own_input_size_resize_ctrl_c_and_exit_stat
     term.send_input('echo "size [$(stty size)]"\n')
     screen.shows(r"size \[43 132\]", mark)
 
-    # Ctrl-C interrupts the foreground command; the shell goes on.
-    term.send_input("sleep 600\n")
+    # Ctrl-C interrupts the foreground command; the shell goes on. Each step waits for the screen: a
+    # Ctrl-C flushes the terminal's unread input, so nothing is typed ahead of it or before the prompt.
+    mark = len(screen.text)
+    term.send_input("echo started; sleep 600\n")
+    screen.shows(r"started\r?\n", mark)  # the output, not the typed line ("started;")
+    mark = len(screen.text)
     term.send_input(b"\x03")
+    screen.shows(r"\$ ", mark)  # the prompt again
     term.send_input('echo "after [$?]"\n')
     screen.shows(r"after \[130\]")
     term.send_input("exit 7\n")

@@ -64,9 +64,14 @@ describe.each<Isolation>(['namespace', 'gvisor'])('terminals (%s)', { timeout: 1
     const mark = screen.text.length;
     await term.resize({ cols: 132, rows: 43 });
     await screen.shows(/43 132/, mark);
-    // Ctrl-C interrupts the foreground command, the shell goes on.
-    await term.sendInput('sleep 600\n');
+    // Ctrl-C interrupts the foreground command, the shell goes on. Each step waits for the screen: a
+    // Ctrl-C flushes the terminal's unread input, so nothing is typed ahead of it or before the prompt.
+    let from = screen.text.length;
+    await term.sendInput('echo started; sleep 600\n');
+    await screen.shows(/started\r?\n/, from); // the output, not the typed line ("started;")
+    from = screen.text.length;
     await term.sendInput('\x03');
+    await screen.shows(/\$ /, from); // the prompt again
     await term.sendInput('echo "after [$?]"\n');
     await screen.shows(/after \[130\]/);
     await term.sendInput('exit 7\n');
