@@ -27,6 +27,8 @@ import {
   type SandboxInfo,
   forkRequestSchema,
   setTimeoutRequestSchema,
+  metricsQuerySchema,
+  type SandboxMetrics,
   type SnapshotInfo,
 } from '../protocol/control-plane-api.js';
 import { LIMITS } from '../rules/limits.js';
@@ -68,6 +70,7 @@ import { TemplateBuilds } from './template-builds.js';
 import { egressPolicySchema, policyOfInternetAccess, type EgressPolicy } from '../rules/egress-policy.js';
 import { checkDnsServers, defaultDnsServers } from './dns-servers.js';
 import { Webhooks } from './webhooks.js';
+import { METRICS_INTERVAL_MS, MetricsSampler } from './metrics-sampler.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -117,6 +120,8 @@ export interface ControlPlaneOptions {
    * file (made on first start) by default.
    */
   readonly webhookSecret?: string;
+  /** Between two metrics samples of a running sandbox, ms (`sbx.getMetrics()`; 5 s by default). */
+  readonly metricsIntervalMs?: number;
 }
 
 /** Sandboxes a fork starts at once (each launch keeps a core busy for a moment). */
@@ -153,6 +158,7 @@ export class ControlPlane {
   readonly #templateBuilds: TemplateBuilds;
   readonly #stopExitWatch: () => void;
   readonly #webhooks: Webhooks;
+  readonly #metrics: MetricsSampler;
   #closed = false;
   readonly #tunnels: Agent;
   /** Preview URLs (issue 28): who may reach a sandbox's port, and its public ports. */
@@ -233,6 +239,12 @@ export class ControlPlane {
     this.#templateBuilds = new TemplateBuilds(options.driver);
     this.#view = new InspectorView(options.driver);
     this.#now = options.now ?? Date.now;
+    this.#metrics = new MetricsSampler({
+      driver: options.driver,
+      now: this.#now,
+      intervalMs: options.metricsIntervalMs ?? METRICS_INTERVAL_MS,
+      timers: options.timers ?? true,
+    });
     this.#webhooks = new Webhooks({
       destinations: options.webhooks ?? [],
       secret: options.webhookSecret ?? loadOrCreateWebhookSecret(options.stateDir),
@@ -293,6 +305,7 @@ export class ControlPlane {
   #follow(sandbox: LiveSandbox): void {
     this.#view.watch(sandbox, () => this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input));
     this.#followers.follow(sandbox);
+    this.#metrics.watch(sandbox);
   }
 
   /**
@@ -576,6 +589,18 @@ export class ControlPlane {
     return this.get(id);
   }
 
+  /**
+   * The sandbox's metrics samples (CPU, memory, disk, network) taken while it ran, oldest first, those
+   * in `[start, end]` (ms since the epoch) when given; kept for a while after it ended.
+   *
+   * @throws InvalidArgumentError for a malformed range (before anything is read); AuthenticationError
+   */
+  metrics(id: string, query: unknown, token: string | undefined): SandboxMetrics {
+    const range = parseOptions(metricsQuerySchema, query, 'sbx.getMetrics');
+    this.#authorization.check(id, token);
+    return { metrics: this.#metrics.metrics(id, range) };
+  }
+
   /** Suspends a running sandbox, memory kept. */
   async pause(id: string, token: string | undefined): Promise<SandboxInfo> {
     await this.#scheduler.call(this.#authorization.authorized(id, token), { type: 'pause' });
@@ -692,6 +717,7 @@ export class ControlPlane {
   async tick(): Promise<void> {
     await this.#scheduler.tick();
     await this.#webhooks.tick();
+    await this.#metrics.sample();
   }
 
   /** Stops timers and closes the journal; sandboxes keep running (a later start adopts them). */
@@ -701,6 +727,7 @@ export class ControlPlane {
     this.#followers.close();
     void this.#tunnels.destroy().catch(() => undefined);
     this.#stopExitWatch();
+    this.#metrics.close();
     this.#driver.close();
     this.#launcher.close();
     this.#scheduler.close();

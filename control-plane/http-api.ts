@@ -191,6 +191,15 @@ export function createControlPlaneServer(
     },
     'POST /v1/sandboxes/:id/timeout': async ({ req, params, caller }) =>
       json(200, await plane.setTimeout(id(params), await readJson(req), caller)),
+    'GET /v1/sandboxes/:id/metrics': ({ req, params, caller }) =>
+      json(
+        200,
+        plane.metrics(
+          id(params),
+          Object.fromEntries(new URL(req.url ?? '/', 'http://control-plane').searchParams),
+          caller,
+        ),
+      ),
     'GET /v1/sandboxes/:id': ({ params, caller }) => {
       plane.authorize(id(params), caller);
       return json(200, plane.get(id(params)));

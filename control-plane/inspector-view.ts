@@ -6,7 +6,7 @@
 import type { InspectorSandbox } from '../protocol/inspector-api.js';
 import type { SandboxInfo } from '../protocol/control-plane-api.js';
 import type { DaemonEvent } from '../protocol/daemon-events.js';
-import type { SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
+import type { SandboxDriver, SandboxUsage } from '../sandbox-drivers/sandbox-driver.js';
 import type { LiveSandbox } from './sandbox-registry.js';
 import { SandboxRecords } from './sandbox-records.js';
 
@@ -59,8 +59,8 @@ export class InspectorView {
   ): Promise<InspectorSandbox[]> {
     const current = await Promise.all(
       [...live].map(async (sandbox) => {
-        const memory = await this.#driver.memory(sandbox.actor.id).catch(() => undefined);
-        return this.#row(sandbox, info(sandbox), memory ?? null);
+        const usage = await this.#driver.usage(sandbox.actor.id).catch(() => undefined);
+        return this.#row(sandbox, info(sandbox), usage ?? null);
       }),
     );
     const ids = new Set(current.map((row) => row.sandboxId));
@@ -73,11 +73,7 @@ export class InspectorView {
     this.records.close();
   }
 
-  #row(
-    sandbox: LiveSandbox,
-    info: SandboxInfo,
-    memory: { readonly usedBytes: number; readonly limitBytes: number } | null,
-  ): InspectorSandbox {
+  #row(sandbox: LiveSandbox, info: SandboxInfo, usage: SandboxUsage | null): InspectorSandbox {
     const { context } = sandbox.actor.snapshot;
     const { id } = sandbox.actor;
     return {
@@ -86,8 +82,8 @@ export class InspectorView {
       lastActivityAt: context.lastActivityAt,
       maxIdleMs: context.maxIdleMs,
       autoResume: context.autoResume,
-      memoryBytes: memory?.usedBytes ?? null,
-      memoryLimitBytes: memory?.limitBytes ?? null,
+      memoryBytes: usage?.memoryUsedBytes ?? null,
+      memoryLimitBytes: usage?.memoryLimitBytes ?? null,
       routes: this.records.routes(id),
       execution: info.state === 'ended' ? null : this.records.execution(id),
     };

@@ -15,6 +15,7 @@ import {
   forkedSandboxesSchema,
   forkRequestSchema,
   setTimeoutRequestSchema,
+  sandboxMetricsSchema,
   snapshotListSchema,
   snapshotSchema,
 } from '../protocol/control-plane-api.js';
@@ -207,6 +208,21 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { '200': { description: 'set', content: json(sandboxInfoSchema) }, ...errors },
         },
       },
+      '/v1/sandboxes/{sandboxId}/metrics': read(
+        "Samples of the sandbox's CPU, memory, disk and network, oldest first (never resumes it)",
+        sandboxMetricsSchema,
+        bearer,
+        [
+          ...idParameter,
+          ...(['start', 'end'] as const).map((name) => ({
+            name,
+            in: 'query',
+            required: false,
+            description: `samples taken ${name === 'start' ? 'at or after' : 'at or before'} this instant, ms since the epoch`,
+            schema: { type: 'integer', minimum: 0 },
+          })),
+        ],
+      ),
       '/v1/sandboxes/{sandboxId}/previews': read(
         "A sandbox's public ports (preview URLs without a token)",
         previewPortsSchema,

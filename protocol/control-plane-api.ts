@@ -88,6 +88,17 @@ export const setTimeoutRequestSchema = z.strictObject({
   timeoutMs: z.number().int().min(1).max(LIMITS.sandboxMaxTimeoutMs),
 });
 
+/** Instants of a metrics range on the wire: ms since the epoch, written as digits in a query. */
+const instantSchema = z.coerce.number().int().nonnegative();
+
+/** Query of `GET /v1/sandboxes/{sandboxId}/metrics`: samples taken in `[start, end]`, both optional. */
+export const metricsQuerySchema = z
+  .strictObject({ start: instantSchema.optional(), end: instantSchema.optional() })
+  .refine((range) => range.start === undefined || range.end === undefined || range.start <= range.end, {
+    message: 'start must not be after end',
+    path: ['start'],
+  });
+
 /** A create request as sent. */
 export type CreateSandboxRequest = z.input<typeof createSandboxRequestSchema>;
 
@@ -150,6 +161,35 @@ export const sandboxInfoSchema = z.strictObject({
 
 /** One sandbox's public facts. */
 export type SandboxInfo = z.infer<typeof sandboxInfoSchema>;
+
+/**
+ * One sample of a sandbox's use (`GET /v1/sandboxes/{sandboxId}/metrics`), taken by the control plane
+ * every few seconds while the sandbox runs. Network bytes count from the sandbox's start.
+ */
+export const sandboxMetricSchema = z.strictObject({
+  /** When it was taken, ms since the epoch. */
+  timestamp: z.number(),
+  /** The sandbox's CPU limit, in CPUs. */
+  cpuCount: z.number(),
+  /** Its CPU time since the sample before, in percent of `cpuCount` CPUs over that time. */
+  cpuUsedPct: z.number(),
+  memUsedBytes: z.number(),
+  memTotalBytes: z.number(),
+  /** Its writable file systems (its layer over the template and `/home`); `/tmp` counts as memory. */
+  diskUsedBytes: z.number(),
+  diskTotalBytes: z.number(),
+  netRxBytes: z.number(),
+  netTxBytes: z.number(),
+});
+
+/** One metrics sample. */
+export type SandboxMetric = z.infer<typeof sandboxMetricSchema>;
+
+/** Answer to `GET /v1/sandboxes/{sandboxId}/metrics`: the samples in the range asked, oldest first. */
+export const sandboxMetricsSchema = z.strictObject({ metrics: z.array(sandboxMetricSchema) });
+
+/** The samples of a sandbox. */
+export type SandboxMetrics = z.infer<typeof sandboxMetricsSchema>;
 
 /** Answer to create: the facts, the daemon address and the access token (shown once, to the creator). */
 export const createdSandboxSchema = sandboxInfoSchema.extend({

@@ -25,10 +25,14 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The wording of the environment-name rule in error messages. */
 export const ENV_NAME_RULE = 'must be an environment variable name';
 
-/** A template: an image name such as `sdk-agent`, or an ARN. */
+/** A sandbox's id: 12 lowercase hex digits (made by the control plane). */
+export const SANDBOX_ID = /^[a-f0-9]{12}$/;
+export const SANDBOX_ID_RULE = 'must be a sandbox id (12 hex characters)';
+
 /** A snapshot's id: `snap_` and 16 lowercase hex digits (made by the control plane). */
 export const SNAPSHOT_ID = /^snap_[0-9a-f]{16}$/;
 
+/** A template: an image name such as `sdk-agent`, or an ARN. */
 export const TEMPLATE_NAME =
   /^(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})$/;
 

@@ -78,10 +78,22 @@ export interface TemplateBuildOptions {
   readonly onStep?: (step: { step: string; cached: boolean; index: number; total: number }) => void;
 }
 
-/** A sandbox's memory as its engine counts it. */
-export interface SandboxMemory {
-  readonly usedBytes: number;
-  readonly limitBytes: number;
+/**
+ * What a sandbox uses now, as its engine counts it (issue 28, `sbx.getMetrics()`): counters since the
+ * sandbox's start (CPU time, network bytes) and gauges with their limits.
+ */
+export interface SandboxUsage {
+  /** CPU time of every process of the sandbox (sandboxd's and a gVisor kernel's included), µs. */
+  readonly cpuUsec: number;
+  /** Memory of sandbox code (its processes and the tmpfs pages they wrote) and its limit, bytes. */
+  readonly memoryUsedBytes: number;
+  readonly memoryLimitBytes: number;
+  /** Bytes of the sandbox's writable file systems (its layer over the template, `/home`) and their size. */
+  readonly diskUsedBytes: number;
+  readonly diskLimitBytes: number;
+  /** Bytes the sandbox received and sent on its network link (sandboxd's API traffic included). */
+  readonly netRxBytes: number;
+  readonly netTxBytes: number;
 }
 
 /** An isolation engine, templates included: the control plane reaches a driver only through this. */
@@ -118,8 +130,8 @@ export interface SandboxDriver {
   list(): Promise<string[]>;
   /** sandboxd's URL for a sandbox that exists, re-derived from its resources. */
   daemonUrl(id: string): Promise<string | undefined>;
-  /** Memory the sandbox's code uses now and its limit, bytes; undefined when it has no resources. */
-  memory(id: string): Promise<SandboxMemory | undefined>;
+  /** What the sandbox uses now (CPU, memory, disk, network); undefined when it has no resources. */
+  usage(id: string): Promise<SandboxUsage | undefined>;
   /**
    * Calls `listener` with the id of a sandbox whose sandboxd ended without `destroy` (it crashed or was
    * killed): the sandbox is dead and must end as failed. Returns the unsubscribe.

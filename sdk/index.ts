@@ -82,6 +82,7 @@ export {
 } from './sandbox.js';
 export { SandboxAgent, type AgentFeedEvent } from './sandbox-agent.js';
 export { Snapshot } from './snapshot.js';
+export type { MetricsRange, SandboxMetric } from './sandbox-metrics.js';
 export type { Isolation, SnapshotKind } from '../protocol/control-plane-api.js';
 export type { InspectionFeedRecord } from '../protocol/control-plane-api.js';
 export type { DaemonEvent } from '../protocol/daemon-events.js';

@@ -21,6 +21,7 @@ import {
   type SandboxInfo,
 } from '../protocol/control-plane-api.js';
 import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
+import { SANDBOX_ID, SANDBOX_ID_RULE } from '../rules/names.js';
 import { AuthenticationError } from '../rules/errors.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
@@ -77,7 +78,7 @@ const eventsOptions = z.strictObject({
   controlPlaneUrl: httpUrlSchema.optional(),
 });
 
-const SANDBOX_ID = z.string().regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)');
+const sandboxIdSchema = z.string().regex(SANDBOX_ID, SANDBOX_ID_RULE);
 
 /**
  * `Sandbox.create`: checks every option before any call, hands over to the pool when one is given,
@@ -188,7 +189,7 @@ export async function endLaunched(launched: LaunchedSandbox): Promise<void> {
 
 /** `Sandbox.connect`: a handle without gateway definitions on an existing sandbox, resumed when suspended. */
 export async function connectSandbox(sandboxId: string, options: SandboxConnectOptions): Promise<Sandbox> {
-  const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.connect', ['sandboxId']);
+  const id = parseOptions(sandboxIdSchema, sandboxId, 'Sandbox.connect', ['sandboxId']);
   const o = parseOptions(connectOptions, options, 'Sandbox.connect');
   const token = o.accessToken ?? process.env.SDK_ACCESS_TOKEN;
   if (token === undefined || token === '') {
@@ -231,7 +232,7 @@ export async function sandboxInfo(
   sandboxId: string,
   options: z.input<typeof infoOptions>,
 ): Promise<SandboxInfo> {
-  const id = parseOptions(SANDBOX_ID, sandboxId, 'Sandbox.getInfo', ['sandboxId']);
+  const id = parseOptions(sandboxIdSchema, sandboxId, 'Sandbox.getInfo', ['sandboxId']);
   const o = parseOptions(infoOptions, options, 'Sandbox.getInfo');
   const plane = new ControlPlaneClient(controlPlaneUrl(o.controlPlaneUrl), o.requestTimeoutMs);
   return plane.call('GET', `/v1/sandboxes/${id}`, sandboxInfoSchema, {

@@ -29,6 +29,7 @@ import { DaemonClient } from './daemon-client.js';
 import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
 import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 import { SandboxAgent } from './sandbox-agent.js';
+import { readMetrics, sandboxMetrics, type MetricsRange, type SandboxMetric } from './sandbox-metrics.js';
 import { SandboxGateways } from './sandbox-gateways.js';
 import type { HomePersistence } from './home-persistence.js';
 import {
@@ -246,6 +247,23 @@ export class Sandbox {
   }
 
   /**
+   * A sandbox's metrics samples without a handle (see `sbx.getMetrics`): with `accessToken`, else the
+   * operator key (`SDK_API_KEY`).
+   */
+  static getMetrics(
+    sandboxId: string,
+    options: {
+      controlPlaneUrl?: string;
+      accessToken?: string;
+      requestTimeoutMs?: number;
+      start?: Date | number;
+      end?: Date | number;
+    } = {},
+  ): Promise<SandboxMetric[]> {
+    return sandboxMetrics(sandboxId, options);
+  }
+
+  /**
    * The control plane's sandboxes, ended ones included, those in one of `state` whose metadata holds
    * every entry of `metadata` when given. Needs the operator key (`SDK_API_KEY`).
    *
@@ -354,6 +372,21 @@ export class Sandbox {
         body: { timeoutMs: checked },
       }),
     );
+  }
+
+  /**
+   * The samples of the sandbox's CPU, memory, disk and network the control plane took while it ran
+   * (every few seconds; coarser further back in a long life), oldest first, those taken in
+   * `[start, end]` when given. Never resumes the sandbox; kept for a while after it ended.
+   *
+   * @example
+   * ```ts
+   * const [latest] = (await sbx.getMetrics({ start: Date.now() - 60_000 })).slice(-1);
+   * console.log(latest?.cpuUsedPct, latest?.memUsedBytes);
+   * ```
+   */
+  async getMetrics(range: MetricsRange = {}): Promise<SandboxMetric[]> {
+    return readMetrics(this.#plane, this.sandboxId, range, this.#accessToken, 'sbx.getMetrics');
   }
 
   /** The sandbox's facts now (also once it has ended: they come from the control plane's record). */

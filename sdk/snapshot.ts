@@ -12,7 +12,7 @@ import {
   type SnapshotInfo,
   type SnapshotKind,
 } from '../protocol/control-plane-api.js';
-import { SNAPSHOT_ID } from '../rules/names.js';
+import { SANDBOX_ID, SANDBOX_ID_RULE, SNAPSHOT_ID } from '../rules/names.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
 
@@ -20,10 +20,7 @@ const listOptions = z.strictObject({
   /** Control plane address; `SDK_CONTROL_PLANE_URL` or http://127.0.0.1:4780 by default. */
   controlPlaneUrl: httpUrlSchema.optional(),
   /** Only the snapshots of this sandbox. */
-  sandboxId: z
-    .string()
-    .regex(/^[a-f0-9]{12}$/, 'must be a sandbox id (12 hex characters)')
-    .optional(),
+  sandboxId: z.string().regex(SANDBOX_ID, SANDBOX_ID_RULE).optional(),
 });
 
 const deleteOptions = z.strictObject({ controlPlaneUrl: httpUrlSchema.optional() });

@@ -22,6 +22,7 @@ import { clocksOf, memoryCell, stateLabel } from './sandbox-table.js';
 import { followSandboxRecords } from './sandbox-records.js';
 import type { SandboxesSource } from './sandboxes.js';
 import { SnapshotsPanel } from './snapshots.js';
+import { MetricsPanel } from './metrics-chart.js';
 import { Statechart } from './statechart.js';
 import type { StatusLine } from './status.js';
 import { TimeTravel, type TravelPoint } from './time-travel.js';
@@ -96,6 +97,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
   const snapshots = new SnapshotsPanel(api, status, sandboxId, () => {
     source.refresh();
   });
+  const metrics = new MetricsPanel(api, sandboxId);
   const logTitle = h('h2', {}, 'Transition log');
   const recordsNote = h('p', { class: 'muted small', hidden: true });
 
@@ -334,6 +336,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       h('section', { class: 'card' }, logTitle, log.element),
     ),
     card('Timeline', {}, timelineHolder),
+    metrics.element,
     h(
       'div',
       { class: 'grid two wide-left' },
@@ -408,6 +411,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       records.stop();
       executions.destroy();
       snapshots.destroy();
+      metrics.destroy();
       chart?.destroy();
     },
   };

@@ -44,7 +44,7 @@ import type {
   SavedSnapshot,
   LaunchRequest,
   SandboxDriver,
-  SandboxMemory,
+  SandboxUsage,
   TemplateBuildOptions,
   TemplateManifest,
 } from '../sandbox-driver.js';
@@ -57,9 +57,9 @@ import { ensureRootImage } from './image-root.js';
 import { collectUnusedImages, ensureSdkImage, keepImage } from './runtime-image.js';
 import { SANDBOXD_NODE } from './sandboxd-process.js';
 import { instanceIdOf } from './instance.js';
+import { sandboxUsage } from './sandbox-usage.js';
 import {
   cgroupPaths,
-  sandboxMemory,
   createSandboxCgroups,
   freeze,
   killAndRemoveCgroups,
@@ -509,8 +509,8 @@ export class NamespaceDriver implements SandboxDriver {
     return address === undefined ? undefined : `http://${address}:${String(SANDBOXD_PORT)}`;
   }
 
-  async memory(id: string): Promise<SandboxMemory | undefined> {
-    return sandboxMemory(this.instance, id);
+  async usage(id: string): Promise<SandboxUsage | undefined> {
+    return sandboxUsage(this.instance, id);
   }
 
   onExit(listener: (id: string) => void): () => void {

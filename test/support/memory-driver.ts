@@ -17,7 +17,7 @@ import type {
   LaunchedSandbox,
   LaunchRequest,
   SandboxDriver,
-  SandboxMemory,
+  SandboxUsage,
   SavedSnapshot,
   TemplateBuildOptions,
   TemplateManifest,
@@ -39,6 +39,8 @@ export interface MemorySandbox {
   daemonAlive: boolean;
   /** False while its launch has not finished (sandboxd not answering yet). */
   ready: boolean;
+  /** What `usage` reports, where a test set it (the defaults elsewhere). */
+  usage?: Partial<SandboxUsage>;
 }
 
 /** The operations of `SandboxDriver` that name a sandbox or can fail. */
@@ -291,12 +293,24 @@ export class MemoryDriver implements SandboxDriver {
     return this.#call('daemonUrl', id, () => (this.sandbox(id) === undefined ? undefined : daemonUrlOf(id)));
   }
 
-  /** A live sandbox uses a tenth of its memory (no box to measure). */
-  memory(id: string): Promise<SandboxMemory | undefined> {
+  /**
+   * A live sandbox uses a tenth of its memory and nothing else (no box to measure), unless a test set
+   * its `usage`.
+   */
+  usage(id: string): Promise<SandboxUsage | undefined> {
     const sandbox = this.sandbox(id);
     if (sandbox === undefined) return Promise.resolve(undefined);
     const limitBytes = sandbox.request.memoryBytes;
-    return Promise.resolve({ usedBytes: Math.round(limitBytes / 10), limitBytes });
+    return Promise.resolve({
+      cpuUsec: 0,
+      memoryUsedBytes: Math.round(limitBytes / 10),
+      memoryLimitBytes: limitBytes,
+      diskUsedBytes: 0,
+      diskLimitBytes: 2 ** 30,
+      netRxBytes: 0,
+      netTxBytes: 0,
+      ...sandbox.usage,
+    });
   }
 
   onExit(listener: (id: string) => void): () => void {

@@ -318,9 +318,12 @@ describe('refusals before any call', () => {
     );
   });
 
-  it("refuses what only E2B's cloud has (metrics); setTimeout and list's metadata are checked first", async () => {
-    await expect(Sandbox.getMetrics('0123456789ab')).rejects.toMatchObject({ feature: 'Sandbox.getMetrics' });
-    // Offered (compat-e2b-lifecycle.test.ts), their arguments checked before any call.
+  it("checks getMetrics', setTimeout's and list's arguments before any call", async () => {
+    for (const opts of [{ start: 'not a date' }, { start: new Date(20), end: new Date(10) }, { step: 5 }]) {
+      await expect(Sandbox.getMetrics('0123456789ab', opts as never)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      );
+    }
     await expect(Sandbox.setTimeout('0123456789ab', 0)).rejects.toBeInstanceOf(InvalidArgumentError);
     expect(() => Sandbox.list({ query: { metadata: { '': 'b' } } })).toThrow(InvalidArgumentError);
   });

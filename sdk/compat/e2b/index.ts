@@ -25,6 +25,7 @@ export {
   type SnapshotListOpts,
 } from './sandbox.js';
 export type { SandboxOpts } from './sandbox-opts.js';
+export type { SandboxMetrics, SandboxMetricsOpts } from './sandbox-metrics.js';
 export {
   ALL_TRAFFIC,
   type SandboxEgressProxyInfo,

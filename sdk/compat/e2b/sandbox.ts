@@ -6,7 +6,7 @@
  * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
  * create with the native SDK to use the agent. `getHost` is the port's preview URL (`sbx.native.ports`)
  * as a host and path. What only E2B's cloud has (signed file URLs and MCP on its domains, its
- * sandbox-wide traffic token, metrics) raises `NotSupportedError` naming it. The snapshot and fork calls
+ * sandbox-wide traffic token) raises `NotSupportedError` naming it. The snapshot and fork calls
  * are `sandbox-snapshots.ts`', which the class delegates to.
  */
 import { egressPolicySchema } from '../../../rules/egress-policy.js';
@@ -32,6 +32,8 @@ import {
   toE2BError,
 } from './errors.js';
 import { Filesystem } from './files.js';
+import { e2bMetric, metricsRange, type SandboxMetrics, type SandboxMetricsOpts } from './sandbox-metrics.js';
+import { readMetrics } from '../../sandbox-metrics.js';
 import { NO_TRAFFIC_TOKEN, updateEgress, type SandboxNetworkUpdate } from './network.js';
 import { checkSandboxId, operatorCall } from './operator-call.js';
 import { resolveCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
@@ -97,7 +99,6 @@ function notSupported(feature: string, why: string): NotSupportedError {
 }
 
 const NO_SIGNED_URLS = "signed file URLs are on E2B's hosted domains";
-const NO_METRICS = "metrics are E2B's cloud's";
 
 /**
  * An E2B-compatible sandbox. Change only the import of a program written for E2B:
@@ -310,9 +311,20 @@ export class Sandbox {
     );
   }
 
-  /** @throws NotSupportedError: metrics are E2B's cloud's */
-  static readonly getMetrics: (sandboxId: string, opts?: ConnectionOpts) => Promise<never> = () =>
-    Promise.reject(notSupported('Sandbox.getMetrics', NO_METRICS));
+  /**
+   * A sandbox's metrics samples by id, with the key: CPU, memory and disk every few seconds while it
+   * ran, oldest first, those in `[start, end]` when given.
+   *
+   * @throws InvalidArgumentError for a malformed `start` / `end` or option, before any call
+   * @throws SandboxNotFoundError when there is no such sandbox
+   */
+  static async getMetrics(sandboxId: string, opts: SandboxMetricsOpts = {}): Promise<SandboxMetrics[]> {
+    const { plane, key } = operatorCall('Sandbox.getMetrics', opts, ['start', 'end']);
+    checkSandboxId(sandboxId);
+    const range = metricsRange('Sandbox.getMetrics', opts);
+    const samples = await e2bCall(() => readMetrics(plane, sandboxId, range, key, 'Sandbox.getMetrics'));
+    return samples.map(e2bMetric);
+  }
 
   /** E2B's deprecated `getFullInfo`: `getInfo`. */
   static async getFullInfo(sandboxId: string, opts: ConnectionOpts = {}): Promise<SandboxInfo> {
@@ -498,9 +510,17 @@ export class Sandbox {
     throw notSupported('trafficAccessToken', NO_TRAFFIC_TOKEN);
   }
 
-  /** @throws NotSupportedError: metrics are E2B's cloud's */
-  readonly getMetrics: (opts?: ConnectionOpts) => Promise<never> = () =>
-    Promise.reject(notSupported('getMetrics', NO_METRICS));
+  /**
+   * The sandbox's metrics samples (CPU, memory, disk) taken every few seconds while it ran, oldest
+   * first, those in `[start, end]` when given (`sbx.native.getMetrics()` adds network bytes).
+   *
+   * @throws InvalidArgumentError for a malformed `start` / `end` or option, before any call
+   */
+  async getMetrics(opts?: SandboxMetricsOpts): Promise<SandboxMetrics[]> {
+    checkRequestOpts('getMetrics', opts, ['requestTimeoutMs', 'apiKey', 'start', 'end']);
+    const range = metricsRange('getMetrics', opts);
+    return (await e2bCall(() => this.#native.getMetrics(range))).map(e2bMetric);
+  }
 
   /**
    * Takes a snapshot of the sandbox, which goes on running; `Sandbox.create(snapshotId)` starts a new

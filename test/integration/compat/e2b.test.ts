@@ -359,7 +359,7 @@ describe('an E2B program: lifecycle', () => {
   it("refuses on a handle what only E2B's cloud has, naming it", async () => {
     expect(() => sbx.getMcpUrl()).toThrow(NotSupportedError);
     expect(() => sbx.trafficAccessToken).toThrow(NotSupportedError);
-    for (const feature of ['getMetrics', 'getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
+    for (const feature of ['getMcpToken', 'uploadUrl', 'downloadUrl'] as const) {
       await expect((sbx[feature] as () => Promise<never>)()).rejects.toMatchObject({
         name: 'NotSupportedError',
         feature,
@@ -367,6 +367,20 @@ describe('an E2B program: lifecycle', () => {
     }
     expect(() => sbx.git).toThrow(NotSupportedError);
     await expect(sbx.pty.create()).rejects.toMatchObject({ feature: 'pty.create' });
+  });
+
+  it("reads the sandbox's metrics in E2B's shape, on the handle and by id", async () => {
+    const samples = await sbx.getMetrics();
+    expect(samples.length).toBeGreaterThan(0);
+    const latest = samples.at(-1);
+    expect(latest?.timestamp).toBeInstanceOf(Date);
+    expect(latest).toMatchObject({ cpuCount: 1, memTotal: 512 * 2 ** 20 });
+    expect(Object.keys(latest ?? {}).sort()).toEqual(
+      ['cpuCount', 'cpuUsedPct', 'diskTotal', 'diskUsed', 'memTotal', 'memUsed', 'timestamp'].sort(),
+    );
+    const byId = await Sandbox.getMetrics(sbx.sandboxId, { end: latest?.timestamp });
+    expect(byId.at(-1)).toEqual(latest);
+    expect(await sbx.getMetrics({ start: new Date(Date.now() + 3_600_000) })).toEqual([]);
   });
 
   it('create with metadata, list by it, setTimeout, getInfo shows the metadata and the new end', async () => {

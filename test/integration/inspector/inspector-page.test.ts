@@ -157,6 +157,13 @@ describe('the inspector page', () => {
       expect(shown).toContain('3');
       expect(await page.evaluate(PWNED)).toBeUndefined();
       expect(await page.locator('img[src=x]').count()).toBe(0);
+      // Its resources: the sample taken at create at least, drawn as both lines, with the figures.
+      const chart = page.locator('[data-testid=metrics] svg[data-testid=metrics-chart]');
+      await expect
+        .poll(async () => Number(await chart.getAttribute('data-samples')), { timeout: 30_000 })
+        .toBeGreaterThanOrEqual(1);
+      expect(await chart.locator('polyline[data-line]').count()).toBe(2);
+      expect(await page.locator('[data-testid=metrics] [data-metric=memory]').innerText()).toContain('memory');
       await screenshot(page, 'inspector-commands');
     } finally {
       await sbx.kill().catch(() => undefined);

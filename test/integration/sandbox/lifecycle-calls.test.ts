@@ -1,11 +1,16 @@
 /**
  * The lifecycle calls every sandbox SDK has (issue 28 item 3), through the SDK and the control plane's
  * HTTP API against a real sandbox: metadata at create, `Sandbox.getInfo` and `Sandbox.list` filtering
- * on it and on the state, and `sbx.setTimeout` both ways and refused past 8 h.
+ * on it and on the state, `sbx.setTimeout` both ways and refused past 8 h, and `sbx.getMetrics` seeing
+ * what sandbox code does (CPU, memory, disk, network).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import {
+  startControlPlane,
+  TEST_OPERATOR_KEY,
+  type InProcessControlPlane,
+} from '../support/control-plane.js';
 
 describe('lifecycle calls', { timeout: 60_000 }, () => {
   let cp: InProcessControlPlane;
@@ -13,7 +18,7 @@ describe('lifecycle calls', { timeout: 60_000 }, () => {
   const tag = `run-${String(process.pid)}`;
 
   beforeAll(async () => {
-    cp = await startControlPlane();
+    cp = await startControlPlane({ metricsIntervalMs: 200 });
     sbx = await cp.createSandbox({ metadata: { suite: tag, role: 'web' } });
   });
 
@@ -66,5 +71,42 @@ describe('lifecycle calls', { timeout: 60_000 }, () => {
     });
     await expect(sbx.setTimeout(0)).rejects.toMatchObject({ name: 'InvalidArgumentError' });
     expect((await sbx.getInfo()).deadlineAt).toBe(shorter.deadlineAt);
+  });
+
+  it('samples the CPU, memory, disk and network sandbox code uses', async () => {
+    const [before] = (await sbx.getMetrics()).slice(-1);
+    if (before === undefined) throw new Error('no sample yet: the first one is taken at create');
+    expect(before.cpuCount).toBe(1);
+    expect(before.memTotalBytes).toBe(512 * 2 ** 20);
+    const burner = await sbx.commands.run('while :; do :; done', { background: true });
+    await sbx.commands.run(
+      'head -c 48M /dev/zero > /tmp/memory && head -c 40M /dev/urandom > /home/user/disk',
+    );
+    await sbx.files.write('/home/user/upload', new Uint8Array(2 * 2 ** 20));
+    const since = Date.now();
+    // Samples taken after all of it: the burner has had a whole sample's time to itself.
+    await expect
+      .poll(async () => (await sbx.getMetrics({ start: since })).at(-1), { timeout: 30_000 })
+      .toMatchObject({
+        cpuUsedPct: expect.toSatisfy((pct: number) => pct > 50 && pct <= 110) as unknown,
+        memUsedBytes: expect.toSatisfy(
+          (bytes: number) => bytes >= before.memUsedBytes + 48 * 2 ** 20,
+        ) as unknown,
+        diskUsedBytes: expect.toSatisfy(
+          (bytes: number) => bytes >= before.diskUsedBytes + 42 * 2 ** 20,
+        ) as unknown,
+        netRxBytes: expect.toSatisfy((bytes: number) => bytes >= before.netRxBytes + 2 * 2 ** 20) as unknown,
+      });
+    await burner.kill();
+    const all = await Sandbox.getMetrics(sbx.sandboxId, {
+      controlPlaneUrl: cp.url,
+      accessToken: TEST_OPERATOR_KEY,
+      end: new Date(since),
+    });
+    expect(all.length).toBeGreaterThan(0);
+    expect(all.every((sample) => sample.timestamp <= since)).toBe(true);
+    await expect(sbx.getMetrics({ start: 10, end: 5 })).rejects.toMatchObject({
+      name: 'InvalidArgumentError',
+    });
   });
 });
