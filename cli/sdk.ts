@@ -12,7 +12,8 @@
  * this server), each sandbox's port an origin of its own; by path on this server without.
  * `--webhook URL` (repeatable): every sandbox's lifecycle events POSTed there, signed with the secret of
  * `--webhook-secret-file FILE` (else the state folder's `webhook-secret`, made on first start; its path
- * is printed, never its value). `sdk doctor [--state-dir DIR]`: checks the
+ * is printed, never its value). `--metrics-interval-ms N`: between two metrics samples of a running sandbox
+ * (`sbx.getMetrics()`; 5000 by default, 100 to 3600000). `sdk doctor [--state-dir DIR]`: checks the
  * host and the templates (`doctor.ts`). `sdk template build ...`: builds an agent template on the
  * control plane (`template-build.ts`).
  */
@@ -28,6 +29,7 @@ import {
   webhookSecretFile,
 } from '../control-plane/operator-key.js';
 import { webhookUrlSchema } from '../rules/webhook-url.js';
+import { METRICS_INTERVAL_MS } from '../control-plane/metrics-sampler.js';
 import { ISOLATIONS, isolationSchema, type Isolation } from '../protocol/control-plane-api.js';
 import { NamespaceDriver } from '../sandbox-drivers/namespace/namespace-driver.js';
 import { doctor } from './doctor.js';
@@ -37,6 +39,7 @@ const USAGE = [
   'usage: sdk serve [--port 4780] [--host 127.0.0.1] [--allow-host NAME]... [--state-dir /var/lib/sdk] [--warm-pool 0]',
   '                 [--gateway-ca FILE] [--isolation namespace|gvisor] [--dns-server ADDR[:PORT]]...',
   '                 [--preview-domain DOMAIN] [--webhook URL]... [--webhook-secret-file FILE]',
+  '                 [--metrics-interval-ms 5000]',
   '       sdk doctor [--state-dir /var/lib/sdk]',
   '       sdk template build [--name sdk-agent] [--base sdk-base-caps] [--memory-mb N] [--no-runtime-b]',
   '                          [--no-prefetch] [--force] [--timeout SECONDS] [--state-dir /var/lib/sdk]',
@@ -79,6 +82,7 @@ const parsed = (() => {
         'preview-domain': { type: 'string' },
         webhook: { type: 'string', multiple: true, default: [] },
         'webhook-secret-file': { type: 'string' },
+        'metrics-interval-ms': { type: 'string', default: String(METRICS_INTERVAL_MS) },
       },
     });
   } catch (error) {
@@ -99,6 +103,7 @@ function wholeNumber(name: string, text: string, min: number, max: number): numb
 }
 const port = wholeNumber('port', values.port, 0, 65535);
 const warmPool = wholeNumber('warm-pool', values['warm-pool'], 0, 1000);
+const metricsIntervalMs = wholeNumber('metrics-interval-ms', values['metrics-interval-ms'], 100, 3_600_000);
 const previewDomain = values['preview-domain'];
 if (previewDomain !== undefined && !PREVIEW_DOMAIN.test(previewDomain)) {
   usage('--preview-domain must be a domain name (its wildcard, *.DOMAIN, resolving to this server)');
@@ -174,6 +179,7 @@ const plane = await ControlPlane.start({
   ...(dnsServers.length === 0 ? {} : { dnsServers }),
   webhooks,
   ...(webhookSecret === undefined ? {} : { webhookSecret }),
+  metricsIntervalMs,
 });
 // The name it listens on is one it answers to; others (the machine's name behind 0.0.0.0) are given.
 const server = createControlPlaneServer(plane, {

@@ -13,7 +13,7 @@ from .errors import (
     error_from_envelope,
 )
 from ._command_output import CommandResult
-from ._wire import Isolation, ProcessInfo, SandboxInfo, SandboxState, SnapshotKind
+from ._wire import Isolation, ProcessInfo, SandboxInfo, SandboxMetric, SandboxState, SnapshotKind
 from .async_commands import AsyncCommandHandle, AsyncCommands
 from .async_sandbox import AsyncSandbox
 from .commands import CommandHandle, Commands
@@ -171,6 +171,7 @@ __all__ = [
     "SandboxCredentials",
     "SandboxEvent",
     "SandboxInfo",
+    "SandboxMetric",
     "SandboxPool",
     "SandboxState",
     "Snapshot",

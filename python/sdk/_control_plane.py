@@ -21,6 +21,7 @@ from ._wire import (
     PreviewPortInfo,
     PreviewPorts,
     SandboxInfo,
+    SandboxMetrics,
     SandboxState,
     SetTimeoutRequest,
     SnapshotInfo,
@@ -85,6 +86,17 @@ def timeout_call(plane: Peer, sandbox_id: str, token: str, timeout_ms: int) -> C
     (refused past 8 h from its creation, ``invalid_argument``); answers its facts."""
     body = SetTimeoutRequest(timeout_ms=timeout_ms).wire()
     return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/timeout", model_parser(SandboxInfo), token, body)
+
+
+def metrics_call(
+    plane: Peer, sandbox_id: str, token: str | None, start: int | None = None, end: int | None = None
+) -> Call[SandboxMetrics]:
+    """``GET /v1/sandboxes/:id/metrics`` with the sandbox's token or the operator key: the samples taken
+    at or after ``start`` and at or before ``end`` (ms since the epoch, each sent only when given), oldest
+    first. Never resumes the sandbox; answers for an ended one too (while the control plane keeps them)."""
+    query = [(name, str(value)) for name, value in (("start", start), ("end", end)) if value is not None]
+    path = f"/v1/sandboxes/{sandbox_id}/metrics" + (f"?{urlencode(query)}" if query else "")
+    return Call(plane, "GET", path, model_parser(SandboxMetrics), token)
 
 
 def kill_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:

@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._http import Call, Op
-from ._sandbox_options import ConnectOptions, CreateOptions, InfoOptions, ListOptions
+from ._sandbox_options import (
+    ConnectOptions,
+    CreateOptions,
+    InfoOptions,
+    ListOptions,
+    MetricsOptions,
+    MetricsRange,
+)
 from ._secret_text import SecretText
 from ._wire import (
     CreatedSandbox,
@@ -30,6 +37,8 @@ from ._wire import (
     ProcessEvent,
     ProcessInfo,
     SandboxInfo,
+    SandboxMetric,
+    SandboxMetrics,
     SecretsState,
     SnapshotInfo,
     VersionAnswer,
@@ -114,6 +123,16 @@ def list_sandboxes_op(options: ListOptions) -> Op[list[SandboxInfo]]:
     return infos
 
 
+def sandbox_metrics_op(options: MetricsOptions) -> Op[list[SandboxMetric]]:
+    """``Sandbox.get_metrics``: one sandbox's metrics samples without a handle (also a while after it
+    ended), with its token, else the operator key (``SDK_API_KEY``); oldest first."""
+    peer = plane_calls.control_plane(plane_calls.control_plane_url(options.control_plane_url))
+    token = options.access_token if options.access_token is not None else plane_calls.operator_key()
+    call = plane_calls.metrics_call(peer, options.sandbox_id, token, options.range.start, options.range.end)
+    answer: SandboxMetrics = yield call
+    return answer.metrics
+
+
 def fork_count(count: object) -> int:
     """``sbx.fork(count=...)``: 1 to 100 sandboxes, checked before any call (``forkRequestSchema``)."""
     check = Checker("sbx.fork")
@@ -184,6 +203,14 @@ class SandboxCore:
         """The sandbox's facts now (also once it ended: from the control plane's record)."""
         info: SandboxInfo = yield plane_calls.info_call(self._plane, self.sandbox_id, self.access_token)
         return self.learn(info)
+
+    def metrics_op(self, wanted: MetricsRange) -> Op[list[SandboxMetric]]:
+        """The sandbox's metrics samples in ``wanted`` (checked by the caller), oldest first: a read of the
+        control plane's history with the token, never resuming the sandbox, answered also a while after it
+        ended (so not refused once the handle knows it ended)."""
+        call = plane_calls.metrics_call(self._plane, self.sandbox_id, self.access_token, wanted.start, wanted.end)
+        answer: SandboxMetrics = yield call
+        return answer.metrics
 
     def pause_op(self) -> Op[SandboxInfo]:
         """Suspends the sandbox, memory kept."""

@@ -1,7 +1,7 @@
 """The options of ``Sandbox.create``, ``Sandbox.connect``, ``Sandbox.get_info``, ``Sandbox.list``,
-``sbx.set_timeout``, ``commands.run`` and ``pty.create``, checked before any call with the rules of
-``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts``, ``sdk/commands.ts`` and
-``sdk/pty.ts``.
+``sbx.set_timeout``, ``get_metrics``, ``commands.run`` and ``pty.create``, checked before any call with
+the rules of ``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts``,
+``sdk/sandbox-metrics.ts``, ``sdk/commands.ts`` and ``sdk/pty.ts``.
 
 Python takes durations in seconds (SPEC "Sandbox handle": ``timeout`` in seconds, TypeScript's
 ``timeoutMs`` in milliseconds); the wire carries milliseconds. A failure is an
@@ -15,12 +15,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Final, Literal, Mapping, cast
 
 import httpx
 
 from ._accounts import ACCOUNT_RULE, account_field, check_account, is_account
-from ._check import Checker, check_bool, check_int, is_number, matches, whole
+from ._check import Checker, check_bool, check_int, is_number, is_whole, matches, whole
 from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
@@ -392,6 +393,104 @@ def resolve_info_options(
     check.done()
     token = access_token if isinstance(access_token, str) else None
     return InfoOptions(str(sandbox_id), token, url, seconds)
+
+
+#: The latest instant a metrics range takes, ms since the epoch (JavaScript's largest safe integer).
+MAX_INSTANT_MS: Final = 2**53 - 1
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_ONE_MS: Final = timedelta(milliseconds=1)
+_INSTANT_RULE: Final = "must be an aware datetime or whole milliseconds since the epoch"
+
+
+@dataclass(frozen=True)
+class MetricsRange:
+    """The samples ``get_metrics`` asks for: taken at or after ``start`` and at or before ``end``, whole
+    milliseconds since the epoch, each None when not given (the sandbox's start; now)."""
+
+    start: int | None = None
+    end: int | None = None
+
+
+def _instant(check: Checker, name: str, value: object) -> int | None:
+    """``start`` / ``end`` of a metrics range as whole ms since the epoch: an aware ``datetime`` (its
+    milliseconds, the microseconds below them dropped) or a whole number of ms, 0 or more. A naive
+    datetime is refused: it names no instant, and nothing else in this SDK reads one as local time."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.utcoffset() is None:
+            check.add((name,), f"{_INSTANT_RULE} (a naive datetime has no time zone)")
+            return None
+        ms = (value - _EPOCH) // _ONE_MS
+    elif is_whole(value):
+        ms = whole(value)
+    else:
+        check.add((name,), _INSTANT_RULE)
+        return None
+    if ms < 0:
+        check.add((name,), "must not be before the epoch")
+        return None
+    if ms > MAX_INSTANT_MS:
+        check.add((name,), f"must be at most {MAX_INSTANT_MS} ms since the epoch")
+        return None
+    return ms
+
+
+def _range(check: Checker, start: object, end: object) -> MetricsRange:
+    """``start`` and ``end`` checked (``metricsRangeSchema``): each an instant, ``start`` not after ``end``."""
+    first, last = _instant(check, "start", start), _instant(check, "end", end)
+    if first is not None and last is not None and first > last:
+        check.add(("start",), "must not be after end")
+    return MetricsRange(first, last)
+
+
+def metrics_range(start: object, end: object) -> MetricsRange:
+    """``sbx.get_metrics(start, end)``'s range, checked before any call.
+
+    :raises InvalidArgumentException: (``field`` ``start`` or ``end``) for a malformed instant or a
+        ``start`` after ``end``
+    """
+    check = Checker("sbx.get_metrics")
+    checked = _range(check, start, end)
+    check.done()
+    return checked
+
+
+@dataclass(frozen=True)
+class MetricsOptions:
+    """``Sandbox.get_metrics``'s options, checked: the token is ``access_token``, else the operator key."""
+
+    sandbox_id: str
+    access_token: str | None = field(repr=False)
+    control_plane_url: str | None
+    request_timeout: float
+    range: MetricsRange
+
+
+def resolve_metrics_options(
+    sandbox_id: object,
+    *,
+    access_token: object,
+    control_plane_url: object,
+    request_timeout: object,
+    start: object,
+    end: object,
+) -> MetricsOptions:
+    """Checks ``Sandbox.get_metrics``'s arguments: ``Sandbox.get_info``'s, and the range.
+
+    :raises InvalidArgumentException: for a malformed one, before any call
+    """
+    check = Checker("Sandbox.get_metrics")
+    if not matches(SANDBOX_ID, sandbox_id):
+        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
+    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
+        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
+    url = _url(check, "control_plane_url", control_plane_url)
+    seconds = _request_timeout(check, request_timeout)
+    checked = _range(check, start, end)
+    check.done()
+    token = access_token if isinstance(access_token, str) else None
+    return MetricsOptions(str(sandbox_id), token, url, seconds, checked)
 
 
 #: Every sandbox state, as ``Sandbox.list(state=...)`` takes them.

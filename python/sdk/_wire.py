@@ -78,6 +78,35 @@ class SandboxInfo(_Wire):
     seq: int = Field(ge=0)
 
 
+class SandboxMetric(_Wire):
+    """One sample of a sandbox's use (``sandboxMetricSchema``), taken by the control plane every few seconds
+    while the sandbox runs (none while suspended): ``sbx.get_metrics()``. Numbers as the wire has them
+    (JSON numbers: floats here, as ``SandboxInfo``'s times)."""
+
+    #: When it was taken, milliseconds since the epoch (as ``SandboxInfo.started_at``).
+    timestamp: float
+    #: The sandbox's CPU limit, in CPUs (a fraction with ``cpus=0.5``).
+    cpu_count: float
+    #: Its CPU time since the sample before, in percent of ``cpu_count`` CPUs over that time.
+    cpu_used_pct: float
+    #: Its memory in use (``/tmp`` is a tmpfs of its own and counts here) and its limit, bytes.
+    mem_used_bytes: float
+    mem_total_bytes: float
+    #: Its writable file systems (its layer over the template and ``/home``): used and size, bytes.
+    disk_used_bytes: float
+    disk_total_bytes: float
+    #: Bytes it received and sent since it started.
+    net_rx_bytes: float
+    net_tx_bytes: float
+
+
+class SandboxMetrics(_Wire):
+    """Answer of ``GET /v1/sandboxes/:id/metrics`` (``sandboxMetricsSchema``): the samples taken in the
+    range asked, oldest first."""
+
+    metrics: list[SandboxMetric]
+
+
 class CreatedSandbox(SandboxInfo):
     """Answer to create (and each sandbox of a fork): the facts, the daemon address, the access token
     (shown once), the preview key and the preview URL pattern (issue 28, ``protocol/preview-wire.ts``)."""

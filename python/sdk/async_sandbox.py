@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
@@ -16,14 +17,17 @@ from ._sandbox_core import (
     launched_from,
     list_sandboxes_op,
     sandbox_info_op,
+    sandbox_metrics_op,
 )
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
     resolve_connect_options,
     resolve_create_options,
+    metrics_range,
     resolve_info_options,
     resolve_list_options,
+    resolve_metrics_options,
     set_timeout_ms,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
@@ -31,7 +35,7 @@ from ._secret_ops import adrive_secrets
 from ._home_persistence import adrive_home, restore_on_create_op
 from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import Isolation, SandboxInfo, SandboxState
+from ._wire import Isolation, SandboxInfo, SandboxMetric, SandboxState
 from .gateways import AsyncGateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -104,6 +108,50 @@ async def _info(self: AsyncSandbox) -> SandboxInfo:
     """``await sbx.get_info()``: the sandbox's facts now (also once it has ended: they come from the
     control plane's record)."""
     return await adrive(self._core.info_op(), self._transport)
+
+
+async def _metrics_of(  # the class side of ``AsyncSandbox.get_metrics``
+    cls: type[AsyncSandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    start: datetime | int | None = None,
+    end: datetime | int | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> list[SandboxMetric]:
+    """``await AsyncSandbox.get_metrics(sandbox_id)``: as ``Sandbox.get_metrics``, awaited
+    (``access_token``, else the operator key). On a handle, ``await sbx.get_metrics()`` reads its own.
+
+    :raises InvalidArgumentException: for a malformed argument, before any call
+    :raises AuthenticationException: when the control plane refuses the token or key
+    """
+    o = resolve_metrics_options(
+        sandbox_id,
+        access_token=access_token,
+        control_plane_url=control_plane_url,
+        request_timeout=request_timeout,
+        start=start,
+        end=end,
+    )
+    transport = AsyncTransport(o.request_timeout)
+    try:
+        return await adrive(sandbox_metrics_op(o), transport)
+    finally:
+        await transport.aclose()
+
+
+async def _metrics(
+    self: AsyncSandbox, start: datetime | int | None = None, end: datetime | int | None = None
+) -> list[SandboxMetric]:
+    """``await sbx.get_metrics(start=None, end=None)``: as :meth:`sdk.sandbox.Sandbox.get_metrics` on a
+    handle, awaited (an aware ``datetime`` or whole ms since the epoch; never resumes the sandbox).
+
+    :raises InvalidArgumentException: (``field`` ``start`` or ``end``) for a malformed instant or a
+        ``start`` after ``end``, before any call
+    """
+    checked = metrics_range(start, end)
+    return await adrive(self._core.metrics_op(checked), self._transport)
 
 
 class AsyncSandbox(AsyncSandboxExtras):
@@ -263,6 +311,10 @@ class AsyncSandbox(AsyncSandboxExtras):
 
     #: ``AsyncSandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
     get_info = hybridmethod(_info_of, _info)
+
+    #: ``AsyncSandbox.get_metrics(sandbox_id, ...)`` reads any sandbox's samples; ``sbx.get_metrics()`` this
+    #: one's.
+    get_metrics = hybridmethod(_metrics_of, _metrics)
 
     async def set_timeout(self, timeout: float) -> SandboxInfo:
         """As :meth:`sdk.sandbox.Sandbox.set_timeout`, awaited: the sandbox ends ``timeout`` seconds from

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ._http import Op, Transport, drive
@@ -16,14 +17,17 @@ from ._sandbox_core import (
     launched_from,
     list_sandboxes_op,
     sandbox_info_op,
+    sandbox_metrics_op,
 )
 from ._sandbox_options import (
     DEFAULT_SANDBOX_TIMEOUT,
     CreateOptions,
     resolve_connect_options,
     resolve_create_options,
+    metrics_range,
     resolve_info_options,
     resolve_list_options,
+    resolve_metrics_options,
     set_timeout_ms,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
@@ -31,7 +35,7 @@ from ._secret_ops import drive_secrets
 from ._home_persistence import drive_home, restore_on_create_op
 from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
 from .s3_prefix import S3Prefix
-from ._wire import Isolation, SandboxInfo, SandboxState
+from ._wire import Isolation, SandboxInfo, SandboxMetric, SandboxState
 from .gateways import Gateways
 from .secret_cache import SecretCache
 from .secret_gateway import SecretGateway, SecretSource
@@ -106,6 +110,67 @@ def _info(self: Sandbox) -> SandboxInfo:
     """``sbx.get_info()``: the sandbox's facts now (also once it has ended: they come from the control
     plane's record)."""
     return drive(self._core.info_op(), self._transport)
+
+
+def _metrics_of(  # the class side of ``Sandbox.get_metrics``
+    cls: type[Sandbox],
+    sandbox_id: str,
+    *,
+    access_token: str | None = None,
+    start: datetime | int | None = None,
+    end: datetime | int | None = None,
+    control_plane_url: str | None = None,
+    request_timeout: float | None = None,
+) -> list[SandboxMetric]:
+    """``Sandbox.get_metrics(sandbox_id)``: a sandbox's metrics samples without a handle (see
+    ``sbx.get_metrics``), with ``access_token`` when given, else the operator key (``SDK_API_KEY``).
+
+    Example::
+
+        latest = Sandbox.get_metrics(sandbox_id, start=datetime.now(timezone.utc) - timedelta(minutes=1))
+
+    :raises InvalidArgumentException: for a malformed argument (``start`` after ``end`` included), before
+        any call
+    :raises AuthenticationException: when the control plane refuses the token or key
+    :raises SandboxException: ``sandbox_not_found`` for an id the control plane does not know (or whose
+        samples it no longer keeps)
+    """
+    o = resolve_metrics_options(
+        sandbox_id,
+        access_token=access_token,
+        control_plane_url=control_plane_url,
+        request_timeout=request_timeout,
+        start=start,
+        end=end,
+    )
+    transport = Transport(o.request_timeout)
+    try:
+        return drive(sandbox_metrics_op(o), transport)
+    finally:
+        transport.close()
+
+
+def _metrics(
+    self: Sandbox, start: datetime | int | None = None, end: datetime | int | None = None
+) -> list[SandboxMetric]:
+    """``sbx.get_metrics(start=None, end=None)``: the samples of the sandbox's CPU, memory, disk and
+    network the control plane took while it ran (every 5 s by default, ``sdk serve
+    --metrics-interval-ms``; none while suspended; coarser further back in a long life), oldest first,
+    those taken at or after ``start`` and at or before ``end`` when given: an aware ``datetime`` or whole
+    milliseconds since the epoch (a naive datetime is refused). ``GET /v1/sandboxes/:id/metrics`` with the
+    sandbox's token; never resumes the sandbox, and answers a while after it ended.
+
+    Example::
+
+        samples = sbx.get_metrics(start=datetime.now(timezone.utc) - timedelta(minutes=1))
+        if samples:
+            print(samples[-1].cpu_used_pct, samples[-1].mem_used_bytes)
+
+    :raises InvalidArgumentException: (``field`` ``start`` or ``end``) for a malformed instant or a
+        ``start`` after ``end``, before any call
+    """
+    checked = metrics_range(start, end)
+    return drive(self._core.metrics_op(checked), self._transport)
 
 
 class Sandbox(SandboxExtras):
@@ -315,6 +380,9 @@ class Sandbox(SandboxExtras):
 
     #: ``Sandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
     get_info = hybridmethod(_info_of, _info)
+
+    #: ``Sandbox.get_metrics(sandbox_id, ...)`` reads any sandbox's samples; ``sbx.get_metrics()`` this one's.
+    get_metrics = hybridmethod(_metrics_of, _metrics)
 
     def set_timeout(self, timeout: float) -> SandboxInfo:
         """Sets the sandbox to end ``timeout`` seconds from now, sooner or later than before, never past

@@ -1,7 +1,8 @@
 """Test session fixtures: a real control plane (``sdk serve`` from the built package, as root, with a
-state folder of its own and the test CA as its gateways' trust roots) that the Python SDK talks to, the
-repository's paths, ``no_traffic`` (for a test that must send no HTTP request), the HTTPS upstream of
-the gateway tests in a network namespace, and moto's server for Secrets Manager (``_world.py``)."""
+state folder of its own, the test CA as its gateways' trust roots and metrics sampled every half second)
+that the Python SDK talks to, the repository's paths, ``no_traffic`` (for a test that must send no HTTP
+request), the HTTPS upstream of the gateway tests in a network namespace, and moto's server for Secrets
+Manager (``_world.py``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ from _world import Moto, Pki, Upstream, make_pki
 
 REPO = Path(__file__).resolve().parents[2]
 CLI = REPO / "dist" / "cli" / "sdk.js"
+#: How often the session's control plane samples each running sandbox's use (``sbx.get_metrics()``), ms:
+#: half a second, so a test sees what sandbox code did within a second (5 s by default).
+METRICS_INTERVAL_MS = 500
 
 
 class ControlPlane:
@@ -119,7 +123,8 @@ def control_plane(test_pki: Pki) -> Iterator[ControlPlane]:
     state_dir = tempfile.mkdtemp(prefix="sdk-python-plane-")
     process = subprocess.Popen(
         ["node", str(CLI), "serve", "--port", "0", "--host", "127.0.0.1", "--state-dir", state_dir,
-         "--gateway-ca", test_pki.ca_file, "--dns-server", "127.0.0.1:9"],
+         "--gateway-ca", test_pki.ca_file, "--dns-server", "127.0.0.1:9",
+         "--metrics-interval-ms", str(METRICS_INTERVAL_MS)],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -122,10 +122,10 @@ def test_list_pages_hold_e2b_s_hundred_by_default(no_traffic: None) -> None:
 
 
 def test_unsupported_methods_name_the_feature(no_traffic: None) -> None:
-    with pytest.raises(NotSupportedException, match="^get_metrics is not supported") as refused:
-        Sandbox.get_metrics()
-    assert refused.value.feature == "get_metrics"
-    # set_timeout and listing by metadata are offered (test_compat_e2b_lifecycle_calls.py), checked first.
+    # get_metrics, set_timeout and listing by metadata are offered (test_compat_e2b_metrics.py,
+    # test_compat_e2b_lifecycle_calls.py), their arguments checked first.
+    with pytest.raises(InvalidArgumentException, match="start must not be after end"):
+        Sandbox.get_metrics("0123456789ab", datetime(2030, 1, 2, tzinfo=timezone.utc), datetime(2030, 1, 1))
     with pytest.raises(InvalidArgumentException, match="timeout"):
         Sandbox.set_timeout("0123456789ab", 0)
     with pytest.raises(InvalidArgumentException, match="SandboxQuery: metadata"):

@@ -39,8 +39,8 @@ async def test_refusals_before_any_call(no_traffic: None, monkeypatch: pytest.Mo
         await AsyncSandbox.create(gateways={"llm": object()})
     with pytest.raises(InvalidArgumentException, match="metadata"):  # offered, with the native rules
         await AsyncSandbox.create(metadata={"k": "a\x00b"})
-    with pytest.raises(NotSupportedException, match="^get_metrics"):
-        await AsyncSandbox.get_metrics()
+    with pytest.raises(InvalidArgumentException, match="^AsyncSandbox.get_metrics: start: must be a datetime"):
+        await AsyncSandbox.get_metrics("0123456789ab", start="yesterday")  # type: ignore[arg-type]  # checked first
     monkeypatch.delenv("SDK_ACCESS_TOKEN", raising=False)
     monkeypatch.delenv("SDK_API_KEY")  # with a key, connect first asks whether the sandbox exists
     monkeypatch.delenv("E2B_API_KEY", raising=False)

@@ -2,7 +2,8 @@
 against the real control plane with only the import changed, asserting what E2B says the program
 observes: result shapes, field names and types, enum members, exception classes, defaults. This
 module: the sandbox lifecycle (info, list by metadata, state, start and template, set_timeout, pause,
-connect, kill, ended sandboxes, the no-internet template), a port reached through ``get_host``, and the
+connect, kill, ended sandboxes, the no-internet template), metrics in E2B's shape, a port reached through
+``get_host``, and the
 stand-ins that refuse any use. Where this control plane differs on purpose (8 h from creation at most) the
 test asserts the documented answer. Every test ends the sandboxes it created."""
 
@@ -28,6 +29,7 @@ from sdk.compat.e2b import (
     NotSupportedException,
     Sandbox,
     SandboxInfo,
+    SandboxMetrics,
     SandboxNotFoundException,
     SandboxQuery,
     SandboxState,
@@ -132,6 +134,42 @@ def test_metadata_list_by_it_set_timeout_and_get_info(control_plane: ControlPlan
         assert Sandbox.list(query=SandboxQuery(metadata={"unique_id": unique_id})).next_items() == []
     finally:
         extra.kill()
+
+
+# --- metrics (docs: sandbox metrics; SDK tests sandbox_sync/test_metrics.py) ------------------------------
+
+
+def test_get_metrics_in_e2b_s_shape_on_the_handle_and_by_id(sandbox: Sandbox) -> None:
+    # E2B's test_sbx_metrics, as written: wait for the sandbox to have some metrics
+    metrics: list[SandboxMetrics] = []
+    for _ in range(15):
+        metrics = sandbox.get_metrics()
+        if len(metrics) > 0:
+            break
+        time.sleep(1)
+    assert len(metrics) > 0
+    metric = metrics[0]
+    assert metric.cpu_count is not None and metric.cpu_used_pct is not None
+    assert metric.mem_used is not None and metric.mem_total is not None
+    assert metric.disk_used is not None and metric.disk_total is not None
+    # What E2B's SandboxMetrics says of its fields: an int CPU count, bytes as ints, an aware timestamp
+    latest = metrics[-1]
+    assert isinstance(latest, SandboxMetrics) and isinstance(latest.cpu_count, int)
+    assert (latest.cpu_count, latest.mem_total) == (1, 512 * 2**20)  # the template's limits
+    assert all(isinstance(n, int) for n in (latest.mem_used, latest.mem_total, latest.disk_used, latest.disk_total))
+    assert 0 < latest.mem_used <= latest.mem_total and 0 < latest.disk_used <= latest.disk_total
+    assert isinstance(latest.timestamp, datetime) and latest.timestamp.tzinfo is not None
+    assert [m.timestamp for m in metrics] == sorted(m.timestamp for m in metrics)  # oldest first
+    # By id with the API key, up to the latest one read (a sample merged into an older history since
+    # keeps its time and figures, its CPU share averaged)
+    by_id = Sandbox.get_metrics(sandbox.sandbox_id, end=latest.timestamp)
+    assert by_id and all(m.timestamp <= latest.timestamp for m in by_id)
+    assert (by_id[-1].timestamp, by_id[-1].mem_used, by_id[-1].disk_used) == (
+        latest.timestamp, latest.mem_used, latest.disk_used,
+    )  # fmt: skip
+    assert sandbox.get_metrics(start=datetime.now() + timedelta(hours=1)) == []  # naive: local time, as E2B's
+    with pytest.raises(InvalidArgumentException, match="start must not be after end"):
+        sandbox.get_metrics(latest.timestamp, latest.timestamp - timedelta(seconds=1))
 
 
 # --- a public URL (docs: sandbox public URL; SDK tests sandbox_sync/test_host.py) ------------------------

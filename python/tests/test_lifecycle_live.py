@@ -1,18 +1,24 @@
 """The lifecycle calls through the Python SDK against the session's control plane (as TypeScript's
 ``test/integration/sandbox/lifecycle-calls.test.ts``): metadata at create shown by ``Sandbox.get_info``
 (with the token and with the operator key) and matched by ``Sandbox.list`` with its state, and
-``sbx.set_timeout`` both ways and refused past 8 h from creation. The test ends the sandbox it created."""
+``sbx.set_timeout`` both ways and refused past 8 h from creation, and ``sbx.get_metrics`` seeing what
+sandbox code does (CPU, memory, disk, network; the session's control plane samples every half second),
+by id too, without resuming a paused sandbox. Each test ends the sandbox it created."""
 
 from __future__ import annotations
 
 import math
 import os
 import time
+from datetime import datetime, timedelta, timezone
+from typing import Callable
 
 import pytest
 
 from conftest import ControlPlane
-from sdk import AsyncSandbox, InvalidArgumentException, Sandbox
+from sdk import AsyncSandbox, InvalidArgumentException, Sandbox, SandboxMetric
+
+MIB = 2**20
 
 
 def _ms_floor() -> int:
@@ -68,3 +74,66 @@ async def test_the_async_twins(control_plane: ControlPlane) -> None:
         answer = await sbx.set_timeout(300)
         assert called + 300 * 1000 <= answer.deadline_at <= _ms_ceil() + 300 * 1000
     assert [s.state for s in await AsyncSandbox.list(metadata={"suite": tag})] == ["ended"]
+
+
+def _sample_showing(
+    read: Callable[[], list[SandboxMetric]], shows: Callable[[SandboxMetric], bool], what: str
+) -> SandboxMetric:
+    """The latest sample ``read`` gives that ``shows`` accepts: the control plane's samples are the event
+    waited for, read again until one shows it (the bound only ends a test whose sandbox never does)."""
+    deadline = time.monotonic() + 90
+    while True:
+        samples = read()
+        seen = [sample for sample in samples if shows(sample)]
+        if seen:
+            return seen[-1]
+        if time.monotonic() > deadline:
+            pytest.fail(f"no sample showed {what}; the last ones: {samples[-3:]}")
+        time.sleep(0.25)
+
+
+def test_get_metrics_sees_what_sandbox_code_does(control_plane: ControlPlane) -> None:
+    sbx = Sandbox.create(template="sdk-base")
+    try:
+        before = _sample_showing(sbx.get_metrics, lambda sample: True, "anything (one is taken at create)")
+        assert (before.cpu_count, before.mem_total_bytes) == (1, 512 * MIB)  # the template's limits
+        assert before.disk_total_bytes > 0 and before.timestamp >= sbx.get_info().started_at
+        burner = sbx.commands.run("while :; do :; done", background=True)
+        try:
+            sbx.commands.run("head -c 48M /dev/zero > /tmp/memory && head -c 40M /dev/urandom > /home/user/disk")
+            sbx.files.write("/home/user/upload", bytes(2 * MIB))
+            since = math.floor(time.time() * 1000)
+            # Samples taken after all of it; the burner holds its CPU (a generous share: the machine may
+            # be busy), /tmp is memory, the files are disk, the upload came in over the network.
+            shown = _sample_showing(
+                lambda: sbx.get_metrics(start=since),
+                lambda s: s.cpu_used_pct >= 20
+                and s.mem_used_bytes >= before.mem_used_bytes + 40 * MIB
+                and s.disk_used_bytes >= before.disk_used_bytes + 36 * MIB
+                and s.net_rx_bytes >= before.net_rx_bytes + 2 * MIB,
+                "the burner, the tmpfs file, the disk file and the upload",
+            )
+            assert shown.timestamp >= since
+        finally:
+            burner.kill()
+        # By id: with the operator key (the session's SDK_API_KEY) and with the sandbox's token.
+        until = datetime.fromtimestamp(since / 1000, tz=timezone.utc)
+        earlier = Sandbox.get_metrics(sbx.sandbox_id, end=until)
+        assert earlier and all(sample.timestamp <= since for sample in earlier)
+        assert [s.timestamp for s in earlier] == sorted(s.timestamp for s in earlier)  # oldest first
+        assert Sandbox.get_metrics(sbx.sandbox_id, access_token=sbx.access_token, start=since)
+        assert sbx.get_metrics(start=until + timedelta(hours=1)) == []
+        with pytest.raises(InvalidArgumentException) as refused:
+            sbx.get_metrics(start=10, end=5)
+        assert refused.value.field == "start"
+        # A suspended sandbox is read as it is: no new samples, and never resumed by the read.
+        sbx.pause()
+        paused = sbx.get_metrics()
+        assert sbx.get_info().state == "suspended"
+        assert sbx.get_metrics() == paused
+    finally:
+        sbx.kill()
+    try:
+        assert sbx.get_metrics()  # kept a while after the end, for its token too
+    finally:
+        sbx.close()

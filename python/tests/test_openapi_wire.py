@@ -54,6 +54,7 @@ from sdk._wire import (
     PreviewPortInfo,
     PreviewPorts,
     SandboxInfo,
+    SandboxMetrics,
     SetTimeoutRequest,
     SnapshotInfo,
     SnapshotList,
@@ -78,6 +79,7 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
         ("get", "/v1/events", "200", "application/x-ndjson"),
     ],
     InspectionRecord: [("get", "/v1/inspect", "200", "application/x-ndjson")],
+    SandboxMetrics: [("get", "/v1/sandboxes/{sandboxId}/metrics", "200", "application/json")],
     SnapshotInfo: [("post", "/v1/sandboxes/{sandboxId}/snapshots", "201", "application/json")],
     SnapshotList: [
         ("get", "/v1/snapshots", "200", "application/json"),
@@ -126,6 +128,11 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
     "timeout_call": (
         lambda p: plane_calls.timeout_call(p, SBX, "t", 60_000),
         ("post", "/v1/sandboxes/{sandboxId}/timeout"),
+    ),
+    "metrics_call": (lambda p: plane_calls.metrics_call(p, SBX, "t"), ("get", "/v1/sandboxes/{sandboxId}/metrics")),
+    "metrics_call:range": (
+        lambda p: plane_calls.metrics_call(p, SBX, "k", 1_700_000_000_000, 1_700_000_060_000),
+        ("get", "/v1/sandboxes/{sandboxId}/metrics"),
     ),
     "kill_call": (lambda p: plane_calls.kill_call(p, SBX, "t"), ("delete", "/v1/sandboxes/{sandboxId}")),
     "action_call:pause": (

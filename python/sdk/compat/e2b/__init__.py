@@ -54,6 +54,7 @@ from ._network import (
 )
 from .refused import AsyncSecret, AsyncTemplate, AsyncVolume, RefusedApi, Secret, Template, Volume
 from .sandbox import Sandbox
+from .sandbox_metrics import SandboxMetrics
 from .sandbox_info import (
     AsyncSandboxPaginator,
     AsyncSnapshotPaginator,
@@ -104,6 +105,7 @@ __all__ = [
     "SandboxException",
     "SandboxInfo",
     "SandboxListOrder",
+    "SandboxMetrics",
     "SandboxNetworkInfo",
     "SandboxNetworkOpts",
     "SandboxNetworkRule",

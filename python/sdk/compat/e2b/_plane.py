@@ -1,6 +1,6 @@
 """The control-plane calls the shim makes with the API key (the operator key): create, E2B's
-class-side ``list`` (by state and metadata), ``kill``, ``get_info``, ``pause``, ``set_timeout`` and
-``update_network`` by sandbox id, and the snapshots' calls: the native SDK's calls
+class-side ``list`` (by state and metadata), ``kill``, ``get_info``, ``pause``, ``set_timeout``,
+``get_metrics`` and ``update_network`` by sandbox id, and the snapshots' calls: the native SDK's calls
 (``sdk._control_plane``) with the shim's key. Written once as operations (``sdk._http.Op``) that the sync
 and the async shim drive."""
 
@@ -11,12 +11,14 @@ from typing import Mapping, Sequence
 from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
 from ..._sandbox_core import Launched, launched_from
-from ..._sandbox_options import CreateOptions
+from ..._sandbox_options import CreateOptions, MetricsRange
 from ..._wire import (
     CreatedSandbox,
     EgressPolicyWire,
     EmptyAnswer,
     SandboxInfo,
+    SandboxMetric,
+    SandboxMetrics,
     SandboxState,
     SnapshotInfo,
     SnapshotList,
@@ -53,6 +55,14 @@ def timeout_op(url: str, api_key: str, sandbox_id: str, timeout_ms: int) -> Op[S
     peer = plane_calls.control_plane(url)
     info: SandboxInfo = yield plane_calls.timeout_call(peer, sandbox_id, api_key, timeout_ms)
     return info
+
+
+def metrics_op(url: str, api_key: str, sandbox_id: str, wanted: MetricsRange) -> Op[list[SandboxMetric]]:
+    """``GET /v1/sandboxes/:id/metrics`` with the key: the samples in ``wanted``, oldest first (never
+    resumes the sandbox)."""
+    peer = plane_calls.control_plane(url)
+    answer: SandboxMetrics = yield plane_calls.metrics_call(peer, sandbox_id, api_key, wanted.start, wanted.end)
+    return answer.metrics
 
 
 def info_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:

@@ -307,7 +307,6 @@ class Unsupported:
     """E2B's sandbox methods this control plane cannot honour: each raises
     ``NotSupportedException`` naming itself, on the class and on a handle, before any call."""
 
-    get_metrics = staticmethod(_refuse("get_metrics", "metrics are E2B's cloud's"))
     download_url = staticmethod(_refuse("download_url", "signed file URLs are E2B's hosted service"))
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))
     get_mcp_url = staticmethod(_refuse("get_mcp_url", "the MCP gateway is E2B's"))

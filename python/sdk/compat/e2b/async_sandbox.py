@@ -5,6 +5,7 @@ native handle."""
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
@@ -14,7 +15,7 @@ from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
-from ._plane import create_op, egress_op, info_op, list_op, snapshots_op, timeout_op
+from ._plane import create_op, egress_op, info_op, list_op, metrics_op, snapshots_op, timeout_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -47,6 +48,7 @@ from ._sandbox_plan import (
 from .async_commands import AsyncCommands
 from .async_files import AsyncFilesystem
 from .exceptions import SandboxNotFoundException, translated
+from .sandbox_metrics import SandboxMetrics, metrics_range, to_e2b_metrics
 from .sandbox_info import (
     AsyncSandboxPaginator,
     AsyncSnapshotPaginator,
@@ -162,6 +164,29 @@ async def _set_timeout(self: AsyncSandbox, /, timeout: int, **api: Any) -> None:
     resolve_server(**api)
     ms = timeout_ms(timeout)
     await _drive(self, self._native._core.set_timeout_op(ms))
+
+
+async def _metrics_by_id(
+    cls: type[AsyncSandbox], /, sandbox_id: str, start: datetime | None = None, end: datetime | None = None,
+    **api: Any,
+) -> list[SandboxMetrics]:  # fmt: skip
+    """``await AsyncSandbox.get_metrics(sandbox_id, start, end)`` with the API key, as the sync shim's."""
+    checked = check_sandbox_id(sandbox_id)
+    wanted = metrics_range("AsyncSandbox.get_metrics", start, end)
+    samples = await _plane_call(
+        api, "AsyncSandbox.get_metrics", lambda url, key: metrics_op(url, key, checked, wanted)
+    )
+    return [to_e2b_metrics(sample) for sample in samples]
+
+
+async def _metrics(
+    self: AsyncSandbox, /, start: datetime | None = None, end: datetime | None = None, **api: Any
+) -> list[SandboxMetrics]:
+    """``await sbx.get_metrics(start, end)``: the sync shim's ``get_metrics``, awaited (E2B's
+    ``SandboxMetrics``, oldest first; never resumes the sandbox)."""
+    resolve_server(**api)
+    wanted = metrics_range("get_metrics", start, end)
+    return [to_e2b_metrics(sample) for sample in await _drive(self, self._native._core.metrics_op(wanted))]
 
 
 async def _update_network_by_id(
@@ -338,6 +363,7 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
     #: E2B's deprecated name of ``pause`` (its docs and tests still use it).
     beta_pause = dual(_pause_by_id, _pause)
     set_timeout = dual(_set_timeout_by_id, _set_timeout)
+    get_metrics = dual(_metrics_by_id, _metrics)
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)

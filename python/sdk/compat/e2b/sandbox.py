@@ -8,6 +8,7 @@ gateways); create the sandbox with the native SDK to use the agent."""
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
@@ -17,7 +18,7 @@ from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
 from ._network import SandboxNetworkOpts, SandboxNetworkUpdate, update_egress
-from ._plane import create_op, egress_op, info_op, list_op, snapshots_op, timeout_op
+from ._plane import create_op, egress_op, info_op, list_op, metrics_op, snapshots_op, timeout_op
 from ._snapshot_plan import (
     ForkOutcome,
     delete_snapshot_op,
@@ -50,6 +51,7 @@ from ._sandbox_plan import (
 from .commands import Commands
 from .exceptions import SandboxNotFoundException, translated
 from .files import Filesystem
+from .sandbox_metrics import SandboxMetrics, metrics_range, to_e2b_metrics
 from .sandbox_info import (
     SandboxInfo,
     SandboxListOrder,
@@ -184,6 +186,39 @@ def _set_timeout(self: Sandbox, /, timeout: int, **api: Any) -> None:
     resolve_server(**api)
     ms = timeout_ms(timeout)
     _drive(self, self._native._core.set_timeout_op(ms))
+
+
+def _metrics_by_id(
+    cls: type[Sandbox], /, sandbox_id: str, start: datetime | None = None, end: datetime | None = None, **api: Any
+) -> list[SandboxMetrics]:
+    """``Sandbox.get_metrics(sandbox_id, start, end)`` with the API key (see :func:`_metrics`)."""
+    checked = check_sandbox_id(sandbox_id)
+    wanted = metrics_range("Sandbox.get_metrics", start, end)
+    samples = _plane_call(api, "Sandbox.get_metrics", lambda url, key: metrics_op(url, key, checked, wanted))
+    return [to_e2b_metrics(sample) for sample in samples]
+
+
+def _metrics(
+    self: Sandbox, /, start: datetime | None = None, end: datetime | None = None, **api: Any
+) -> list[SandboxMetrics]:
+    """``sbx.get_metrics(start, end)``: the sandbox's samples (CPU, memory and disk, E2B's
+    ``SandboxMetrics``) the control plane took while it ran (every 5 s by default; none while paused;
+    coarser further back in a long life), oldest first; those taken at or after ``start`` and at or
+    before ``end`` when given (datetimes; a naive one is local time, as in E2B). The native
+    ``sbx.get_metrics()`` (``GET /v1/sandboxes/:id/metrics``), which never resumes the sandbox;
+    ``sbx.native.get_metrics()`` adds network bytes.
+
+    Example::
+
+        metrics = sbx.get_metrics()
+        print(metrics[-1].cpu_used_pct, metrics[-1].mem_used)
+
+    :raises InvalidArgumentException: for a ``start`` or ``end`` that is no datetime, or a ``start``
+        after ``end``, before any call
+    """
+    resolve_server(**api)
+    wanted = metrics_range("get_metrics", start, end)
+    return [to_e2b_metrics(sample) for sample in _drive(self, self._native._core.metrics_op(wanted))]
 
 
 def _update_network_by_id(
@@ -395,6 +430,7 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
     #: E2B's deprecated name of ``pause`` (its docs and tests still use it).
     beta_pause = dual(_pause_by_id, _pause)
     set_timeout = dual(_set_timeout_by_id, _set_timeout)
+    get_metrics = dual(_metrics_by_id, _metrics)
     create_snapshot = dual(_snapshot_by_id, _snapshot)
     list_snapshots = dual(_list_snapshots_of_all, _list_snapshots)
     fork = dual(_fork_by_id, _fork)
