@@ -2,11 +2,9 @@
  * A running command of the shim (E2B's `CommandHandle`) and what it is made of: the native output
  * callbacks made before the handle exists (`CommandOutput`), the E2B result of a native one (exit code
  * -1 and Go's signal text for a signal), and the deadline that turns an end by signal into a timeout.
+ * A terminal (`pty.ts`) is such a handle too, as in E2B: its bytes go to `onData`, none to `stdout`.
  */
-import type {
-  CommandHandle as NativeCommandHandle,
-  CommandResult as NativeCommandResult,
-} from '../../commands.js';
+import type { CommandResult as NativeCommandResult } from '../../commands.js';
 import { signalError } from './command-line.js';
 import { checkRequestOpts } from './connection.js';
 import { CommandExitError, SandboxError, TimeoutError, type CommandResult } from './errors.js';
@@ -17,6 +15,21 @@ export interface CommandDeadline {
   readonly startedAt: number;
   readonly timeoutMs: number;
 }
+
+/**
+ * What a handle stands on: a native command, or a native terminal seen as one (`pty.ts`). Without
+ * `sendStdin` / `closeStdin` the handle refuses them, as E2B's terminal handle does.
+ */
+export interface NativeProcess {
+  readonly pid: number;
+  wait(): Promise<NativeCommandResult>;
+  kill(): Promise<void>;
+  readonly sendStdin?: (data: string | Uint8Array) => Promise<void>;
+  readonly closeStdin?: () => Promise<void>;
+}
+
+/** An output callback of E2B's (`onStdout`, `onStderr`: text; a terminal's `onData`: bytes). */
+type OutputCallback<T> = ((data: T) => void | Promise<void>) | undefined;
 
 const ranPast = ({ startedAt, timeoutMs }: CommandDeadline): boolean =>
   timeoutMs > 0 && Date.now() - startedAt >= timeoutMs;
@@ -38,7 +51,7 @@ function e2bResult(result: NativeCommandResult): CommandResult {
 export class CommandHandle {
   /** The command's process id in the sandbox. */
   readonly pid: number;
-  readonly #native: NativeCommandHandle;
+  readonly #native: NativeProcess;
   readonly #commands: Commands;
   readonly #result: Promise<CommandResult>;
   #stdout = '';
@@ -47,13 +60,8 @@ export class CommandHandle {
   #disconnected = false;
   #callbackError: unknown;
 
-  /** @internal Built by `Commands.run` and `Commands.connect`. */
-  constructor(
-    native: NativeCommandHandle,
-    output: CommandOutput,
-    commands: Commands,
-    deadline?: CommandDeadline,
-  ) {
+  /** @internal Built by `Commands.run` and `Commands.connect`, and by `Pty.create` and `Pty.connect`. */
+  constructor(native: NativeProcess, output: CommandOutput, commands: Commands, deadline?: CommandDeadline) {
     this.pid = native.pid;
     this.#native = native;
     this.#commands = commands;
@@ -98,13 +106,18 @@ export class CommandHandle {
   }
 
   /** @internal Output of the command, before the callbacks. */
-  received(
-    stream: 'stdout' | 'stderr',
-    data: string,
-    callback: ((data: string) => void | Promise<void>) | undefined,
-  ): void {
+  received(stream: 'stdout' | 'stderr', data: string, callback: OutputCallback<string>): void {
     if (stream === 'stdout') this.#stdout += data;
     else this.#stderr += data;
+    this.#dispatch(callback, data);
+  }
+
+  /** @internal A terminal's output: to its callback only (E2B keeps none of it in `stdout`). */
+  receivedPty(data: Uint8Array, callback: OutputCallback<Uint8Array>): void {
+    this.#dispatch(callback, data);
+  }
+
+  #dispatch<T>(callback: OutputCallback<T>, data: T): void {
     if (this.#disconnected || callback === undefined) return;
     try {
       // An async callback's failure is kept and thrown by wait(), as E2B does.
@@ -147,47 +160,72 @@ export class CommandHandle {
     return this.#commands.end(this.pid, this.#native);
   }
 
-  /** Writes to the command's stdin (start it with `stdin: true`). */
+  /**
+   * Writes to the command's stdin (start it with `stdin: true`).
+   *
+   * @throws SandboxError on a terminal's handle, as in E2B (type with `sbx.pty.sendInput`)
+   */
   async sendStdin(data: string | Uint8Array, opts?: CommandRequestOpts): Promise<void> {
     checkRequestOpts('CommandHandle.sendStdin', opts);
-    await this.#commands.call(() => this.#native.sendStdin(data));
+    const native = this.#native;
+    const send = native.sendStdin;
+    if (send === undefined) throw new SandboxError('Sending stdin is not supported for this command handle.');
+    await this.#commands.call(() => send.call(native, data));
   }
 
-  /** Closes the command's stdin (EOF). */
+  /**
+   * Closes the command's stdin (EOF).
+   *
+   * @throws SandboxError on a terminal's handle, as in E2B
+   */
   async closeStdin(opts?: CommandRequestOpts): Promise<void> {
     checkRequestOpts('CommandHandle.closeStdin', opts);
-    await this.#commands.call(() => this.#native.closeStdin());
+    const native = this.#native;
+    const close = native.closeStdin;
+    if (close === undefined)
+      throw new SandboxError('Closing stdin is not supported for this command handle.');
+    await this.#commands.call(() => close.call(native));
   }
 }
 
+/** Output of a command (text) or of a terminal (bytes), in the order it came. */
+type Output = readonly ['stdout' | 'stderr', string] | readonly ['pty', Uint8Array];
+
 /**
  * The native output callbacks of one command, made before its handle exists (the native call delivers
- * output from the start): what arrives before `attach` is kept and replayed.
+ * output from the start): what arrives before `attach` is kept and replayed. A terminal's bytes come
+ * through `onData` (to `onPty`, E2B's `onData`).
  */
 export class CommandOutput {
   #handle: CommandHandle | undefined;
-  readonly #early: ['stdout' | 'stderr', string][] = [];
+  readonly #early: Output[] = [];
 
   constructor(
-    private readonly onStdout: ((data: string) => void | Promise<void>) | undefined,
-    private readonly onStderr: ((data: string) => void | Promise<void>) | undefined,
+    private readonly onStdout: OutputCallback<string>,
+    private readonly onStderr: OutputCallback<string>,
+    private readonly onPty?: OutputCallback<Uint8Array>,
   ) {}
 
   readonly callbacks = {
-    onStdout: (data: string): void => this.#deliver('stdout', data),
-    onStderr: (data: string): void => this.#deliver('stderr', data),
+    onStdout: (data: string): void => this.#deliver(['stdout', data]),
+    onStderr: (data: string): void => this.#deliver(['stderr', data]),
   };
+
+  /** The native terminal's `onData`. */
+  readonly onData = (data: Uint8Array): void => this.#deliver(['pty', data]);
 
   attach(handle: CommandHandle): void {
     this.#handle = handle;
-    for (const [stream, data] of this.#early.splice(0)) this.#deliver(stream, data);
+    for (const output of this.#early.splice(0)) this.#deliver(output);
   }
 
-  #deliver(stream: 'stdout' | 'stderr', data: string): void {
-    if (this.#handle === undefined) {
-      this.#early.push([stream, data]);
+  #deliver(output: Output): void {
+    const handle = this.#handle;
+    if (handle === undefined) {
+      this.#early.push(output);
       return;
     }
-    this.#handle.received(stream, data, stream === 'stdout' ? this.onStdout : this.onStderr);
+    if (output[0] === 'pty') handle.receivedPty(output[1], this.onPty);
+    else handle.received(output[0], output[1], output[0] === 'stdout' ? this.onStdout : this.onStderr);
   }
 }

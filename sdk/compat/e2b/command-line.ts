@@ -3,11 +3,14 @@
  * (`python/sdk/compat/e2b/command_result.py`) does: E2B's envd runs `/bin/bash -l -c <cmd>`, so the shim
  * asks sandboxd (which runs `/bin/sh -c <line>`) for `exec /bin/bash -l -c '<cmd>'`, stdin from
  * `/dev/null` unless `stdin: true`; `commands.list()` shows such a command as E2B's `ProcessInfo`
- * (`cmd: '/bin/bash'`, `args: ['-l', '-c', cmd]`), whichever of the two shims started it.
+ * (`cmd: '/bin/bash'`, `args: ['-l', '-c', cmd]`), whichever of the two shims started it. A terminal
+ * (`sbx.pty`) runs E2B's `/bin/bash -i -l` and is listed so.
  */
 
 /** What the shim runs an E2B command with (the line then has the quoted command). */
 export const BASH_PREFIX = 'exec /bin/bash -l -c ';
+/** What the shim runs on a terminal: E2B's envd starts `/bin/bash -i -l` there. */
+export const PTY_SHELL = 'exec /bin/bash -i -l';
 /** Appended unless `stdin: true`: E2B starts a command with its stdin closed. */
 export const NO_STDIN = ' </dev/null';
 
@@ -102,9 +105,12 @@ export interface ProcessInfo {
   readonly pid: number;
   /** Not recorded: always absent. */
   readonly tag?: string;
-  /** `/bin/bash` for a command the shim started (E2B's), else `/bin/sh`. */
+  /** `/bin/bash` for a command or terminal the shim started (E2B's), else `/bin/sh`. */
   readonly cmd: string;
-  /** `['-l', '-c', cmd]` for a command the shim started, else `['-c', line]`. */
+  /**
+   * `['-l', '-c', cmd]` for a command the shim started, `['-i', '-l']` for its terminal, else
+   * `['-c', line]`.
+   */
   readonly args: string[];
   /** Not recorded by sandboxd: always empty. */
   readonly envs: Record<string, string>;
@@ -112,8 +118,12 @@ export interface ProcessInfo {
   readonly cwd?: string;
 }
 
-/** E2B's view of a listed command: one the shim started is bash with its `-c` text. */
+/**
+ * E2B's view of a listed command: one the shim started is bash with its `-c` text, its terminal bash
+ * `-i -l`.
+ */
 export function processInfoOf(pid: number, line: string): ProcessInfo {
+  if (line === PTY_SHELL) return { pid, cmd: '/bin/bash', args: ['-i', '-l'], envs: {} };
   if (line.startsWith(BASH_PREFIX)) {
     const quoted = line.slice(BASH_PREFIX.length);
     const words = shellSplit(quoted.endsWith(NO_STDIN) ? quoted.slice(0, -NO_STDIN.length) : quoted);

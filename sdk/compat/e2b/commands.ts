@@ -2,16 +2,15 @@
  * E2B's `sbx.commands` over the native `sbx.commands`: `run` (foreground → `CommandResult`, throwing
  * `CommandExitError` on a non-zero exit; background → `CommandHandle`), `connect`, `list`, `kill`,
  * `sendStdin`, with E2B's defaults: a 60 s deadline (0 for none) and stdin closed unless `stdin: true`.
- * The handle itself is in `command-handle.ts`.
+ * The handle itself is in `command-handle.ts`; terminals (`sbx.pty`) in `pty.ts`.
  */
 import { posix } from 'node:path';
 import { ACCOUNT_HOMES } from '../../../protocol/sandbox-accounts.js';
-import type { CommandHandle as NativeCommandHandle, Commands as NativeCommands } from '../../commands.js';
+import type { Commands as NativeCommands } from '../../commands.js';
 import { bashCommand, processInfoOf, type ProcessInfo } from './command-line.js';
-import { CommandHandle, CommandOutput } from './command-handle.js';
+import { CommandHandle, CommandOutput, type NativeProcess } from './command-handle.js';
 import { DEFAULT_COMMAND_TIMEOUT_MS, checkRequestOpts, givenKeys, unknownOption } from './connection.js';
 import {
-  NotSupportedError,
   SandboxError,
   invalidArgument,
   sandboxCall,
@@ -96,7 +95,8 @@ function checkKeys(call: string, options: object, allowed: readonly string[]): v
   }
 }
 
-function timeoutOf(call: string, timeoutMs: unknown): number {
+/** A `timeoutMs` as E2B takes it (0 for none), E2B's 60 s when absent; checked before any call. */
+export function timeoutOf(call: string, timeoutMs: unknown): number {
   if (timeoutMs === undefined) return DEFAULT_COMMAND_TIMEOUT_MS;
   if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 0) {
     throw invalidArgument(
@@ -211,8 +211,11 @@ export class Commands {
     return this.end(checkPid('commands.kill', pid));
   }
 
-  /** @internal `kill` of a command and of its handle: false when it is not running (or ends meanwhile). */
-  async end(pid: number, handle?: NativeCommandHandle): Promise<boolean> {
+  /**
+   * @internal `kill` of a command or terminal and of its handle: false when it is not running (or ends
+   * meanwhile).
+   */
+  async end(pid: number, handle?: Pick<NativeProcess, 'kill'>): Promise<boolean> {
     if (!(await this.list()).some((p) => p.pid === pid)) return false;
     try {
       await (handle ?? (await this.#native.connect(pid))).kill();
@@ -240,39 +243,9 @@ export class Commands {
 }
 
 /** A pid, checked before any call. */
-function checkPid(call: string, pid: unknown): number {
+export function checkPid(call: string, pid: unknown): number {
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) {
     throw invalidArgument(`${call}: pid must be a positive whole number`, 'pid');
   }
   return pid;
 }
-
-/** E2B's `sbx.pty`: terminals are not offered by sandboxd; every method says so. */
-export class Pty {
-  /** @throws NotSupportedError */
-  create(): Promise<never> {
-    return Promise.reject(notOffered('pty.create'));
-  }
-  /** @throws NotSupportedError */
-  connect(): Promise<never> {
-    return Promise.reject(notOffered('pty.connect'));
-  }
-  /** @throws NotSupportedError */
-  sendInput(): Promise<never> {
-    return Promise.reject(notOffered('pty.sendInput'));
-  }
-  /** @throws NotSupportedError */
-  resize(): Promise<never> {
-    return Promise.reject(notOffered('pty.resize'));
-  }
-  /** @throws NotSupportedError */
-  kill(): Promise<never> {
-    return Promise.reject(notOffered('pty.kill'));
-  }
-}
-
-const notOffered = (feature: string): NotSupportedError =>
-  new NotSupportedError(
-    feature,
-    'sandboxd offers no terminals; use commands.run with stdin: true and sendStdin',
-  );

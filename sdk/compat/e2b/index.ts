@@ -1,6 +1,6 @@
 /**
- * The E2B compatibility shim (`sdk/compat/e2b`): the E2B SDK's public surface for sandboxes, commands
- * and files, under its names and with its defaults, running on our control plane. A program written
+ * The E2B compatibility shim (`sdk/compat/e2b`): the E2B SDK's public surface for sandboxes, commands,
+ * terminals and files, under its names and with its defaults, running on our control plane. A program written
  * for E2B changes only its import (and points `SDK_CONTROL_PLANE_URL` / `SDK_API_KEY` at the server).
  *
  * @example
@@ -45,13 +45,13 @@ export {
 export type { ConnectionOpts } from './connection.js';
 export {
   Commands,
-  Pty,
   type CommandConnectOpts,
   type CommandRequestOpts,
   type CommandStartOpts,
   type Username,
 } from './commands.js';
 export { CommandHandle } from './command-handle.js';
+export { Pty, type PtyConnectOpts, type PtyCreateOpts, type PtyOutput, type PtySize } from './pty.js';
 export type { ProcessInfo } from './command-line.js';
 export { Filesystem } from './files.js';
 export { FileType, type EntryInfo, type WriteInfo } from './file-entries.js';

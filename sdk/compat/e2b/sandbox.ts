@@ -20,7 +20,8 @@ import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
 import { resolveSandboxOptions } from '../../sandbox-options.js';
 import { putSecretEnvs } from '../../sandbox-secrets.js';
 import { SecretCache } from '../../secret-store/secret-cache.js';
-import { Commands, Pty } from './commands.js';
+import { Commands } from './commands.js';
+import { Pty } from './pty.js';
 import { checkRequestOpts, resolveConnection, type ConnectionOpts } from './connection.js';
 import {
   AuthenticationError,
@@ -119,7 +120,7 @@ export class Sandbox {
   readonly files: Filesystem;
   /** Commands, E2B's way. */
   readonly commands: Commands;
-  /** Terminals are not offered: every method raises `NotSupportedError`. */
+  /** Terminals, E2B's way (`pty.ts`): over the native `sbx.pty`. */
   readonly pty: Pty;
   readonly #native: NativeSandbox;
   /** The key `create` or `connect` was given (E2B's handle keeps its connection's): `fork` needs one. */
@@ -143,7 +144,7 @@ export class Sandbox {
     };
     this.files = new Filesystem(native.files, probe);
     this.commands = new Commands(native.commands, probe);
-    this.pty = new Pty();
+    this.pty = new Pty(native.pty, this.commands);
     known.set(native.sandboxId, native.accessToken);
   }
 

@@ -2,7 +2,8 @@
  * Programs written for the E2B SDK, run against a real control plane and real sandboxes through the
  * shim with only the import changed (`sdk/compat/e2b` for `e2b`): written from what E2B's
  * documentation and SDK tests show (hello world, a failing command, a background command listed and
- * killed, stdin, timeouts, files written, read, listed and watched, reconnecting, pausing, killing).
+ * killed, stdin, timeouts, terminals, files written, read, listed and watched, reconnecting, pausing,
+ * killing).
  * Then what SPEC "Compatibility shim" asks of the handle: no `agent`, `gateways` refused, and the native
  * handle's `agent.run()` failing with `InvalidArgumentError` before any call.
  */
@@ -19,6 +20,7 @@ import {
   FileType,
   FilesystemEventType,
   InvalidArgumentError,
+  NotFoundError,
   NotSupportedError,
   Sandbox,
   SandboxError,
@@ -140,6 +142,118 @@ describe('an E2B program: sandbox and commands', () => {
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toBe("commands.run: user must be 'user' or 'root'");
     expect((await sbx.commands.run('id -u', { user: 'user' })).stdout).toBe('1000\n');
+  });
+});
+
+/** A terminal's screen as `onData` fills it, and a wait for text on it (events, never a clock). */
+class Screen {
+  text = '';
+  readonly #decoder = new TextDecoder();
+  readonly #waiters = new Set<() => void>();
+  readonly onData = (data: Uint8Array): void => {
+    expect(data).toBeInstanceOf(Uint8Array);
+    this.text += this.#decoder.decode(data, { stream: true });
+    for (const wake of this.#waiters) wake();
+  };
+
+  /** Resolves once the screen shows `pattern` (after `from`). */
+  async shows(pattern: RegExp, from = 0): Promise<void> {
+    while (!pattern.test(this.text.slice(from))) {
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          this.#waiters.delete(wake);
+          resolve();
+        };
+        this.#waiters.add(wake);
+      });
+    }
+  }
+}
+
+const typed = (text: string): Uint8Array => new Uint8Array(Buffer.from(text));
+
+// E2B's tests/sandbox/pty: ptyCreate, sendInput, resize, ptyConnect, kill.
+describe('an E2B program: terminals', () => {
+  it('create with cols and rows: input by pid, output to onData, envs, resize, exit 0', async () => {
+    const screen = new Screen();
+    const terminal = await sbx.pty.create({
+      cols: 80,
+      rows: 24,
+      onData: screen.onData,
+      envs: { ABC: '123' },
+    });
+    expect(terminal.pid).toBeGreaterThan(0);
+    // E2B's envd runs `/bin/bash -i -l` on a terminal, and so does the shim.
+    expect((await sbx.commands.list()).find((p) => p.pid === terminal.pid)).toEqual({
+      pid: terminal.pid,
+      cmd: '/bin/bash',
+      args: ['-i', '-l'],
+      envs: {},
+    });
+    // The typed line shows `$((6*7))`; only the output shows 42.
+    await sbx.pty.sendInput(
+      terminal.pid,
+      typed('echo "[$ABC] [$TERM] [$LC_ALL] $((6*7)) $PWD"; stty size\n'),
+    );
+    await screen.shows(/\[123\] \[xterm-256color\] \[C\.UTF-8\] 42 \/home\/user/);
+    await screen.shows(/\r?\n24 80\r?\n/);
+    await sbx.pty.resize(terminal.pid, { cols: 100, rows: 30 });
+    const from = screen.text.length;
+    await sbx.pty.sendInput(terminal.pid, typed('stty size\n'));
+    await screen.shows(/\r?\n30 100\r?\n/, from);
+    await sbx.pty.sendInput(terminal.pid, typed('exit 0\n'));
+    expect(await terminal.wait()).toEqual({ exitCode: 0, error: undefined, stdout: '', stderr: '' });
+    expect(terminal.exitCode).toBe(0);
+    expect(terminal.stdout).toBe('');
+    await expect(sbx.pty.resize(terminal.pid, { cols: 0, rows: 24 })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+  });
+
+  it('connect by pid from another handle (screen replayed), root, kill (then false), exit status, timeoutMs', async () => {
+    const first = new Screen();
+    const terminal = await sbx.pty.create({
+      cols: 80,
+      rows: 24,
+      onData: first.onData,
+      user: 'root',
+      timeoutMs: 0,
+    });
+    await sbx.pty.sendInput(terminal.pid, typed('echo "uid-$(id -u) $PWD"\n'));
+    await first.shows(/uid-0 \/root/);
+    await terminal.disconnect();
+    // As another process would: another handle on the sandbox, the terminal's pid.
+    const other = await Sandbox.connect(sbx.sandboxId);
+    const second = new Screen();
+    const again = await other.pty.connect(terminal.pid, { onData: second.onData });
+    expect(again.pid).toBe(terminal.pid);
+    await second.shows(/uid-0 \/root/); // what sandboxd kept of the screen, first
+    const from = second.text.length;
+    await other.pty.sendInput(terminal.pid, typed('echo "again-$((2+3))"\n'));
+    await second.shows(/again-5/, from);
+    expect(first.text).not.toMatch(/again-5/); // disconnected: no more callbacks
+    await expect(again.sendStdin('x')).rejects.toThrow(
+      'Sending stdin is not supported for this command handle.',
+    );
+    expect(await other.pty.kill(terminal.pid)).toBe(true);
+    const killed = await again.wait().catch((e: unknown) => e);
+    expect(killed).toBeInstanceOf(CommandExitError);
+    expect(killed).toMatchObject({ exitCode: -1, stdout: '', stderr: '' });
+    expect((killed as CommandExitError).error).toMatch(/^signal: (killed|terminated)$/);
+    await expect(terminal.wait()).rejects.toMatchObject({ exitCode: -1 });
+    await expect(sbx.commands.run(`kill -0 ${String(terminal.pid)}`)).rejects.toBeInstanceOf(
+      CommandExitError,
+    );
+    expect(await sbx.pty.kill(terminal.pid)).toBe(false);
+    expect(await sbx.pty.kill(999_999)).toBe(false);
+    await expect(sbx.pty.sendInput(999_999, typed('x'))).rejects.toBeInstanceOf(NotFoundError);
+
+    // A non-zero exit is CommandExitError; E2B's deadline (60 s unless given) ends a terminal with TimeoutError.
+    const failing = await sbx.pty.create({ cols: 80, rows: 24, onData: () => undefined });
+    await sbx.pty.sendInput(failing.pid, typed('exit 3\n'));
+    await expect(failing.wait()).rejects.toMatchObject({ exitCode: 3, error: 'exit status 3' });
+    const short = await sbx.pty.create({ cols: 80, rows: 24, onData: () => undefined, timeoutMs: 1000 });
+    await expect(short.wait()).rejects.toBeInstanceOf(TimeoutError);
   });
 });
 
@@ -366,7 +480,6 @@ describe('an E2B program: lifecycle', () => {
       });
     }
     expect(() => sbx.git).toThrow(NotSupportedError);
-    await expect(sbx.pty.create()).rejects.toMatchObject({ feature: 'pty.create' });
   });
 
   it("reads the sandbox's metrics in E2B's shape, on the handle and by id", async () => {
