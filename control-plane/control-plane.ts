@@ -71,6 +71,7 @@ import { egressPolicySchema, policyOfInternetAccess, type EgressPolicy } from '.
 import { checkDnsServers, defaultDnsServers } from './dns-servers.js';
 import { Webhooks } from './webhooks.js';
 import { METRICS_INTERVAL_MS, MetricsSampler } from './metrics-sampler.js';
+import { OperatorTerminals } from './operator-terminals.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -165,6 +166,8 @@ export class ControlPlane {
   readonly previews: Previews;
   /** Forwards admitted preview requests to sandbox code's ports. */
   readonly previewProxy: PreviewProxy;
+  /** Terminals for the operator (the inspector's panel), on sandboxd with the control plane's credential. */
+  readonly terminals: OperatorTerminals;
 
   /**
    * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
@@ -285,6 +288,10 @@ export class ControlPlane {
     const previews = this.previews;
     this.#tunnels = tunnelAgent((sandboxId) => previews.targetOf(sandboxId));
     this.previewProxy = new PreviewProxy(this.previews, this.#tunnels);
+    this.terminals = new OperatorTerminals({
+      target: (id, bearer) => this.#agentTarget(id, bearer),
+      activity: (id, bearer) => this.activity(id, bearer),
+    });
     this.#followers = new DaemonFollowers({
       controlKey,
       wallClock: options.now === undefined,

@@ -1,6 +1,7 @@
 /**
  * The calls the control plane makes on a sandbox's sandboxd with its own credential (admitted there to
- * the execution list, an execution's events and its abort, the egress policy): what the inspector and
+ * the execution list, an execution's events and its abort, the egress policy; the operator's terminals
+ * are `daemon-terminals.ts`'): what the inspector and
  * an operator use without the sandbox's access token; what a memory snapshot's copies take over; and a
  * new egress policy. Only a running
  * sandbox is called (a frozen one would not answer, an ended one has no address left to call).
@@ -30,19 +31,27 @@ function executionPath(executionId: string): string {
   return `/v1/agent/executions/${executionId}`;
 }
 
-async function call(
+/** One call on sandboxd with the control plane's credential; an error answer is thrown as its SDK error. */
+export async function callDaemon(
   target: DaemonTarget,
   method: 'GET' | 'POST' | 'PUT',
   path: string,
-  options: { readonly stream?: boolean; readonly signal?: AbortSignal; readonly json?: unknown } = {},
+  options: {
+    readonly stream?: boolean;
+    readonly signal?: AbortSignal;
+    readonly json?: unknown;
+    /** A raw body (a terminal's input), instead of `json`. */
+    readonly bytes?: Uint8Array;
+  } = {},
 ): Promise<Dispatcher.ResponseData> {
+  const body = options.bytes ?? (options.json === undefined ? undefined : JSON.stringify(options.json));
   const res = await request(`${target.url}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${target.token}`,
       ...(options.json === undefined ? {} : { 'content-type': 'application/json' }),
     },
-    ...(options.json === undefined ? {} : { body: JSON.stringify(options.json) }),
+    ...(body === undefined ? {} : { body }),
     headersTimeout: ANSWER_TIMEOUT_MS,
     bodyTimeout: options.stream === true ? 0 : ANSWER_TIMEOUT_MS,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -69,25 +78,25 @@ function drained(res: ServerResponse): Promise<void> {
 
 /** What a memory snapshot's copies take over from the sandbox's sandboxd (asked as it is taken). */
 export async function snapshotCarry(target: DaemonTarget): Promise<SnapshotCarry> {
-  const res = await call(target, 'GET', '/v1/snapshot-carry');
+  const res = await callDaemon(target, 'GET', '/v1/snapshot-carry');
   return snapshotCarrySchema.parse(await res.body.json());
 }
 
 /** Gives sandboxd a new egress policy for its resolver and name checks (the driver has the tables). */
 export async function putEgress(target: DaemonTarget, policy: EgressPolicy): Promise<void> {
-  const res = await call(target, 'PUT', '/v1/egress', { json: policy });
+  const res = await callDaemon(target, 'PUT', '/v1/egress', { json: policy });
   await res.body.dump();
 }
 
 /** The sandbox's agent executions (the running one, if any, as `current`). */
 export async function listExecutions(target: DaemonTarget): Promise<ExecutionList> {
-  const res = await call(target, 'GET', '/v1/agent/executions');
+  const res = await callDaemon(target, 'GET', '/v1/agent/executions');
   return executionListSchema.parse(await res.body.json());
 }
 
 /** Aborts an execution (SPEC: no grace); a finished one is left as it ended. */
 export async function abortExecution(target: DaemonTarget, executionId: string): Promise<void> {
-  const res = await call(target, 'POST', `${executionPath(executionId)}/abort`);
+  const res = await callDaemon(target, 'POST', `${executionPath(executionId)}/abort`);
   await res.body.dump();
 }
 
@@ -101,10 +110,20 @@ export async function relayExecutionEvents(
   after: number | undefined,
   res: ServerResponse,
 ): Promise<void> {
+  await relayDaemonStream(target, `${executionPath(executionId)}/events`, after, res);
+}
+
+/** Relays one of sandboxd's NDJSON streams at `path` (`?after=`) to `res`, until either side ends. */
+export async function relayDaemonStream(
+  target: DaemonTarget,
+  path: string,
+  after: number | undefined,
+  res: ServerResponse,
+): Promise<void> {
   const abort = new AbortController();
   res.once('close', () => abort.abort());
   const query = after === undefined ? '' : `?after=${String(after)}`;
-  const upstream = await call(target, 'GET', `${executionPath(executionId)}/events${query}`, {
+  const upstream = await callDaemon(target, 'GET', `${path}${query}`, {
     stream: true,
     signal: abort.signal,
   });

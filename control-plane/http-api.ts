@@ -226,6 +226,24 @@ export function createControlPlaneServer(
       await plane.previews.expose(id(params), port, isPublic, caller);
       return json(200, { port, public: isPublic });
     },
+    'POST /v1/sandboxes/:id/terminals': async ({ req, params, caller }) =>
+      json(201, await plane.terminals.open(id(params), await readJson(req), caller)),
+    'GET /v1/sandboxes/:id/terminals/:pid/events': async ({ req, res, params, caller }) => {
+      await plane.terminals.events(id(params), params['pid'] ?? '', cursor(req), caller, res);
+      return 'streamed' as const;
+    },
+    'POST /v1/sandboxes/:id/terminals/:pid/input': async ({ req, params, caller }) => {
+      await plane.terminals.input(id(params), params['pid'] ?? '', await readJson(req), caller);
+      return json(200, {});
+    },
+    'POST /v1/sandboxes/:id/terminals/:pid/resize': async ({ req, params, caller }) => {
+      await plane.terminals.resize(id(params), params['pid'] ?? '', await readJson(req), caller);
+      return json(200, {});
+    },
+    'DELETE /v1/sandboxes/:id/terminals/:pid': async ({ params, caller }) => {
+      await plane.terminals.close(id(params), params['pid'] ?? '', caller);
+      return json(200, {});
+    },
     'PUT /v1/sandboxes/:id/egress': async ({ req, params, caller }) =>
       json(200, await plane.updateEgress(id(params), await readJson(req), caller)),
     'POST /v1/sandboxes/:id/activity': async ({ params, caller }) =>

@@ -124,8 +124,9 @@ export class MetricsSampler {
     // Gone meanwhile (ended, or destroyed under it), or paused while read: no sample.
     if (usage === undefined || sandbox.actor.state !== 'running') return;
     const at = this.#options.now();
-    // The first share is over the sandbox's life so far (its counter started with it).
-    const previous = watched.previous ?? { cpuUsec: 0, at: sandbox.input.now };
+    // The first sample has no share: the counter began with the launch, before the sandbox's creation
+    // time, so no span of wall time is known for it.
+    const previous = watched.previous ?? { cpuUsec: usage.cpuUsec, at };
     watched.previous = { cpuUsec: usage.cpuUsec, at };
     const spanMs = at - previous.at;
     const cpuCount = sandbox.facts.limits?.cpus ?? 1;
@@ -136,10 +137,13 @@ export class MetricsSampler {
   }
 }
 
-/** CPU time `cpuUsec` over `spanMs` of wall time, in percent of `cpus` CPUs (0 over no time). */
+/**
+ * CPU time `cpuUsec` over `spanMs` of wall time, in percent of `cpus` CPUs (0 over no time), at most 100:
+ * the sandbox's CPU quota bounds it, and a reading's own delay must not show as more.
+ */
 export function cpuShare(cpuUsec: number, spanMs: number, cpus: number): number {
   if (spanMs <= 0 || cpus <= 0 || cpuUsec <= 0) return 0;
-  return Math.round((cpuUsec / 1000 / spanMs / cpus) * 100 * 100) / 100;
+  return Math.min(100, Math.round((cpuUsec / 1000 / spanMs / cpus) * 100 * 100) / 100);
 }
 
 function sampleOf(

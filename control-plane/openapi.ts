@@ -5,6 +5,12 @@ import {
   previewPortsSchema,
 } from '../protocol/preview-wire.js';
 import { z } from 'zod';
+import { processEventSchema } from '../protocol/process-events.js';
+import {
+  openedTerminalSchema,
+  terminalInputSchema,
+  terminalSizeRequestSchema,
+} from '../protocol/terminal-wire.js';
 import {
   connectedSandboxSchema,
   createdSandboxSchema,
@@ -76,6 +82,19 @@ const read = (summary: string, schema: z.ZodType, security: unknown, parameters:
     security,
     parameters,
     responses: { '200': { description: summary, content: json(schema) }, ...errors },
+  },
+});
+const terminalParameters = [
+  ...idParameter,
+  { name: 'pid', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
+];
+const terminalCall = (summary: string, body: z.ZodType) => ({
+  post: {
+    summary,
+    security: bearer,
+    parameters: terminalParameters,
+    requestBody: { required: true, content: json(body, 'input') },
+    responses: { '200': { description: 'done' }, ...errors },
   },
 });
 const executionParameters = [
@@ -223,6 +242,37 @@ export function openApiDocument(version: string): Record<string, unknown> {
           })),
         ],
       ),
+      '/v1/sandboxes/{sandboxId}/terminals': {
+        post: {
+          summary: 'Open a terminal running a login shell as the sandbox user (resumes it with auto-resume)',
+          security: bearer,
+          parameters: idParameter,
+          requestBody: { required: true, content: json(terminalSizeRequestSchema, 'input') },
+          responses: { '201': { description: 'opened', content: json(openedTerminalSchema) }, ...errors },
+        },
+      },
+      '/v1/sandboxes/{sandboxId}/terminals/{pid}/events': ndjson(
+        "A terminal's output as process events (replayed after the cursor, then live)",
+        processEventSchema,
+        bearer,
+        [...terminalParameters, afterParameter],
+      ),
+      '/v1/sandboxes/{sandboxId}/terminals/{pid}/input': terminalCall(
+        'Type bytes into a terminal',
+        terminalInputSchema,
+      ),
+      '/v1/sandboxes/{sandboxId}/terminals/{pid}/resize': terminalCall(
+        'Resize a terminal',
+        terminalSizeRequestSchema,
+      ),
+      '/v1/sandboxes/{sandboxId}/terminals/{pid}': {
+        delete: {
+          summary: "End a terminal's program",
+          security: bearer,
+          parameters: terminalParameters,
+          responses: { '200': { description: 'ended' }, ...errors },
+        },
+      },
       '/v1/sandboxes/{sandboxId}/previews': read(
         "A sandbox's public ports (preview URLs without a token)",
         previewPortsSchema,

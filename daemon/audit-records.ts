@@ -1,6 +1,6 @@
 /**
  * What sandboxd records of itself for its event stream beyond calls: commands started and ended, and
- * which endpoints the control plane's credential may call (its calls are never recorded).
+ * which endpoints the control plane's credential may call (its calls are not recorded, but for a terminal's).
  */
 import { recordText, type DaemonRecord } from '../protocol/daemon-events.js';
 import type { ProcessEvent } from '../protocol/process-events.js';
@@ -9,7 +9,8 @@ import { maskCredentials } from './credential-masking.js';
 /**
  * What the control plane's credential may call: the event stream, the gateways' status, what a
  * snapshot's copy takes over, the egress policy, the agent's executions and their abort (the operator may kill the whole
- * sandbox anyway). Never a command, the configuration, a prompt or a start.
+ * sandbox anyway), and the operator's terminal (a login shell as the sandbox user, issue 28: the operator
+ * holds every sandbox's lifecycle anyway). Never a command line, the configuration, a prompt or a start.
  */
 export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'GET /v1/events',
@@ -19,6 +20,20 @@ export const CONTROL_ENDPOINTS: ReadonlySet<string> = new Set([
   'GET /v1/agent/executions',
   'GET /v1/agent/executions/:id/events',
   'POST /v1/agent/executions/:id/abort',
+  // A login shell on a terminal for the operator (the inspector), recorded as activity.
+  'POST /v1/terminals',
+]);
+
+/**
+ * A terminal's calls (`/v1/processes/:pid/...`), admitted to the control plane's credential only for a
+ * terminal it opened itself (`POST /v1/terminals`: the inspector's terminal panel), never for a command
+ * the sandbox's token started. Unlike watching, they are the sandbox's activity and are recorded.
+ */
+export const TERMINAL_ENDPOINTS: ReadonlySet<string> = new Set([
+  'GET /v1/processes/:pid/events',
+  'POST /v1/processes/:pid/stdin',
+  'POST /v1/processes/:pid/resize',
+  'POST /v1/processes/:pid/signal',
 ]);
 
 /**

@@ -32,7 +32,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { z } from 'zod';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
-import { CONTROL_ENDPOINTS, CONTROL_ONLY, processRecord } from './audit-records.js';
+import { CONTROL_ENDPOINTS, CONTROL_ONLY, TERMINAL_ENDPOINTS, processRecord } from './audit-records.js';
 import { EGRESS_PORTS, egressPolicyWire } from '../protocol/egress-wire.js';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
@@ -42,7 +42,12 @@ import type { CredentialBroker } from './egress/credential-broker.js';
 import { configureCredentialsSchema } from '../protocol/credentials-wire.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
 import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
-import { signalCommandSchema, startCommandSchema, terminalSizeSchema } from '../protocol/process-events.js';
+import {
+  LOGIN_SHELL,
+  signalCommandSchema,
+  startCommandSchema,
+  terminalSizeSchema,
+} from '../protocol/process-events.js';
 import { putSecretsSchema } from '../protocol/secrets-wire.js';
 import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
 import { cursorOf } from '../protocol/cursor.js';
@@ -64,6 +69,7 @@ import { streamProcessEvents } from './process-stream.js';
 import { readBody, readJson as readBodyJson } from './request-body.js';
 import { SecretEnvs } from './secret-envs.js';
 import { checkedAccount } from './sandbox-account.js';
+import { DEFAULT_ACCOUNT } from '../protocol/sandbox-accounts.js';
 
 /** What the server needs. */
 export interface DaemonServerOptions {
@@ -170,6 +176,9 @@ function afterOf(url: URL): number | undefined {
 export function createDaemonServer(options: DaemonServerOptions): Server {
   const { processes } = options;
   const keepaliveMs = options.keepaliveMs ?? 10_000;
+
+  /** Terminals the control plane's credential opened (`POST /v1/terminals`), while they run. */
+  const operatorTerminals = new Set<number>();
 
   const find = (pid: string | undefined): ManagedProcess => {
     const found = processes.get(Number(pid));
@@ -296,6 +305,32 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
       }
       return ok({ pid: proc.pid });
     },
+    // The operator's terminal (the inspector's panel, through the control plane): a login shell as the
+    // sandbox user, whose calls by pid the control plane's credential may then make.
+    'POST /v1/terminals': async ({ req }) => {
+      const size = await readJson(req, terminalSizeSchema);
+      const proc = await processes
+        .start({
+          cmd: LOGIN_SHELL,
+          pty: size,
+          account: checkedAccount('terminal', DEFAULT_ACCOUNT, processes.user),
+          envs: { ...options.broker?.environment(), ...secretEnvs.under({}) },
+          cwd: undefined,
+          timeoutMs: undefined,
+          killTree: true,
+        })
+        .catch((error: unknown) => {
+          throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
+        });
+      operatorTerminals.add(proc.pid);
+      proc.follow((event) => {
+        if (event.type === 'start' || event.type === 'end') {
+          options.audit.append(processRecord(proc.pid, LOGIN_SHELL, event));
+        }
+        if (event.type === 'end') operatorTerminals.delete(proc.pid);
+      });
+      return ok({ pid: proc.pid });
+    },
     'GET /v1/processes': () =>
       ok(
         processes
@@ -370,14 +405,19 @@ export function createDaemonServer(options: DaemonServerOptions): Server {
     const control =
       !user &&
       endpoint !== undefined &&
-      CONTROL_ENDPOINTS.has(endpoint) &&
+      (CONTROL_ENDPOINTS.has(endpoint) ||
+        (TERMINAL_ENDPOINTS.has(endpoint) &&
+          match.matched &&
+          operatorTerminals.has(Number(match.params['pid'])))) &&
       options.controlToken?.admits(req) === true;
     if (!user && !control) {
       throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
     }
     // The control plane watching (the inspector) is not the sandbox's activity: it must not keep the
     // sandbox from going idle. Reading the stream is not activity either.
-    if (user && endpoint !== 'GET /v1/events') {
+    const terminal =
+      endpoint === 'POST /v1/terminals' || (endpoint !== undefined && TERMINAL_ENDPOINTS.has(endpoint));
+    if ((user || (control && terminal)) && endpoint !== 'GET /v1/events') {
       // The endpoint's pattern, never the path as sent.
       const called = endpoint ?? 'no such endpoint';
       options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: called });

@@ -40,6 +40,9 @@ export const terminalSizeSchema = z.strictObject({
 /** A terminal's size. */
 export type TerminalSize = z.infer<typeof terminalSizeSchema>;
 
+/** A terminal's program when none is named: a login shell (bash where the template has it). */
+export const LOGIN_SHELL = 'command -v bash >/dev/null && exec bash -l; exec sh -l';
+
 /** The terminal helper in sandboxd's runtime image (`sandbox-drivers/pty/`), at `/opt/sdk` in every sandbox. */
 export const PTY_HELPER_NAME = 'sdk-pty';
 

@@ -7,7 +7,7 @@
 import { firstValueFrom, lastValueFrom, type Observable, share, tap } from 'rxjs';
 import { z } from 'zod';
 import type { ProcessEvent, TerminalSize } from '../protocol/process-events.js';
-import { terminalSizeSchema } from '../protocol/process-events.js';
+import { LOGIN_SHELL, terminalSizeSchema } from '../protocol/process-events.js';
 import { DEFAULT_ACCOUNT, accountField, sandboxAccountSchema } from '../protocol/sandbox-accounts.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
@@ -24,7 +24,7 @@ const createOptions = z.strictObject({
   envs: z.record(z.string().regex(ENV_NAME, ENV_NAME_RULE), z.string()).optional(),
   user: sandboxAccountSchema.default(DEFAULT_ACCOUNT),
   /** The program, through `/bin/sh -c`; a login shell (`bash -l`, else `sh -l`) by default. */
-  cmd: z.string().min(1).default('command -v bash >/dev/null && exec bash -l; exec sh -l'),
+  cmd: z.string().min(1).default(LOGIN_SHELL),
   timeoutMs: z.number().int().min(0).optional(),
   onData: dataCallback,
 });

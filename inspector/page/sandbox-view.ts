@@ -23,6 +23,7 @@ import { followSandboxRecords } from './sandbox-records.js';
 import type { SandboxesSource } from './sandboxes.js';
 import { SnapshotsPanel } from './snapshots.js';
 import { MetricsPanel } from './metrics-chart.js';
+import { TerminalPanel } from './terminal-panel.js';
 import { Statechart } from './statechart.js';
 import type { StatusLine } from './status.js';
 import { TimeTravel, type TravelPoint } from './time-travel.js';
@@ -98,6 +99,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     source.refresh();
   });
   const metrics = new MetricsPanel(api, sandboxId);
+  const terminal = new TerminalPanel(api, status, sandboxId);
   const logTitle = h('h2', {}, 'Transition log');
   const recordsNote = h('p', { class: 'muted small', hidden: true });
 
@@ -343,6 +345,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       card('Gateway routes', {}, routes.element, h('h3', {}, 'Requests'), requests.element),
       card('Commands', {}, recordsNote, commands.element),
     ),
+    terminal.element,
     card('Egress', {}, egress.element),
     card('Agent executions', {}, executions.element),
     snapshots.element,
@@ -412,6 +415,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
       executions.destroy();
       snapshots.destroy();
       metrics.destroy();
+      terminal.destroy();
       chart?.destroy();
     },
   };

@@ -491,7 +491,8 @@ describe('an E2B program: lifecycle', () => {
     expect(Object.keys(latest ?? {}).sort()).toEqual(
       ['cpuCount', 'cpuUsedPct', 'diskTotal', 'diskUsed', 'memTotal', 'memUsed', 'timestamp'].sort(),
     );
-    const byId = await Sandbox.getMetrics(sbx.sandboxId, { end: latest?.timestamp });
+    if (latest === undefined) throw new Error('no sample');
+    const byId = await Sandbox.getMetrics(sbx.sandboxId, { end: latest.timestamp });
     expect(byId.at(-1)).toEqual(latest);
     expect(await sbx.getMetrics({ start: new Date(Date.now() + 3_600_000) })).toEqual([]);
   });

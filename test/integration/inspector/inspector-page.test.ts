@@ -163,8 +163,51 @@ describe('the inspector page', () => {
         .poll(async () => Number(await chart.getAttribute('data-samples')), { timeout: 30_000 })
         .toBeGreaterThanOrEqual(1);
       expect(await chart.locator('polyline[data-line]').count()).toBe(2);
-      expect(await page.locator('[data-testid=metrics] [data-metric=memory]').innerText()).toContain('memory');
+      expect(await page.locator('[data-testid=metrics] [data-metric=memory]').innerText()).toContain(
+        'memory',
+      );
       await screenshot(page, 'inspector-commands');
+    } finally {
+      await sbx.kill().catch(() => undefined);
+    }
+  });
+
+  it('opens a terminal in the sandbox: types a command, shows its output as text, resizes, reattaches, closes', async () => {
+    const sbx = await world.cp.createSandbox();
+    try {
+      await openSandbox(sbx.sandboxId);
+      await page.locator('button[data-action=open-terminal]').click();
+      const term = page.locator('[data-testid=terminal]');
+      await expect.poll(() => term.getAttribute('data-pid'), { timeout: 30_000 }).toMatch(/^[0-9]+$/);
+      const prompt = /[$#]\s*$/m;
+      await expect.poll(() => term.innerText(), { timeout: 30_000 }).toMatch(prompt);
+      await term.click();
+      await page.keyboard.type(`echo $((6*7))-done; printf '%s\\n' '${HOSTILE}'`);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => term.innerText(), { timeout: 30_000 }).toContain('42-done');
+      expect(await term.innerText()).toContain('<img src=x onerror=');
+      expect(await page.locator('img[src=x]').count()).toBe(0);
+      expect(await page.evaluate(PWNED)).toBeUndefined();
+      await page.locator('[data-testid=terminal-panel] input[name=cols]').fill('61');
+      await page.locator('[data-testid=terminal-panel] input[name=rows]').fill('19');
+      await page.locator('button[data-action=resize-terminal]').click();
+      await expect.poll(() => term.locator('.terminal-row').count(), { timeout: 30_000 }).toBe(19);
+      await term.click();
+      await page.keyboard.type('stty size');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => term.innerText(), { timeout: 30_000 }).toContain('19 61');
+      await screenshot(page, 'inspector-terminal');
+      // The shell outlives the page: the view opened again finds it, its screen replayed.
+      const pid = await term.getAttribute('data-pid');
+      await page.goto(`${proxyUrl}/inspector/#/sandboxes`);
+      await openSandbox(sbx.sandboxId);
+      await expect.poll(() => term.getAttribute('data-pid'), { timeout: 30_000 }).toBe(pid);
+      await expect.poll(() => term.innerText(), { timeout: 30_000 }).toContain('42-done');
+      await page.locator('button[data-action=close-terminal]').click();
+      await expect
+        .poll(() => page.locator('[data-testid=terminal-panel]').innerText(), { timeout: 30_000 })
+        .toContain('ended');
+      expect(await page.locator('button[data-action=open-terminal]').count()).toBe(1);
     } finally {
       await sbx.kill().catch(() => undefined);
     }

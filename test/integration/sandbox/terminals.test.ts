@@ -3,12 +3,18 @@
  * the sandbox's own (`tty` names it, `stty size` reads the size, a resize reaches the program as
  * SIGWINCH), input typed and echoed, Ctrl-C interrupting the foreground program, a second client (another
  * handle, as another process would) reattaching with the screen's recent output replayed, the terminal
- * surviving its first client and a pause and resume, and kill ending it.
+ * surviving its first client and a pause and resume, and kill ending it. And the operator's terminal
+ * (the inspector's panel) through the control plane's API, which drives no process it did not open.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Isolation } from '../../../protocol/control-plane-api.js';
 import { Sandbox } from '../../../sdk/sandbox.js';
-import { startControlPlane, type InProcessControlPlane } from '../support/control-plane.js';
+import { request } from 'undici';
+import {
+  startControlPlane,
+  TEST_OPERATOR_KEY,
+  type InProcessControlPlane,
+} from '../support/control-plane.js';
 
 /** A screen: the bytes a terminal showed, and a way to wait for text on it. */
 class Screen {
@@ -106,6 +112,56 @@ describe.each<Isolation>(['namespace', 'gvisor'])('terminals (%s)', { timeout: 1
 
     await again.kill();
     expect((await again.wait()).exitCode).not.toBe(0);
+  });
+
+  it("opens the operator's terminal through the control plane, and drives no process it did not open", async () => {
+    const call = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) =>
+      request(`${cp.url}/v1/sandboxes/${sbx.sandboxId}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TEST_OPERATOR_KEY}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const type = (pid: number, text: string) =>
+      call('POST', `/terminals/${String(pid)}/input`, { data: Buffer.from(text).toString('base64') });
+    const opened = await call('POST', '/terminals', { cols: 70, rows: 20 });
+    expect(opened.statusCode).toBe(201);
+    const { pid } = (await opened.body.json()) as { pid: number };
+    const events = await call('GET', `/terminals/${String(pid)}/events`);
+    expect(events.statusCode).toBe(200);
+    const screen = new Screen();
+    let ended: unknown;
+    const reading = (async () => {
+      let pending = '';
+      for await (const chunk of events.body) {
+        pending += (chunk as Buffer).toString('utf8');
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines.filter((text) => text !== '')) {
+          const event = JSON.parse(line) as { type: string; data?: string; exitCode?: number | null };
+          if (event.type === 'data') screen.onData(Buffer.from(event.data ?? '', 'base64'));
+          if (event.type === 'end') ended = event;
+        }
+      }
+    })();
+    expect((await type(pid, 'stty size; echo op-$((2+3))\n')).statusCode).toBe(200);
+    await screen.shows(/20 70/);
+    await screen.shows(/op-5/);
+    const mark = screen.text.length;
+    expect((await call('POST', `/terminals/${String(pid)}/resize`, { cols: 90, rows: 30 })).statusCode).toBe(
+      200,
+    );
+    await type(pid, 'stty size\n');
+    await screen.shows(/30 90/, mark);
+    // A command the sandbox's token started is not the operator's: sandboxd refuses the credential.
+    const other = await sbx.commands.run('cat', { background: true });
+    const refused = await type(other.pid, 'x');
+    expect(refused.statusCode).toBe(401);
+    await refused.body.dump();
+    await other.kill();
+    expect((await call('POST', '/terminals', { cols: 0, rows: 20 })).statusCode).toBe(400);
+    expect((await call('DELETE', `/terminals/${String(pid)}`)).statusCode).toBe(200);
+    await reading;
+    expect(ended).toMatchObject({ type: 'end' });
   });
 
   it('refuses bad options before any call', async () => {

@@ -246,6 +246,9 @@ export async function startModelServer(
 ): Promise<ListeningModelServer> {
   const model = createModelServer(options);
   const server = createServer(model.handler);
+  // An idle keep-alive connection stays open until `close` (Node's 5 s default would close it under a
+  // client that, on a loaded machine, picks it for its next request at that moment: ECONNRESET).
+  server.keepAliveTimeout = 0;
   server.listen(0, host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

@@ -95,11 +95,12 @@ describe('metrics sampling', () => {
 });
 
 describe('cpuShare', () => {
-  it('is CPU time over wall time and the CPU limit, in percent, and 0 over no time', () => {
+  it('is CPU time over wall time and the CPU limit, in percent, at most 100, and 0 over no time', () => {
     expect(cpuShare(1_000_000, 1_000, 1)).toBe(100);
     expect(cpuShare(500_000, 1_000, 0.5)).toBe(100);
     expect(cpuShare(250_000, 1_000, 2)).toBe(12.5);
     expect(cpuShare(1_000, 0, 1)).toBe(0);
     expect(cpuShare(-5, 1_000, 1)).toBe(0);
+    expect(cpuShare(3_000_000, 1_000, 1)).toBe(100);
   });
 });

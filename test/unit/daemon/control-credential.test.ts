@@ -1,7 +1,9 @@
 /**
  * The control plane's credential at sandboxd: admitted to the event stream, the gateways' status, the
- * agent's executions, their events and their abort, and to nothing else; its calls are not recorded as
- * `call` records, so the inspector watching never keeps a sandbox from going idle.
+ * agent's executions, their events and their abort, opening a terminal (whose calls by pid it may then
+ * make: `test/integration/sandbox/terminals.test.ts`), and to nothing else, no process it did not open
+ * among them; its calls are not recorded as `call` records, so the inspector watching never keeps a
+ * sandbox from going idle.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_ENDPOINTS } from '../../../daemon/audit-records.js';
@@ -54,7 +56,7 @@ beforeAll(async () => {
 });
 
 describe("the control plane's credential", () => {
-  it("is admitted to exactly the event stream, the gateways, a snapshot's carry, the egress policy and the agent executions", () => {
+  it("is admitted to exactly the event stream, the gateways, a snapshot's carry, the egress policy, the agent executions and opening a terminal", () => {
     expect([...CONTROL_ENDPOINTS].sort()).toEqual([
       'GET /v1/agent/executions',
       'GET /v1/agent/executions/:id/events',
@@ -62,6 +64,7 @@ describe("the control plane's credential", () => {
       'GET /v1/gateways',
       'GET /v1/snapshot-carry',
       'POST /v1/agent/executions/:id/abort',
+      'POST /v1/terminals',
       'PUT /v1/egress',
     ]);
   });
@@ -101,6 +104,8 @@ describe("the control plane's credential", () => {
     ['GET', '/v1/processes'],
     ['GET', '/v1/processes/1/events'],
     ['POST', '/v1/processes/1/signal'],
+    ['POST', '/v1/processes/1/stdin'],
+    ['POST', '/v1/processes/1/resize'],
     ['POST', '/v1/gateways'],
     ['GET', '/v1/version'],
     ['PUT', '/v1/agent/config'],
