@@ -196,11 +196,12 @@ describe('an E2B program: terminals', () => {
       typed('echo "[$ABC] [$TERM] [$LC_ALL] $((6*7)) $PWD"; stty size\n'),
     );
     await screen.shows(/\[123\] \[xterm-256color\] \[C\.UTF-8\] 42 \/home\/user/);
-    await screen.shows(/\r?\n24 80\r?\n/);
+    await screen.shows(/[\r\n]24 80\r?\n/);
     await sbx.pty.resize(terminal.pid, { cols: 100, rows: 30 });
     const from = screen.text.length;
     await sbx.pty.sendInput(terminal.pid, typed('stty size\n'));
-    await screen.shows(/\r?\n30 100\r?\n/, from);
+    // bash ends bracketed paste (`ESC[?2004l`, then CR) before a command's output.
+    await screen.shows(/[\r\n]30 100\r?\n/, from);
     await sbx.pty.sendInput(terminal.pid, typed('exit 0\n'));
     expect(await terminal.wait()).toEqual({ exitCode: 0, error: undefined, stdout: '', stderr: '' });
     expect(terminal.exitCode).toBe(0);
