@@ -7,7 +7,8 @@
  * buffering. Measured for each path: open-loop latency of `GET /small` at 50 requests a second for
  * `BENCH_SECONDS` (default 20, after 2 s of warm-up), and throughput of 1 MiB responses with wrk at
  * concurrency 4 for `BENCH_SECONDS`. Targets (ratios in this run): the preview's added p50 ≤ 3× nginx's
- * added p50, its throughput ≥ 0.5× nginx's. The terminal target of the issue waits for terminals.
+ * added p50, its throughput ≥ 0.5× nginx's. Then a terminal's keystroke → echo round trip beside a
+ * command's round trip on the same sandbox (`terminal-echo.ts`; target: p50 ≤ 2× the command's).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,10 +21,13 @@ import { ensureBenchPackages } from '../support/host-packages.js';
 import { openLoopLatency } from '../support/latency.js';
 import { ms, verdict } from '../support/report.js';
 import { wrkThroughput } from '../support/throughput.js';
+import { terminalAndCommandRoundTrips } from './terminal-echo.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? '20');
 const APP_PORT = 8000;
 const BYTES = 2 ** 20;
+/** Keystrokes (and commands) timed. */
+const KEYSTROKES = 200;
 /** The built CLI (`npm run build`, which the npm script runs first). */
 const CLI = join(import.meta.dirname, '../../../dist/cli/sdk.js');
 
@@ -153,7 +157,11 @@ ${['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `  ${kind}_
     console.log(
       `  throughput: preview ${rateRatio.toFixed(2)}× nginx's (target ≥ 0.5×) ${verdict(rateRatio >= 0.5)}`,
     );
-    console.log('  terminal keystroke → echo: terminals are not built yet (issue 28 item 2)');
+    const { keystrokeP50, commandP50 } = await terminalAndCommandRoundTrips(sbx, KEYSTROKES);
+    const echoRatio = keystrokeP50 / commandP50;
+    console.log(
+      `  terminal keystroke → echo p50 ${ms(keystrokeP50)}, command round trip p50 ${ms(commandP50)}: ${echoRatio.toFixed(2)}× (target ≤ 2×) ${verdict(echoRatio <= 2)}`,
+    );
   } finally {
     await stopNginx?.();
     await sbx?.kill().catch(() => undefined);
