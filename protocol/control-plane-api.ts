@@ -91,13 +91,21 @@ export const setTimeoutRequestSchema = z.strictObject({
 /** Instants of a metrics range on the wire: ms since the epoch, written as digits in a query. */
 const instantSchema = z.coerce.number().int().nonnegative();
 
+/** A time range's rule, on the wire and in the SDKs: `start` not after `end` (either may be absent). */
+export function rangeInOrder(range: {
+  readonly start?: number | undefined;
+  readonly end?: number | undefined;
+}): boolean {
+  return range.start === undefined || range.end === undefined || range.start <= range.end;
+}
+
+/** How `rangeInOrder` refuses. */
+export const RANGE_ORDER_RULE = { message: 'start must not be after end', path: ['start'] };
+
 /** Query of `GET /v1/sandboxes/{sandboxId}/metrics`: samples taken in `[start, end]`, both optional. */
 export const metricsQuerySchema = z
   .strictObject({ start: instantSchema.optional(), end: instantSchema.optional() })
-  .refine((range) => range.start === undefined || range.end === undefined || range.start <= range.end, {
-    message: 'start must not be after end',
-    path: ['start'],
-  });
+  .refine(rangeInOrder, RANGE_ORDER_RULE);
 
 /** A create request as sent. */
 export type CreateSandboxRequest = z.input<typeof createSandboxRequestSchema>;

@@ -4,7 +4,12 @@
  * touches the sandbox.
  */
 import { z } from 'zod';
-import { sandboxMetricsSchema, type SandboxMetric } from '../protocol/control-plane-api.js';
+import {
+  RANGE_ORDER_RULE,
+  rangeInOrder,
+  sandboxMetricsSchema,
+  type SandboxMetric,
+} from '../protocol/control-plane-api.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { SANDBOX_ID, SANDBOX_ID_RULE } from '../rules/names.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
@@ -17,10 +22,7 @@ const instant = z.union([z.date(), z.number().int().nonnegative()]).transform((v
 /** The range of samples asked for: taken at or after `start`, at or before `end` (both optional). */
 export const metricsRangeSchema = z
   .strictObject({ start: instant.optional(), end: instant.optional() })
-  .refine((range) => range.start === undefined || range.end === undefined || range.start <= range.end, {
-    message: 'start must not be after end',
-    path: ['start'],
-  });
+  .refine(rangeInOrder, RANGE_ORDER_RULE);
 
 /** What `getMetrics` takes. */
 export type MetricsRange = z.input<typeof metricsRangeSchema>;
