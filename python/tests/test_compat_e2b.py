@@ -29,7 +29,7 @@ from sdk.compat.e2b import (
     NotSupportedException,
 )
 from sdk.compat.e2b.command_result import _SIGNAL_WORDS, bash_command, signal_error, to_process_info
-from sdk.compat.e2b._sandbox_plan import Pty
+from sdk.compat.e2b._sandbox_plan import Unsupported
 from sdk.compat.e2b.exceptions import from_native
 from sdk._wire import ProcessInfo as NativeProcessInfo
 
@@ -130,10 +130,10 @@ def test_unsupported_methods_name_the_feature(no_traffic: None) -> None:
         Sandbox.set_timeout("0123456789ab", 0)
     with pytest.raises(InvalidArgumentException, match="SandboxQuery: metadata"):
         Sandbox.list(SandboxQuery(metadata={"": "v"}))
-    for name in ("create", "connect", "send_stdin", "resize", "kill"):
-        with pytest.raises(NotSupportedException) as refused:
-            getattr(Pty(), name)()
-        assert refused.value.feature == f"pty.{name}"
+    # sbx.pty is offered too (test_compat_e2b_pty.py); git is not.
+    with pytest.raises(NotSupportedException) as refused:
+        Unsupported().git
+    assert refused.value.feature == "git"
 
 
 def test_native_errors_become_e2b_classes() -> None:
@@ -166,6 +166,9 @@ def test_listed_commands_show_as_e2b_runs_them() -> None:
             assert (to_process_info(started).cmd, to_process_info(started).args) == ("/bin/bash", ["-l", "-c", cmd])
     other = to_process_info(NativeProcessInfo(pid=8, cmd="echo x", running=True))
     assert (other.cmd, other.args) == ("/bin/sh", ["-c", "echo x"])
+    # A terminal the shim opened (either shim: TypeScript's PTY_SHELL is the same line) is E2B's bash -i -l.
+    terminal = to_process_info(NativeProcessInfo(pid=9, cmd="exec /bin/bash -i -l", running=True, pty=True))
+    assert (terminal.pid, terminal.cmd, terminal.args, terminal.envs) == (9, "/bin/bash", ["-i", "-l"], {})
 
 
 def test_a_signal_reads_as_go_names_it() -> None:

@@ -1,4 +1,4 @@
-"""The E2B SDK's public surface for sandboxes, commands and files, on this SDK's control plane (SPEC
+"""The E2B SDK's public surface for sandboxes, commands, terminals and files, on this SDK's control plane (SPEC
 "Compatibility shim"): a program written for E2B changes ``from e2b import ...`` to
 ``from sdk.compat.e2b import ...`` and points ``SDK_CONTROL_PLANE_URL`` (and ``SDK_API_KEY``) at the server; ``E2B_API_KEY`` is never
 sent. See ``README.md`` beside this file for the template mapping and what is
@@ -18,8 +18,9 @@ Example::
 
 from .async_commands import AsyncCommandHandle, AsyncCommands, OutputHandler
 from .async_files import AsyncFilesystem, AsyncWatchHandle
+from .async_pty import AsyncPty
 from .async_sandbox import AsyncSandbox
-from .command_result import CommandExitException, CommandResult, ProcessInfo, PtyOutput, Stderr, Stdout
+from .command_result import CommandExitException, CommandResult, ProcessInfo, PtyOutput, PtySize, Stderr, Stdout
 from .commands import CommandHandle, Commands
 from .exceptions import (
     AuthenticationException,
@@ -36,6 +37,7 @@ from .exceptions import (
 )
 from .file_types import EntryInfo, FilesystemEvent, FilesystemEventType, FileType, WriteEntry, WriteInfo
 from .files import Filesystem, WatchHandle
+from .pty import Pty
 from ._network import (
     ALL_TRAFFIC,
     SandboxEgressProxyInfo,
@@ -72,6 +74,7 @@ __all__ = [
     "AsyncCommandHandle",
     "AsyncCommands",
     "AsyncFilesystem",
+    "AsyncPty",
     "AsyncSandbox",
     "AsyncSandboxPaginator",
     "AsyncSnapshotPaginator",
@@ -96,7 +99,9 @@ __all__ = [
     "NotSupportedException",
     "OutputHandler",
     "ProcessInfo",
+    "Pty",
     "PtyOutput",
+    "PtySize",
     "RateLimitException",
     "RefusedApi",
     "Sandbox",

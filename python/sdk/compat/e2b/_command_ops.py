@@ -1,7 +1,7 @@
 """The operations of the shim's ``sbx.commands`` beyond one native call, written once as operations
 (``sdk._http.Op``) that the sync shim drives and the async one awaits: E2B's ``list`` (running commands
-only), ``kill`` (False when no such command runs), ``send_stdin`` and ``close_stdin``; and whether a
-command's broken stream means its sandbox is gone (E2B's ``TimeoutException``)."""
+only), ``kill`` (False when no such command runs; ``pty.kill`` too), ``send_stdin`` and ``close_stdin``;
+and whether a command's broken stream means its sandbox is gone (E2B's ``TimeoutException``)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ def list_op(core: SandboxCore) -> Op[list[ProcessInfo]]:
     return [to_process_info(info) for info in listed if info.running]
 
 
-def kill_op(core: SandboxCore, pid: object) -> Op[bool]:
-    """Ends the command's process tree; False when no such command runs (E2B's answer)."""
-    checked = check_pid(pid, "commands.kill")
+def kill_op(core: SandboxCore, pid: object, call: str = "commands.kill") -> Op[bool]:
+    """Ends the command's (or terminal's: ``call`` ``pty.kill``) process tree; False when no such command
+    runs (E2B's answer)."""
+    checked = check_pid(pid, call)
     if not any(info.pid == checked for info in (yield from list_op(core))):
         return False
     try:

@@ -289,20 +289,6 @@ def _refuse(feature: str, why: str) -> Callable[..., NoReturn]:
     return refused
 
 
-_NO_TERMINALS: Final = "sandboxd offers no terminals; use commands.run with stdin=True and send_stdin"
-
-
-class Pty:
-    """E2B's ``sbx.pty``: sandboxd offers no terminals, so each method raises ``NotSupportedException``
-    naming itself (as the TypeScript shim's ``Pty``)."""
-
-    create = staticmethod(_refuse("pty.create", _NO_TERMINALS))
-    connect = staticmethod(_refuse("pty.connect", _NO_TERMINALS))
-    send_stdin = staticmethod(_refuse("pty.send_stdin", _NO_TERMINALS))
-    resize = staticmethod(_refuse("pty.resize", _NO_TERMINALS))
-    kill = staticmethod(_refuse("pty.kill", _NO_TERMINALS))
-
-
 class Unsupported:
     """E2B's sandbox methods this control plane cannot honour: each raises
     ``NotSupportedException`` naming itself, on the class and on a handle, before any call."""
@@ -311,11 +297,6 @@ class Unsupported:
     upload_url = staticmethod(_refuse("upload_url", "signed file URLs are E2B's hosted service"))
     get_mcp_url = staticmethod(_refuse("get_mcp_url", "the MCP gateway is E2B's"))
     get_mcp_token = staticmethod(_refuse("get_mcp_token", "the MCP gateway is E2B's"))
-
-    @property
-    def pty(self) -> Pty:
-        """Terminals are not offered: every method raises ``NotSupportedException`` (``pty.create``...)."""
-        return Pty()
 
     @property
     def git(self) -> NoReturn:
@@ -346,20 +327,22 @@ def host_of(url: str) -> str:
 N = TypeVar("N", bound=_Native)
 F = TypeVar("F")
 C = TypeVar("C")
+P = TypeVar("P")
 
 
-class ShimHandle(Unsupported, Generic[N, F, C]):
+class ShimHandle(Unsupported, Generic[N, F, C, P]):
     """What the sync and the async shim handle hold: the native handle (``N``), and E2B's ``files``
-    (``F``) and ``commands`` (``C``) over it."""
+    (``F``), ``commands`` (``C``) and ``pty`` (``P``) over it."""
 
     #: E2B's default template (created as ``sdk-base``) and sandbox lifetime, seconds.
     default_template = E2B_DEFAULT_TEMPLATE
     default_sandbox_timeout = DEFAULT_SANDBOX_TIMEOUT
 
-    def __init__(self, native: N, files: F, commands: C) -> None:
+    def __init__(self, native: N, files: F, commands: C, pty: P) -> None:
         self._native = native
         self._files = files
         self._commands = commands
+        self._pty = pty
         #: The sandbox-wide ``envs`` it was created with, when this handle created it (a fork's sandboxes
         #: get them too).
         self._create_envs: dict[str, str] = {}
@@ -430,6 +413,11 @@ class ShimHandle(Unsupported, Generic[N, F, C]):
     def commands(self) -> C:
         """Commands in the sandbox."""
         return self._commands
+
+    @property
+    def pty(self) -> P:
+        """Terminals in the sandbox (E2B's ``sbx.pty``, on the native terminals)."""
+        return self._pty
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(sandbox_id={self.sandbox_id!r})"

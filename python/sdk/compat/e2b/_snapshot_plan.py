@@ -55,7 +55,7 @@ _PENDING_SNAPSHOT: Final = "snap_0000000000000000"
 ForkOutcome = Union[Launched, SandboxException, AuthenticationException]
 
 #: A shim handle, sync or async: what a fork's sandboxes are given back as.
-H = TypeVar("H", bound=ShimHandle[Any, Any, Any])
+H = TypeVar("H", bound=ShimHandle[Any, Any, Any, Any])
 
 
 def check_keep_memory(keep_memory: object, feature: str, mode: object = None) -> bool:

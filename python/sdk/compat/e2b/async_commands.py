@@ -1,15 +1,17 @@
 """``sbx.commands`` of the async E2B shim: the operations of :mod:`sdk.compat.e2b.commands`, awaited, on
-the native :mod:`sdk.async_commands`. Output callbacks may be plain or coroutine functions."""
+the native :mod:`sdk.async_commands`. Output callbacks may be plain or coroutine functions. A terminal
+(``sbx.pty``, :mod:`.async_pty`) is an ``AsyncCommandHandle`` too, as in E2B."""
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import inspect
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable, Literal, Mapping, TypeVar, Union, overload
+from typing import AsyncIterator, Awaitable, Callable, Literal, Mapping, Protocol, TypeVar, Union, overload
 
+from ..._command_output import CommandResult as NativeCommandResult
 from ..._http import Op, adrive
-from ...async_commands import AsyncCommandHandle as NativeAsyncCommandHandle
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import broken_by_end, close_stdin_op, gone_op, kill_op, list_op, sandbox_gone, send_stdin_op
 from ._command_options import check_connect, plan_run
@@ -17,15 +19,30 @@ from .command_result import CommandResult, ProcessInfo, checked_result, to_resul
 from .exceptions import SandboxException, translated
 
 R = TypeVar("R")
+T = TypeVar("T")
 
-#: E2B's ``OutputHandler``: called with each chunk; it may return an awaitable (awaited in turn).
-OutputHandler = Callable[[str], Union[None, Awaitable[None]]]
+#: E2B's ``OutputHandler[T]``: called with each chunk (``str`` of a command, ``PtyOutput`` bytes of a
+#: terminal); it may return an awaitable (awaited in turn).
+OutputHandler = Callable[[T], Union[None, Awaitable[None]]]
+
+
+class NativeAsyncProcess(Protocol):
+    """What an async handle follows: a native command (:class:`sdk.async_commands.AsyncCommandHandle`),
+    or a native terminal seen as one (:mod:`.async_pty`); ``_task`` is the task following it."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def _task(self) -> asyncio.Task[None]: ...
+
+    async def wait(self) -> NativeCommandResult: ...
 
 
 class _Output:
     """A command's output kept for the handle's ``stdout``/``stderr``, then handed to the callback."""
 
-    def __init__(self, callback: OutputHandler | None) -> None:
+    def __init__(self, callback: OutputHandler[str] | None) -> None:
         self.chunks: list[str] = []
         self._callback = callback
 
@@ -40,16 +57,19 @@ class _Output:
 class AsyncCommandHandle:
     """A command running in the background (E2B's async handle): ``await wait()`` for its result
     (``CommandExitException`` for a non-zero exit), ``kill()``, ``send_stdin()``, ``disconnect()``; the
-    output so far in ``stdout``/``stderr``."""
+    output so far in ``stdout``/``stderr``. A terminal's handle (``sbx.pty.create``) hands its bytes to
+    ``on_data``, keeps none in ``stdout``, and refuses ``send_stdin``, as E2B's."""
 
     def __init__(
-        self, commands: AsyncCommands, native: NativeAsyncCommandHandle, outputs: tuple[_Output, _Output],
-        outlived: Callable[[], bool],
+        self, commands: AsyncCommands, native: NativeAsyncProcess, outputs: tuple[_Output, _Output],
+        outlived: Callable[[], bool], terminal: str | None = None,
     ) -> None:  # fmt: skip
         self._commands = commands
         self._native = native
         self._outputs = outputs
         self._outlived = outlived
+        #: The call that opened it when it is a terminal (``pty.create``, ``pty.connect``), else None.
+        self._terminal = terminal
         self._result: CommandResult | None = None
 
     @property
@@ -83,16 +103,17 @@ class AsyncCommandHandle:
     async def wait(self) -> CommandResult:
         """Waits for the command to end.
 
-        :raises CommandExitException: for a non-zero exit
+        :raises CommandExitException: for a non-zero exit (a terminal's ``exit 3``, or a signal)
         :raises TimeoutException: when it outlived its ``timeout``
         """
         async with self._commands._followed():
             native = await self._native.wait()
         self._result = to_result(native)
-        return checked_result(native, self._outlived())
+        return checked_result(native, self._outlived(), self._terminal or "commands.run")
 
     async def disconnect(self) -> None:
-        """Stops following the command here (it goes on; ``commands.connect(pid)`` re-attaches)."""
+        """Stops following the command here (it goes on; ``commands.connect(pid)``, or ``pty.connect(pid)``
+        for a terminal, re-attaches)."""
         task = self._native._task
         task.cancel()
         try:
@@ -106,11 +127,21 @@ class AsyncCommandHandle:
         return await self._commands.kill(self.pid)
 
     async def send_stdin(self, data: str | bytes, request_timeout: float | None = None) -> None:
-        """Writes to the command's stdin (started with ``stdin=True``)."""
+        """Writes to the command's stdin (started with ``stdin=True``).
+
+        :raises SandboxException: on a terminal's handle, as in E2B (type with ``sbx.pty.send_stdin``)
+        """
+        if self._terminal is not None:
+            raise SandboxException("Sending stdin is not supported for this command handle.")
         await self._commands.send_stdin(self.pid, data, request_timeout)
 
     async def close_stdin(self, request_timeout: float | None = None) -> None:
-        """Closes the command's stdin (EOF)."""
+        """Closes the command's stdin (EOF).
+
+        :raises SandboxException: on a terminal's handle, as in E2B
+        """
+        if self._terminal is not None:
+            raise SandboxException("Closing stdin is not supported for this command handle.")
         await self._commands.close_stdin(self.pid, request_timeout)
 
 
@@ -168,8 +199,8 @@ class AsyncCommands:
         envs: Mapping[str, str] | None = None,
         user: str | None = None,
         cwd: str | None = None,
-        on_stdout: OutputHandler | None = None,
-        on_stderr: OutputHandler | None = None,
+        on_stdout: OutputHandler[str] | None = None,
+        on_stderr: OutputHandler[str] | None = None,
         stdin: bool | None = None,
         timeout: float | None = 60,
         request_timeout: float | None = None,
@@ -183,8 +214,8 @@ class AsyncCommands:
         envs: Mapping[str, str] | None = None,
         user: str | None = None,
         cwd: str | None = None,
-        on_stdout: OutputHandler | None = None,
-        on_stderr: OutputHandler | None = None,
+        on_stdout: OutputHandler[str] | None = None,
+        on_stderr: OutputHandler[str] | None = None,
         stdin: bool | None = None,
         timeout: float | None = 60,
         request_timeout: float | None = None,
@@ -197,8 +228,8 @@ class AsyncCommands:
         envs: Mapping[str, str] | None = None,
         user: str | None = None,
         cwd: str | None = None,
-        on_stdout: OutputHandler | None = None,
-        on_stderr: OutputHandler | None = None,
+        on_stdout: OutputHandler[str] | None = None,
+        on_stderr: OutputHandler[str] | None = None,
         stdin: bool | None = None,
         timeout: float | None = 60,
         request_timeout: float | None = None,
@@ -228,8 +259,8 @@ class AsyncCommands:
         pid: int,
         timeout: float | None = 60,
         request_timeout: float | None = None,
-        on_stdout: OutputHandler | None = None,
-        on_stderr: OutputHandler | None = None,
+        on_stdout: OutputHandler[str] | None = None,
+        on_stderr: OutputHandler[str] | None = None,
     ) -> AsyncCommandHandle:
         """Re-attaches to a running command: its output from the start, then the rest.
 

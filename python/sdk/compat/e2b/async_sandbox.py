@@ -46,6 +46,7 @@ from ._sandbox_plan import (
     token_op,
 )
 from .async_commands import AsyncCommands
+from .async_pty import AsyncPty
 from .async_files import AsyncFilesystem
 from .exceptions import SandboxNotFoundException, translated
 from .sandbox_metrics import SandboxMetrics, metrics_range, to_e2b_metrics
@@ -301,7 +302,7 @@ async def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
     return await _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
 
 
-class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands]):
+class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands, AsyncPty]):
     """An E2B sandbox handle (async) on the native SDK.
 
     Example::
@@ -315,7 +316,9 @@ class AsyncSandbox(ShimHandle[NativeAsyncSandbox, AsyncFilesystem, AsyncCommands
 
     def __init__(self, native: NativeAsyncSandbox) -> None:
         """Not for callers: use :meth:`create` or :meth:`connect`."""
-        super().__init__(native, AsyncFilesystem(native.files, lambda: _sandbox_gone(native)), AsyncCommands(native))
+        commands = AsyncCommands(native)
+        files = AsyncFilesystem(native.files, lambda: _sandbox_gone(native))
+        super().__init__(native, files, commands, AsyncPty(native, commands))
 
     @classmethod
     async def create(

@@ -1,5 +1,5 @@
 """E2B's command results: ``CommandResult``, ``CommandExitException`` (a non-zero exit), ``ProcessInfo``,
-and the native result translated into them."""
+``PtySize`` (a terminal's size), and the native result translated into them."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from .exceptions import SandboxException, TimeoutException
 
 Stdout = str
 Stderr = str
+#: A terminal's output (E2B's): the bytes it showed, as they came.
 PtyOutput = bytes
 
 #: How Go (so E2B's envd) names each signal in ``signal: <name>`` (Linux's list; the same table as the
@@ -54,6 +55,19 @@ _SIGNAL_WORDS: Final = {
 #: ``stdin=True``.
 BASH_PREFIX: Final = "exec /bin/bash -l -c "
 NO_STDIN: Final = " </dev/null"
+#: What the shim runs on a terminal (``sbx.pty.create``): E2B's envd starts ``/bin/bash -i -l`` there (the
+#: TypeScript shim's ``PTY_SHELL``, so either lists the other's terminals as E2B's).
+PTY_SHELL: Final = "exec /bin/bash -i -l"
+
+
+@dataclass
+class PtySize:
+    """A terminal's size (E2B's; note the order: ``PtySize(rows, cols)``), each 1 to 1000 here."""
+
+    #: Number of rows.
+    rows: int
+    #: Number of columns.
+    cols: int
 
 
 @dataclass
@@ -82,7 +96,8 @@ class CommandExitException(SandboxException, CommandResult):
 
 @dataclass
 class ProcessInfo:
-    """A command sandboxd runs (E2B's fields: the shim starts each as ``/bin/bash -l -c cmd``)."""
+    """A command sandboxd runs (E2B's fields: the shim starts each as ``/bin/bash -l -c cmd``, and a
+    terminal as ``/bin/bash -i -l``)."""
 
     pid: int
     tag: str | None
@@ -98,7 +113,10 @@ def bash_command(cmd: str, stdin: bool) -> str:
 
 
 def to_process_info(info: NativeProcessInfo) -> ProcessInfo:
-    """E2B's view of a listed command; a command the shim started shows as bash with its ``-c`` text."""
+    """E2B's view of a listed command; a command the shim started shows as bash with its ``-c`` text, a
+    terminal it opened as bash ``-i -l``."""
+    if info.cmd == PTY_SHELL:
+        return ProcessInfo(info.pid, None, "/bin/bash", ["-i", "-l"], {}, None)
     if info.cmd.startswith(BASH_PREFIX):
         quoted = info.cmd[len(BASH_PREFIX) :].removesuffix(NO_STDIN)
         words = shlex.split(quoted)
@@ -121,12 +139,13 @@ def to_result(native: NativeCommandResult) -> CommandResult:
     return CommandResult(native.stderr, native.stdout, native.exit_code, error)
 
 
-def checked_result(native: NativeCommandResult, timed_out: bool) -> CommandResult:
-    """The result, or E2B's exception: ``TimeoutException`` when the command outlived its ``timeout``,
-    ``CommandExitException`` for a non-zero exit."""
+def checked_result(native: NativeCommandResult, timed_out: bool, call: str = "commands.run") -> CommandResult:
+    """The result, or E2B's exception: ``TimeoutException`` when the command (or terminal: ``call``
+    ``pty.create``) outlived its ``timeout``, ``CommandExitException`` for a non-zero exit."""
     if timed_out and native.exit_code is None:
+        what = "terminal" if call.startswith("pty.") else "command"
         raise TimeoutException(
-            "the command ran longer than its timeout; pass timeout= (seconds, 0 for none) to commands.run",
+            f"the {what} ran longer than its timeout; pass timeout= (seconds, 0 for none) to {call}",
             "timeout",
         )
     result = to_result(native)

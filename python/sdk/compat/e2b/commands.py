@@ -1,15 +1,17 @@
 """``sbx.commands`` of the sync E2B shim: E2B's ``run`` (foreground result or ``CommandExitException``;
 ``background=True`` gives a ``CommandHandle``), ``list``, ``kill``, ``send_stdin``, ``close_stdin`` and
-``connect``, on the native commands of :mod:`sdk.commands`."""
+``connect``, on the native commands of :mod:`sdk.commands`. A terminal (``sbx.pty``, :mod:`.pty`) is such
+a handle too, as in E2B: its bytes come out as ``(None, None, PtyOutput)``, none in ``stdout``."""
 
 from __future__ import annotations
 
 import builtins
 import threading
+from collections import deque
 from contextlib import contextmanager
-from typing import Callable, Iterator, Literal, Mapping, TypeVar, overload
+from typing import Callable, Iterator, Literal, Mapping, Protocol, TypeVar, overload
 
-from ...commands import CommandHandle as NativeCommandHandle
+from ..._command_output import CommandResult as NativeCommandResult
 from ...sandbox import Sandbox as NativeSandbox
 from ..._http import Op, drive
 from ._command_ops import broken_by_end, close_stdin_op, gone_op, kill_op, list_op, sandbox_gone, send_stdin_op
@@ -26,30 +28,50 @@ from .exceptions import SandboxException, translated
 
 R = TypeVar("R")
 
-#: One piece of output as E2B's handle yields it: ``(stdout, None, None)`` or ``(None, stderr, None)``.
+#: One piece of output as E2B's handle yields it: ``(stdout, None, None)``, ``(None, stderr, None)`` or,
+#: from a terminal, ``(None, None, pty)``.
 Output = tuple[Stdout | None, Stderr | None, PtyOutput | None]
+
+
+class NativeProcess(Protocol):
+    """What a handle follows: a native command (:class:`sdk.commands.CommandHandle`), or a native
+    terminal seen as one (:mod:`.pty`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def wait(self) -> NativeCommandResult: ...
+
+
+#: Starts the native process with the handle's output sinks: stdout and stderr text, a terminal's bytes.
+Start = Callable[[Callable[[str], None], Callable[[str], None], Callable[[bytes], None]], NativeProcess]
 
 
 class CommandHandle:
     """A command running in the background (E2B's): iterate it for its output as it comes, ``wait()`` for
-    its result (``CommandExitException`` for a non-zero exit), ``kill()``, ``send_stdin()``."""
+    its result (``CommandExitException`` for a non-zero exit), ``kill()``, ``send_stdin()``. A terminal's
+    handle (``sbx.pty.create``) yields its bytes as ``(None, None, data)`` and hands them to ``wait``'s
+    ``on_pty``; its ``send_stdin`` is refused, as E2B's (type with ``sbx.pty.send_stdin``)."""
 
     def __init__(
         self,
         commands: Commands,
-        start: Callable[[Callable[[str], None], Callable[[str], None]], NativeCommandHandle],
+        start: Start,
         outlived: Callable[[], bool],
         callbacks: tuple[Callable[[str], None] | None, Callable[[str], None] | None] = (None, None),
+        terminal: str | None = None,
     ) -> None:
         self._commands = commands
         self._callbacks = callbacks
+        #: The call that opened it when it is a terminal (``pty.create``, ``pty.connect``), else None.
+        self._terminal = terminal
         self._changed = threading.Condition()
-        self._outputs: list[Output] = []
-        self._read = 0  # the outputs already handed out (iteration and wait share it, as in E2B)
+        # Output not yet handed out (iteration and wait share it, as in E2B); what was is not kept.
+        self._outputs: deque[Output] = deque()
         self._ended = False
         self._disconnected = False
         self._outlived = outlived
-        self._native = start(self._stdout, self._stderr)
+        self._native = start(self._stdout, self._stderr, self._pty)
         threading.Thread(target=self._await_end, name=f"e2b-command-{self.pid}", daemon=True).start()
 
     @property
@@ -75,6 +97,9 @@ class CommandHandle:
         if self._callbacks[1] is not None:
             self._callbacks[1](text)
 
+    def _pty(self, data: bytes) -> None:
+        self._add((None, None, data))
+
     def _await_end(self) -> None:
         try:
             self._native.wait()
@@ -89,12 +114,9 @@ class CommandHandle:
         ``TimeoutException`` if it outlived its ``timeout``."""
         while True:
             with self._changed:
-                self._changed.wait_for(
-                    lambda: self._read < len(self._outputs) or self._ended or self._disconnected
-                )
-                if self._read < len(self._outputs):
-                    output = self._outputs[self._read]
-                    self._read += 1
+                self._changed.wait_for(lambda: bool(self._outputs) or self._ended or self._disconnected)
+                if self._outputs:
+                    output = self._outputs.popleft()
                 elif self._disconnected:
                     return
                 else:
@@ -105,7 +127,7 @@ class CommandHandle:
     def _result(self) -> CommandResult:
         with self._commands._followed():
             native = self._native.wait()
-        return checked_result(native, self._outlived())
+        return checked_result(native, self._outlived(), self._terminal or "commands.run")
 
     def wait(
         self,
@@ -113,20 +135,24 @@ class CommandHandle:
         on_stdout: Callable[[str], None] | None = None,
         on_stderr: Callable[[str], None] | None = None,
     ) -> CommandResult:
-        """Waits for the command to end, handing the output not yet read to the callbacks.
+        """Waits for the command to end, handing the output not yet read to the callbacks (a terminal's
+        bytes to ``on_pty``).
 
-        :raises CommandExitException: for a non-zero exit
+        :raises CommandExitException: for a non-zero exit (a terminal's ``exit 3``, or a signal)
         :raises TimeoutException: when it outlived its ``timeout``
         """
-        for stdout, stderr, _ in self:
+        for stdout, stderr, pty in self:
             if stdout is not None and on_stdout is not None:
                 on_stdout(stdout)
             elif stderr is not None and on_stderr is not None:
                 on_stderr(stderr)
+            elif pty is not None and on_pty is not None:
+                on_pty(pty)
         return self._result()
 
     def disconnect(self) -> None:
-        """Stops reading the command's output here; the command goes on (``commands.connect(pid)``)."""
+        """Stops reading the command's output here; the command goes on (``commands.connect(pid)``, or
+        ``pty.connect(pid)`` for a terminal)."""
         with self._changed:
             self._disconnected = True
             self._changed.notify_all()
@@ -137,11 +163,21 @@ class CommandHandle:
         return self._commands.kill(self.pid)
 
     def send_stdin(self, data: str | bytes, request_timeout: float | None = None) -> None:
-        """Writes to the command's stdin (started with ``stdin=True``)."""
+        """Writes to the command's stdin (started with ``stdin=True``).
+
+        :raises SandboxException: on a terminal's handle, as in E2B (type with ``sbx.pty.send_stdin``)
+        """
+        if self._terminal is not None:
+            raise SandboxException("Sending stdin is not supported for this command handle.")
         self._commands.send_stdin(self.pid, data, request_timeout)
 
     def close_stdin(self, request_timeout: float | None = None) -> None:
-        """Closes the command's stdin (EOF)."""
+        """Closes the command's stdin (EOF).
+
+        :raises SandboxException: on a terminal's handle, as in E2B
+        """
+        if self._terminal is not None:
+            raise SandboxException("Closing stdin is not supported for this command handle.")
         self._commands.close_stdin(self.pid, request_timeout)
 
 
@@ -247,7 +283,7 @@ class Commands:
         outlived = plan.timer()
         if background:
 
-            def start(out: Callable[[str], None], err: Callable[[str], None]) -> NativeCommandHandle:
+            def start(out: Callable[[str], None], err: Callable[[str], None], _: object) -> NativeProcess:
                 with translated(in_sandbox=True):
                     return self._native.commands.run(
                         **plan.native, background=True, on_stdout=out, on_stderr=err
@@ -268,7 +304,7 @@ class Commands:
         """
         check_connect(pid, timeout)
 
-        def start(out: Callable[[str], None], err: Callable[[str], None]) -> NativeCommandHandle:
+        def start(out: Callable[[str], None], err: Callable[[str], None], _: object) -> NativeProcess:
             with translated(in_sandbox=True):
                 return self._native.commands.connect(pid, on_stdout=out, on_stderr=err)
 

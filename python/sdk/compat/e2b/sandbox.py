@@ -49,6 +49,7 @@ from ._sandbox_plan import (
     token_op,
 )
 from .commands import Commands
+from .pty import Pty
 from .exceptions import SandboxNotFoundException, translated
 from .files import Filesystem
 from .sandbox_metrics import SandboxMetrics, metrics_range, to_e2b_metrics
@@ -349,7 +350,7 @@ def _delete_snapshot(snapshot_id: str, **api: Any) -> bool:
     return _plane_call(api, "delete_snapshot", lambda url, key: delete_snapshot_op(url, key, checked))
 
 
-class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
+class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands, Pty]):
     """An E2B sandbox handle (sync) on the native SDK.
 
     Example::
@@ -363,7 +364,9 @@ class Sandbox(ShimHandle[NativeSandbox, Filesystem, Commands]):
 
     def __init__(self, native: NativeSandbox) -> None:
         """Not for callers: use :meth:`create` or :meth:`connect`."""
-        super().__init__(native, Filesystem(native.files, lambda: _sandbox_gone(native)), Commands(native))
+        commands = Commands(native)
+        files = Filesystem(native.files, lambda: _sandbox_gone(native))
+        super().__init__(native, files, commands, Pty(native, commands))
 
     @classmethod
     def create(
