@@ -122,6 +122,7 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
     view.dataset.state = state ?? 'unknown';
     actions.setState(state ?? 'ended');
     snapshots.setState(state ?? 'ended');
+    terminal.setState(state ?? 'ended');
     egress.setPolicy(sandbox?.egress ?? null);
     if (sandbox === null) {
       badge.className = 'badge tone-done';

@@ -4,7 +4,8 @@
  * from its start on a reopened page) into the emulator (`terminal-screen.ts`) and drawn as text; keys
  * typed on the focused screen go to `…/input` in order, one call at a time; the size is changed with
  * "Resize"; "Close terminal" ends the shell. The pid is kept in sessionStorage per sandbox, so the
- * terminal is found again when the view is opened again, as a terminal survives its client.
+ * terminal is found again when the view is opened again, as a terminal survives its client, and once a
+ * suspended sandbox runs again.
  */
 import type { ProcessEvent } from '../../protocol/process-events.js';
 import { ApiError, sandboxPath, type Api } from './api.js';
@@ -80,6 +81,7 @@ export class TerminalPanel {
   #sending = false;
   #frame = 0;
   #destroyed = false;
+  #state = 'running';
 
   constructor(api: Api, status: StatusLine, sandboxId: string) {
     this.#api = api;
@@ -109,6 +111,15 @@ export class TerminalPanel {
     const kept = Number(sessionStorage.getItem(this.#storageKey));
     if (Number.isSafeInteger(kept) && kept > 0) this.#attach(kept);
     else this.#draw();
+  }
+
+  /** The sandbox's state now: a terminal left while it was suspended is followed again once it runs. */
+  setState(state: string): void {
+    if (state === this.#state) return;
+    this.#state = state;
+    const kept = Number(sessionStorage.getItem(this.#storageKey));
+    if (state === 'running' && this.#pid === null && Number.isSafeInteger(kept) && kept > 0)
+      this.#attach(kept);
   }
 
   destroy(): void {
@@ -180,6 +191,15 @@ export class TerminalPanel {
       },
       finished: () => ended,
       onFatal: (error) => {
+        if (error.code === 'sandbox_suspended') {
+          // The shell waits in the frozen sandbox: followed again once it runs (`setState`).
+          this.#stream?.stop();
+          this.#stream = null;
+          this.#pid = null;
+          this.#draw();
+          this.#note.textContent = 'The sandbox is suspended: its terminal comes back here once it runs.';
+          return;
+        }
         this.#ended(`The terminal is gone (${error.code}: ${error.message}).`);
       },
     });

@@ -172,7 +172,7 @@ describe('the inspector page', () => {
     }
   });
 
-  it('opens a terminal in the sandbox: types a command, shows its output as text, resizes, reattaches, closes', async () => {
+  it('opens a terminal in the sandbox: types a command, shows its output as text, resizes, reattaches (also after a pause), closes', async () => {
     const sbx = await world.cp.createSandbox();
     try {
       await openSandbox(sbx.sandboxId);
@@ -201,6 +201,15 @@ describe('the inspector page', () => {
       const pid = await term.getAttribute('data-pid');
       await page.goto(`${proxyUrl}/inspector/#/sandboxes`);
       await openSandbox(sbx.sandboxId);
+      await expect.poll(() => term.getAttribute('data-pid'), { timeout: 30_000 }).toBe(pid);
+      await expect.poll(() => term.innerText(), { timeout: 30_000 }).toContain('42-done');
+      // Opened while the sandbox is suspended, the view waits, and follows the shell once it runs.
+      await sbx.pause();
+      await page.goto(`${proxyUrl}/inspector/#/sandboxes`);
+      await openSandbox(sbx.sandboxId);
+      const panel = page.locator('[data-testid=terminal-panel]');
+      await expect.poll(() => panel.innerText(), { timeout: 30_000 }).toContain('suspended');
+      await sbx.connect();
       await expect.poll(() => term.getAttribute('data-pid'), { timeout: 30_000 }).toBe(pid);
       await expect.poll(() => term.innerText(), { timeout: 30_000 }).toContain('42-done');
       await page.locator('button[data-action=close-terminal]').click();
