@@ -4,13 +4,14 @@
  * (and a pause and resume), so `connect(pid)` from this or another process (with the sandbox's token)
  * reattaches, the screen's recent output replayed first (sandboxd keeps the last 8 MiB).
  */
-import { firstValueFrom, lastValueFrom, type Observable, share, tap } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Observable, share, Subject, takeUntil, tap } from 'rxjs';
 import { z } from 'zod';
 import type { ProcessEvent, TerminalSize } from '../protocol/process-events.js';
 import { LOGIN_SHELL, terminalSizeSchema } from '../protocol/process-events.js';
 import { DEFAULT_ACCOUNT, accountField, sandboxAccountSchema } from '../protocol/sandbox-accounts.js';
 import { ENV_NAME, ENV_NAME_RULE } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
+import { SandboxError } from '../rules/errors.js';
 import type { DaemonClient } from './daemon-client.js';
 
 const dataCallback = z.custom<(data: Uint8Array) => void>((value) => typeof value === 'function', {
@@ -35,6 +36,7 @@ export type PtyCreateOptions = z.input<typeof createOptions>;
 const connectOptions = z.strictObject({ onData: dataCallback });
 
 const pidSchema = z.strictObject({ pid: z.number().int().positive() });
+const pidArgument = pidSchema.shape.pid;
 const emptySchema = z.strictObject({});
 
 /** How a terminal's program ended. */
@@ -44,19 +46,49 @@ export interface PtyResult {
   readonly signal: string | null;
 }
 
-/** A terminal: what it shows goes to `onData`, as bytes, as they come. */
+/** Calls on a terminal by pid, with no stream: what a handle and `Pty`'s by-pid calls share. */
+class TerminalCalls {
+  readonly #client: DaemonClient;
+
+  constructor(client: DaemonClient) {
+    this.#client = client;
+  }
+
+  sendInput(pid: number, data: string | Uint8Array): Promise<void> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    return this.#client.sendBytes(`/v1/processes/${String(pid)}/stdin`, bytes);
+  }
+
+  async resize(pid: number, size: TerminalSize, call: string): Promise<void> {
+    const checked = parseOptions(terminalSizeSchema, size, call);
+    await this.#client.call('POST', `/v1/processes/${String(pid)}/resize`, emptySchema, checked);
+  }
+
+  async kill(pid: number): Promise<void> {
+    await this.#client.call('POST', `/v1/processes/${String(pid)}/signal`, emptySchema, {
+      signal: 'SIGKILL',
+      tree: true,
+    });
+  }
+}
+
+/** A terminal: what it shows goes to `onData`, as bytes, as they come, until it ends or `disconnect`. */
 export class PtyHandle {
   readonly pid: number;
-  readonly #client: DaemonClient;
+  readonly #calls: TerminalCalls;
   readonly #events$: Observable<ProcessEvent>;
   readonly #result: Promise<PtyResult>;
+  readonly #disconnect$ = new Subject<void>();
+  #disconnected = false;
 
   /** @internal */
   constructor(client: DaemonClient, pid: number, onData: (data: Uint8Array) => void) {
     this.pid = pid;
-    this.#client = client;
-    this.#events$ = client.events(`/v1/processes/${String(pid)}/events`).pipe(share());
-    let end: PtyResult = { exitCode: null, signal: null };
+    this.#calls = new TerminalCalls(client);
+    this.#events$ = client
+      .events(`/v1/processes/${String(pid)}/events`)
+      .pipe(takeUntil(this.#disconnect$), share());
+    let end: PtyResult | undefined;
     this.#result = lastValueFrom(
       this.#events$.pipe(
         tap((event) => {
@@ -64,7 +96,16 @@ export class PtyHandle {
           else if (event.type === 'end') end = { exitCode: event.exitCode, signal: event.signal };
         }),
       ),
-    ).then(() => end);
+      { defaultValue: undefined },
+    ).then(() => {
+      if (end !== undefined) return end;
+      if (this.#disconnected) {
+        throw new SandboxError(
+          'this handle was disconnected from its terminal: pty.connect follows it again',
+        );
+      }
+      return { exitCode: null, signal: null };
+    });
     this.#result.catch(() => undefined); // observed through wait()
   }
 
@@ -75,8 +116,7 @@ export class PtyHandle {
 
   /** Types into the terminal (keys, pasted text, control characters such as `\x03` for Ctrl-C). */
   sendInput(data: string | Uint8Array): Promise<void> {
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    return this.#client.sendBytes(`/v1/processes/${String(this.pid)}/stdin`, bytes);
+    return this.#calls.sendInput(this.pid, data);
   }
 
   /**
@@ -85,16 +125,21 @@ export class PtyHandle {
    * @throws InvalidArgumentError for a size out of 1-1000, before any call
    */
   async resize(size: TerminalSize): Promise<void> {
-    const checked = parseOptions(terminalSizeSchema, size, 'pty.resize');
-    await this.#client.call('POST', `/v1/processes/${String(this.pid)}/resize`, emptySchema, checked);
+    await this.#calls.resize(this.pid, size, 'pty.resize');
   }
 
   /** Ends the terminal's program and everything it started. */
   async kill(): Promise<void> {
-    await this.#client.call('POST', `/v1/processes/${String(this.pid)}/signal`, emptySchema, {
-      signal: 'SIGKILL',
-      tree: true,
-    });
+    await this.#calls.kill(this.pid);
+  }
+
+  /**
+   * Stops following the terminal (no more `onData`; the stream to sandboxd closes, so a program may
+   * exit): the terminal runs on, and `pty.connect(pid)` reattaches. `wait()` then rejects.
+   */
+  disconnect(): void {
+    this.#disconnected = true;
+    this.#disconnect$.next();
   }
 
   /** Resolves when the terminal's program ends. */
@@ -106,10 +151,12 @@ export class PtyHandle {
 /** The terminals of one sandbox. */
 export class Pty {
   readonly #client: DaemonClient;
+  readonly #calls: TerminalCalls;
 
   /** @internal */
   constructor(client: DaemonClient) {
     this.#client = client;
+    this.#calls = new TerminalCalls(client);
   }
 
   /**
@@ -140,13 +187,40 @@ export class Pty {
   }
 
   /**
+   * Types into terminal `pid` without following it (from any process with the sandbox's token).
+   *
+   * @throws InvalidArgumentError before any call; SandboxError `process_not_found`
+   */
+  async sendInput(pid: number, data: string | Uint8Array): Promise<void> {
+    await this.#calls.sendInput(parseOptions(pidArgument, pid, 'pty.sendInput', ['pid']), data);
+  }
+
+  /**
+   * Resizes terminal `pid` without following it.
+   *
+   * @throws InvalidArgumentError before any call; SandboxError `process_not_found`
+   */
+  async resize(pid: number, size: TerminalSize): Promise<void> {
+    await this.#calls.resize(parseOptions(pidArgument, pid, 'pty.resize', ['pid']), size, 'pty.resize');
+  }
+
+  /**
+   * Ends terminal `pid`'s program and everything it started, without following it.
+   *
+   * @throws InvalidArgumentError before any call; SandboxError `process_not_found`
+   */
+  async kill(pid: number): Promise<void> {
+    await this.#calls.kill(parseOptions(pidArgument, pid, 'pty.kill', ['pid']));
+  }
+
+  /**
    * Reattaches to a terminal by pid, from this or another process: `onData` gets the screen's recent
    * output first (what sandboxd kept), then the rest as it comes.
    *
    * @throws InvalidArgumentError before any call; SandboxError `process_not_found`
    */
   async connect(pid: number, options: { readonly onData: (data: Uint8Array) => void }): Promise<PtyHandle> {
-    const checked = parseOptions(z.number().int().positive(), pid, 'pty.connect', ['pid']);
+    const checked = parseOptions(pidArgument, pid, 'pty.connect', ['pid']);
     const o = parseOptions(connectOptions, options, 'pty.connect');
     const handle = new PtyHandle(this.#client, checked, o.onData);
     await handle.started();

@@ -101,7 +101,9 @@ beforeAll(async () => {
         }
         streams.set(pid, [...(streams.get(pid) ?? []), res]);
       } else if (/^\/v1\/processes\/\d+\/(stdin|resize|signal)$/.test(path)) {
-        send(200, {});
+        const pid = Number(/processes\/(\d+)/.exec(path)?.[1]);
+        if (running.has(pid)) send(200, {});
+        else send(404, { code: 'process_not_found', message: `no process ${String(pid)}` });
       } else {
         // As the host test's fake: connect's gateway-state read refused does not fail it.
         send(401, { code: 'unauthenticated', message: 'not faked' });
@@ -270,7 +272,7 @@ describe('pty: E2B terminals on the native ones', () => {
     await expect(terminal.wait()).rejects.toBeInstanceOf(TimeoutError);
   });
 
-  it('sends input and resizes by pid through one stream per terminal, its own or one attached once', async () => {
+  it("sends input and resizes by pid with one call each and no stream; a disconnect closes a handle's stream", async () => {
     const sbx = await connected();
     const terminal = await sbx.pty.create({ cols: 80, rows: 24, onData: () => undefined });
     await sbx.pty.sendInput(terminal.pid, new Uint8Array(Buffer.from('echo hi\n')));
@@ -282,15 +284,21 @@ describe('pty: E2B terminals on the native ones', () => {
       ['POST', `/v1/processes/${String(PID)}/stdin`, 'ls\n'],
       ['POST', `/v1/processes/${String(PID)}/resize`, { cols: 120, rows: 40 }],
     ]);
-    // A terminal another handle (or process) opened: attached once, then kept until it ends.
+    // The handle's stream closes on disconnect (a program may exit); the terminal runs on.
+    const [stream] = streams.get(PID) ?? [];
+    const closed = new Promise((resolve) => stream?.once('close', resolve));
+    await terminal.disconnect();
+    await closed;
+    expect(running.has(PID)).toBe(true);
+    // A terminal another handle (or process) opened: by pid, never a stream.
     running.add(7);
     const other = await connected();
     await other.pty.sendInput(7, 'a');
-    await other.pty.sendInput(7, 'b');
     await other.pty.resize(7, { cols: 90, rows: 20 });
-    expect(eventStreams()).toEqual(['/v1/processes/7/events']);
+    expect(eventStreams()).toEqual([]);
     // One that does not run is E2B's NotFoundError.
     await expect(other.pty.sendInput(8, 'x')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.pty.resize(8, { cols: 90, rows: 20 })).rejects.toBeInstanceOf(NotFoundError);
     await expect(other.pty.connect(8)).rejects.toBeInstanceOf(NotFoundError);
   });
 

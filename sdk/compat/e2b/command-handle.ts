@@ -26,6 +26,8 @@ export interface NativeProcess {
   kill(): Promise<void>;
   readonly sendStdin?: (data: string | Uint8Array) => Promise<void>;
   readonly closeStdin?: () => Promise<void>;
+  /** Stops following it (a terminal's stream closes; the program runs on). */
+  readonly disconnect?: () => void;
 }
 
 /** An output callback of E2B's (`onStdout`, `onStderr`: text; a terminal's `onData`: bytes). */
@@ -149,6 +151,7 @@ export class CommandHandle {
   /** Stops calling this handle's callbacks; the command goes on (re-attach with `commands.connect`). */
   async disconnect(): Promise<void> {
     this.#disconnected = true;
+    this.#native.disconnect?.();
     await Promise.resolve();
   }
 

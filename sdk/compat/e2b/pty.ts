@@ -3,7 +3,8 @@
  * terminal of `cols` x `rows` and `connect` reattaches by pid; both give E2B's `CommandHandle` (its bytes
  * to `onData`; `wait()` resolves with a `CommandResult` whose `stdout` and `stderr` are empty, throws
  * `CommandExitError` on a non-zero exit and `TimeoutError` past `timeoutMs`, E2B's 60 s by default).
- * `sendInput`, `resize` and `kill` act on a terminal by pid, whichever handle or process opened it.
+ * `sendInput`, `resize` and `kill` act on a terminal by pid, whichever handle or process opened it, one
+ * call each with no stream; a handle's `disconnect()` closes its stream (the terminal runs on).
  */
 import { terminalSizeSchema } from '../../../protocol/process-events.js';
 import { ACCOUNT_HOMES } from '../../../protocol/sandbox-accounts.js';
@@ -69,6 +70,9 @@ function asProcess(terminal: NativePtyHandle): NativeProcess {
     pid: terminal.pid,
     wait: async () => ({ ...(await terminal.wait()), stdout: '', stderr: '' }),
     kill: () => terminal.kill(),
+    disconnect: () => {
+      terminal.disconnect();
+    },
   };
 }
 
@@ -84,11 +88,6 @@ function dataCallback(call: string, onData: unknown): PtyCreateOpts['onData'] | 
 export class Pty {
   readonly #native: NativePty;
   readonly #commands: Commands;
-  /**
-   * A native terminal per pid this shim opened, connected or wrote to, until it ends: calls by pid
-   * (`sendInput` on every key) go through it, with no stream opened per call.
-   */
-  readonly #terminals = new Map<number, Promise<NativePtyHandle>>();
 
   /** @internal Built by the shim's `Sandbox`, with its `Commands` (E2B's errors, `kill`). */
   constructor(native: NativePty, commands: Commands) {
@@ -143,7 +142,6 @@ export class Pty {
         onData: output.onData,
       }),
     );
-    this.#keep(native.pid, Promise.resolve(native));
     return new CommandHandle(asProcess(native), output, this.#commands, deadline);
   }
 
@@ -161,7 +159,6 @@ export class Pty {
     if (opts?.timeoutMs !== undefined) timeoutOf('pty.connect', opts.timeoutMs);
     const output = new CommandOutput(undefined, undefined, onData);
     const native = await this.#commands.call(() => this.#native.connect(checked, { onData: output.onData }));
-    if (!this.#terminals.has(checked)) this.#keep(checked, Promise.resolve(native));
     return new CommandHandle(asProcess(native), output, this.#commands);
   }
 
@@ -176,8 +173,7 @@ export class Pty {
       throw invalidArgument('pty.sendInput: data must be a Uint8Array', 'data');
     }
     checkRequestOpts('pty.sendInput', opts);
-    const terminal = await this.#terminal(checked);
-    await this.#commands.call(() => terminal.sendInput(data));
+    await this.#commands.call(() => this.#native.sendInput(checked, data));
   }
 
   /**
@@ -191,8 +187,7 @@ export class Pty {
     const checked = checkPid('pty.resize', pid);
     const checkedSize = e2bParse(terminalSizeSchema, size, 'pty.resize', ['size']);
     checkRequestOpts('pty.resize', opts);
-    const terminal = await this.#terminal(checked);
-    await this.#commands.call(() => terminal.resize(checkedSize));
+    await this.#commands.call(() => this.#native.resize(checked, checkedSize));
   }
 
   /**
@@ -202,28 +197,6 @@ export class Pty {
   async kill(pid: number, opts?: CommandRequestOpts): Promise<boolean> {
     const checked = checkPid('pty.kill', pid);
     checkRequestOpts('pty.kill', opts);
-    const known = this.#terminals.get(checked);
-    return this.#commands.end(
-      checked,
-      known === undefined ? undefined : { kill: async () => (await known).kill() },
-    );
-  }
-
-  /** The native terminal of `pid`: the one kept, else one attached now (kept until the terminal ends). */
-  #terminal(pid: number): Promise<NativePtyHandle> {
-    const known = this.#terminals.get(pid);
-    if (known !== undefined) return known;
-    const attached = this.#commands.call(() => this.#native.connect(pid, { onData: () => undefined }));
-    this.#keep(pid, attached);
-    return attached;
-  }
-
-  /** Keeps `terminal` for calls by `pid` until it ends (or could not be attached). */
-  #keep(pid: number, terminal: Promise<NativePtyHandle>): void {
-    this.#terminals.set(pid, terminal);
-    const forget = (): void => {
-      if (this.#terminals.get(pid) === terminal) this.#terminals.delete(pid);
-    };
-    terminal.then((t) => t.wait()).then(forget, forget);
+    return this.#commands.end(checked, { kill: () => this.#native.kill(checked) });
   }
 }

@@ -3,7 +3,8 @@
  * the sandbox's own (`tty` names it, `stty size` reads the size, a resize reaches the program as
  * SIGWINCH), input typed and echoed, Ctrl-C interrupting the foreground program, a second client (another
  * handle, as another process would) reattaching with the screen's recent output replayed, the terminal
- * surviving its first client and a pause and resume, and kill ending it. And the operator's terminal
+ * surviving its first client and a pause and resume, driven by pid without a stream, a handle
+ * disconnected, and kill ending it. And the operator's terminal
  * (the inspector's panel) through the control plane's API, which drives no process it did not open.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -72,8 +73,10 @@ describe.each<Isolation>(['namespace', 'gvisor'])('terminals (%s)', { timeout: 1
     await screen.shows(/43 132/, mark);
     // Ctrl-C interrupts the foreground command, the shell goes on. Each step waits for the screen: a
     // Ctrl-C flushes the terminal's unread input, so nothing is typed ahead of it or before the prompt.
+    // "started" comes from the foreground job itself (not from the shell before it hands the terminal
+    // over: a Ctrl-C in that moment reached the shell, and sleep ran on).
     let from = screen.text.length;
-    await term.sendInput('echo started; sleep 600\n');
+    await term.sendInput(`sh -c 'echo started; exec sleep 600'\n`);
     await screen.shows(/started\r?\n/, from); // the output, not the typed line ("started;")
     from = screen.text.length;
     await term.sendInput('\x03');
@@ -110,8 +113,17 @@ describe.each<Isolation>(['namespace', 'gvisor'])('terminals (%s)', { timeout: 1
     await second.shows(/still-5/);
     await first.shows(/still-5/); // the first client sees it too
 
-    await again.kill();
-    expect((await again.wait()).exitCode).not.toBe(0);
+    // By pid, with no handle's stream: typed, resized; a disconnected handle stops following it.
+    again.disconnect();
+    await expect(again.wait()).rejects.toMatchObject({ name: 'SandboxError' });
+    const mark = first.text.length;
+    await other.pty.resize(term.pid, { cols: 77, rows: 11 });
+    await other.pty.sendInput(term.pid, 'stty size\n');
+    await first.shows(/11 77/, mark);
+    expect(second.text).not.toMatch(/11 77/);
+
+    await other.pty.kill(term.pid);
+    expect((await term.wait()).exitCode).not.toBe(0);
   });
 
   it("opens the operator's terminal through the control plane, and drives no process it did not open", async () => {
