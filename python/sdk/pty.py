@@ -6,7 +6,15 @@ sandbox's token) reattaches, the screen's recent output replayed first (sandboxd
 The wire is the commands' (``daemon/daemon-server.ts``): ``POST /v1/processes`` with ``pty: {cols,
 rows}``, then the command's event stream (``GET /v1/processes/:pid/events``, output as ``data`` events);
 input through ``POST /v1/processes/:pid/stdin`` (raw bytes: sandboxd frames them for the terminal
-helper), ``POST /v1/processes/:pid/resize`` with ``{cols, rows}``, and kill as SIGKILL to the whole tree.
+helper), ``POST /v1/processes/:pid/resize`` with ``{cols, rows}``, and kill as SIGKILL to the whole tree:
+one request each, made the same way by a handle and by ``sbx.pty.send_input(pid, ...)`` and the other
+by-pid calls, which follow nothing. A handle's ``disconnect()`` stops following (its stream closes; the
+terminal runs on); its ``wait()`` then raises, unless the terminal's end was already seen.
+
+The sync handle follows on a thread of its own with its own event loop and connection, as the sync
+directory watch does (``_files_watch``): cancelling a task is what reliably ends a read that is waiting for
+bytes (closing a blocking socket from another thread does not wake the reader), so ``disconnect()`` is
+prompt however quiet the terminal is.
 """
 
 from __future__ import annotations
@@ -19,8 +27,8 @@ from typing import Mapping
 
 from ._accounts import Account
 from ._check import Checker
-from ._command_output import EventTracker, afollow, follow
-from ._http import AsyncTransport, Transport, adrive, drive
+from ._command_output import EventTracker, afollow
+from ._http import AsyncTransport, Op, Transport, adrive, drive
 from ._sandbox_core import SandboxCore
 from ._sandbox_options import (
     DEFAULT_PTY_CMD,
@@ -29,7 +37,7 @@ from ._sandbox_options import (
     check_pty_size,
     resolve_pty_options,
 )
-from ._wire import DataEvent, ProcessEvent
+from ._wire import DataEvent, EmptyAnswer, ProcessEvent
 from .errors import InvalidArgumentException, SandboxException
 
 @dataclass(frozen=True)
@@ -82,6 +90,34 @@ def _size(cols: object, rows: object) -> tuple[int, int]:
     return size
 
 
+#: What ``wait()`` raises once ``disconnect()`` stopped following a terminal whose end was not seen
+#: (TypeScript's words).
+DISCONNECTED = "this handle was disconnected from its terminal: pty.connect follows it again"
+
+
+def _pid(call: str, pid: object) -> int:
+    """A by-pid call's pid (a positive whole number), checked before any call."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        raise InvalidArgumentException(f"{call}: pid: must be a positive whole number", "pid")
+    return pid
+
+
+def _input_op(core: SandboxCore, pid: int, data: object) -> Op[object]:
+    """Typing ``data`` into terminal ``pid``: one request (``data`` checked before it)."""
+    return core.stdin_op(pid, _input(data))
+
+
+def _resize_op(core: SandboxCore, pid: int, cols: object, rows: object) -> Op[EmptyAnswer]:
+    """Resizing terminal ``pid``: one request (the size checked before it)."""
+    width, height = _size(cols, rows)
+    return core.resize_op(pid, width, height)
+
+
+def _kill_op(core: SandboxCore, pid: int) -> Op[EmptyAnswer]:
+    """SIGKILL to terminal ``pid``'s whole tree: one request."""
+    return core.signal_op(pid, True)
+
+
 def _connect_args(pid: object, on_data: object) -> tuple[int, DataCallback]:
     """``connect``'s pid (a positive whole number) and ``on_data``, checked before any call."""
     check = Checker("pty.connect")
@@ -93,10 +129,26 @@ def _connect_args(pid: object, on_data: object) -> tuple[int, DataCallback]:
     return pid, callback
 
 
+def _outcome(screen: _Screen, result: PtyResult | None, error: BaseException | None, disconnected: bool) -> PtyResult:
+    """What ``wait()`` gives once a handle's follower stopped: what broke it, else how the terminal ended
+    (also when its end was seen before a disconnect), else the disconnect's error."""
+    if error is not None:
+        raise error
+    if result is not None:
+        return result
+    end = screen.end
+    if end is not None:  # seen, then disconnected before the stream closed
+        return PtyResult(exit_code=end.exit_code, signal=end.signal)
+    if disconnected:
+        raise SandboxException(DISCONNECTED)
+    return screen.result()
+
+
 class PtyHandle:
     """A terminal of a :class:`~sdk.sandbox.Sandbox`. What it shows goes to ``on_data``, as bytes, as it
-    comes: its events are followed on a thread of its own from the start (``on_data`` is called there),
-    so nothing is missed before :meth:`wait`."""
+    comes, until it ends or :meth:`disconnect`: its events are followed from the start on a thread of its
+    own (with its own event loop and connection; ``on_data`` is called there), so nothing is missed
+    before :meth:`wait`."""
 
     def __init__(self, core: SandboxCore, transport: Transport, pid: int, on_data: DataCallback) -> None:
         #: The terminal's pid in sandboxd: what :meth:`Pty.connect` takes.
@@ -106,26 +158,46 @@ class PtyHandle:
         self._screen = _Screen(on_data)
         self._first = threading.Event()
         self._done = threading.Event()
+        self._disconnected = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
         self._result: PtyResult | None = None
         self._error: BaseException | None = None
-        thread = threading.Thread(target=self._follow, name=f"sdk-pty-{pid}", daemon=True)
-        thread.start()
+        self._thread = threading.Thread(target=self._main, name=f"sdk-pty-{pid}", daemon=True)
+        self._thread.start()
 
     def __repr__(self) -> str:
         return f"PtyHandle(pid={self.pid})"
 
-    def _follow(self) -> None:
+    def _main(self) -> None:
         try:
-            drive(self._core.activity_op(), self._transport)
-            follow(self._transport, self._core, self._core.events_call(self.pid), self._feed, self._screen)
-            self._result = self._screen.result()
+            asyncio.run(self._follow())
         except BaseException as error:  # kept for wait(); a thread must not raise
-            self._error = error
+            if not (isinstance(error, asyncio.CancelledError) and self._disconnected.is_set()):
+                self._error = error
         finally:
             self._first.set()
             self._done.set()
 
-    def _feed(self, event: ProcessEvent) -> None:
+    async def _follow(self) -> None:
+        transport = AsyncTransport(self._transport.request_timeout)
+        try:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            if self._disconnected.is_set():  # disconnect() came before this loop could be cancelled
+                return
+            await adrive(self._core.activity_op(), transport)
+            await afollow(transport, self._core, self._core.events_call(self.pid), self._feed, self._screen)
+            self._result = self._screen.result()
+        except asyncio.CancelledError:
+            if not self._disconnected.is_set():
+                raise
+        finally:
+            await transport.aclose()
+
+    async def _feed(self, event: ProcessEvent) -> None:
+        if self._disconnected.is_set():  # events read with the last chunk: no on_data after disconnect()
+            return
         self._first.set()
         self._screen.feed(event)
 
@@ -138,35 +210,51 @@ class PtyHandle:
 
     def send_input(self, data: str | bytes) -> None:
         """Types into the terminal: keys, pasted text, control characters (``"\\x03"`` is Ctrl-C); text as
-        UTF-8.
+        UTF-8. :meth:`Pty.send_input` by pid.
 
         :raises InvalidArgumentException: for ``data`` that is neither text nor bytes, before any call
         """
-        drive(self._core.stdin_op(self.pid, _input(data)), self._transport)
+        drive(_input_op(self._core, self.pid, data), self._transport)
 
     def resize(self, *, cols: int, rows: int) -> None:
-        """Resizes the terminal (its program gets SIGWINCH).
+        """Resizes the terminal (its program gets SIGWINCH). :meth:`Pty.resize` by pid.
 
         :raises InvalidArgumentException: for a size out of 1-1000 (``field`` ``cols`` or ``rows``),
             before any call
         """
-        width, height = _size(cols, rows)
-        drive(self._core.resize_op(self.pid, width, height), self._transport)
+        drive(_resize_op(self._core, self.pid, cols, rows), self._transport)
 
     def kill(self) -> None:
-        """Ends the terminal's program and everything it started (SIGKILL to its tree)."""
-        drive(self._core.signal_op(self.pid, True), self._transport)
+        """Ends the terminal's program and everything it started (SIGKILL to its tree). :meth:`Pty.kill`
+        by pid."""
+        drive(_kill_op(self._core, self.pid), self._transport)
+
+    def disconnect(self) -> None:
+        """Stops following the terminal: no more ``on_data``, and its stream to sandboxd is closed (so a
+        program may exit). The terminal runs on: :meth:`Pty.connect` follows it again, and the by-pid
+        calls reach it. :meth:`wait` then raises, unless the terminal's end was already seen. Returns once
+        the follower has stopped (called from ``on_data``, at once; it stops when ``on_data`` returns).
+        """
+        if self._disconnected.is_set():
+            return
+        self._disconnected.set()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not self._done.is_set():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:
+                pass  # the loop already closed: the follower ended by itself
+        if threading.current_thread() is not self._thread:  # from on_data itself: no self-join
+            self._thread.join()
 
     def wait(self) -> PtyResult:
         """Blocks until the terminal's program ends; how it ended.
 
-        :raises SandboxException: when the event stream broke or the sandbox ended
+        :raises SandboxException: when the event stream broke or the sandbox ended, or after
+            :meth:`disconnect` (unless the end was seen before it)
         """
         self._done.wait()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
+        return _outcome(self._screen, self._result, self._error, self._disconnected.is_set())
 
 
 class Pty:
@@ -222,6 +310,32 @@ class Pty:
         checked, callback = _connect_args(pid, on_data)
         return PtyHandle(self._core, self._transport, checked, callback)._started()
 
+    def send_input(self, pid: int, data: str | bytes) -> None:
+        """Types into terminal ``pid`` without following it (one request; from any process with the
+        sandbox's token): what :meth:`PtyHandle.send_input` does.
+
+        :raises InvalidArgumentException: for a malformed pid or ``data``, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        drive(_input_op(self._core, _pid("pty.send_input", pid), data), self._transport)
+
+    def resize(self, pid: int, *, cols: int, rows: int) -> None:
+        """Resizes terminal ``pid`` without following it (one request; its program gets SIGWINCH).
+
+        :raises InvalidArgumentException: for a malformed pid, or a size out of 1-1000, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        drive(_resize_op(self._core, _pid("pty.resize", pid), cols, rows), self._transport)
+
+    def kill(self, pid: int) -> None:
+        """Ends terminal ``pid``'s program and everything it started (SIGKILL to its tree), without
+        following it (one request).
+
+        :raises InvalidArgumentException: for a malformed pid, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        drive(_kill_op(self._core, _pid("pty.kill", pid)), self._transport)
+
     def __repr__(self) -> str:
         return f"Pty(sandbox_id={self._core.sandbox_id!r})"
 
@@ -244,6 +358,7 @@ class AsyncPtyHandle:
         self._transport = transport
         self._screen = _Screen(on_data)
         self._first = asyncio.Event()
+        self._disconnected = False
         self._result: PtyResult | None = None
         self._error: BaseException | None = None
         self._task = asyncio.get_running_loop().create_task(self._follow(), name=f"sdk-pty-{pid}")
@@ -265,6 +380,8 @@ class AsyncPtyHandle:
             self._first.set()
 
     async def _feed(self, event: ProcessEvent) -> None:
+        if self._disconnected:  # events read with the last chunk: no on_data after disconnect()
+            return
         self._first.set()
         returned = self._screen.feed(event)
         if inspect.isawaitable(returned):
@@ -282,31 +399,42 @@ class AsyncPtyHandle:
 
         :raises InvalidArgumentException: for ``data`` that is neither text nor bytes, before any call
         """
-        await adrive(self._core.stdin_op(self.pid, _input(data)), self._transport)
+        await adrive(_input_op(self._core, self.pid, data), self._transport)
 
     async def resize(self, *, cols: int, rows: int) -> None:
         """As :meth:`PtyHandle.resize`, awaited.
 
         :raises InvalidArgumentException: for a size out of 1-1000, before any call
         """
-        width, height = _size(cols, rows)
-        await adrive(self._core.resize_op(self.pid, width, height), self._transport)
+        await adrive(_resize_op(self._core, self.pid, cols, rows), self._transport)
 
     async def kill(self) -> None:
         """Ends the terminal's program and everything it started (SIGKILL to its tree)."""
-        await adrive(self._core.signal_op(self.pid, True), self._transport)
+        await adrive(_kill_op(self._core, self.pid), self._transport)
+
+    async def disconnect(self) -> None:
+        """As :meth:`PtyHandle.disconnect`, awaited: cancels the follower task (its stream closes; the
+        terminal runs on) and returns once it has stopped (at once from ``on_data``: it stops at its next
+        wait)."""
+        if self._disconnected:
+            return
+        self._disconnected = True
+        self._task.cancel()
+        if self._task is not asyncio.current_task():  # from on_data itself: no self-wait
+            await asyncio.gather(self._task, return_exceptions=True)
 
     async def wait(self) -> PtyResult:
         """Waits until the terminal's program ends; how it ended. Cancelling the wait leaves it running.
 
-        :raises SandboxException: when the event stream broke or the sandbox ended
+        :raises SandboxException: when the event stream broke or the sandbox ended, or after
+            :meth:`disconnect` (unless the end was seen before it)
         """
-        await asyncio.shield(self._task)
-        if self._error is not None:
-            raise self._error
-        if self._result is None:  # the task was cancelled (its sandbox handle closed)
-            raise asyncio.CancelledError()
-        return self._result
+        try:
+            await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            if not (self._task.cancelled() and self._disconnected):
+                raise  # this wait cancelled, or the follower (its sandbox handle closed)
+        return _outcome(self._screen, self._result, self._error, self._disconnected)
 
 
 class AsyncPty:
@@ -361,6 +489,30 @@ class AsyncPty:
         """
         checked, callback = _connect_args(pid, on_data)
         return await AsyncPtyHandle(self._core, self._transport, checked, callback, self._followers)._started()
+
+    async def send_input(self, pid: int, data: str | bytes) -> None:
+        """As :meth:`Pty.send_input`, awaited.
+
+        :raises InvalidArgumentException: for a malformed pid or ``data``, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        await adrive(_input_op(self._core, _pid("pty.send_input", pid), data), self._transport)
+
+    async def resize(self, pid: int, *, cols: int, rows: int) -> None:
+        """As :meth:`Pty.resize`, awaited.
+
+        :raises InvalidArgumentException: for a malformed pid, or a size out of 1-1000, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        await adrive(_resize_op(self._core, _pid("pty.resize", pid), cols, rows), self._transport)
+
+    async def kill(self, pid: int) -> None:
+        """As :meth:`Pty.kill`, awaited.
+
+        :raises InvalidArgumentException: for a malformed pid, before any call
+        :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
+        """
+        await adrive(_kill_op(self._core, _pid("pty.kill", pid)), self._transport)
 
     def __repr__(self) -> str:
         return f"AsyncPty(sandbox_id={self._core.sandbox_id!r})"

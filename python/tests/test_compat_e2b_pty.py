@@ -16,7 +16,7 @@ import asyncio
 import json
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
@@ -83,14 +83,14 @@ class TerminalDaemon(DaemonPlane):
             self.running.discard(pid)
         return httpx.Response(200, json={})
 
-    def _events(self, pid: int) -> bytes | Iterator[bytes]:
+    def _events(self, pid: int) -> bytes | AsyncIterator[bytes]:
         gate = self.gate
         if gate is None:
             return event_lines(pid, SHOWN, self.end)
 
-        def held() -> Iterator[bytes]:
+        async def held() -> AsyncIterator[bytes]:  # native handles, sync too, follow with the async client
             yield event_lines(pid, SHOWN, None)
-            gate.wait(30)
+            await asyncio.to_thread(gate.wait, 30)
             yield json.dumps({"type": "end", **(self.end or {}), "seq": len(SHOWN) + 2}).encode() + b"\n"
 
         return held()

@@ -5,15 +5,20 @@ and the start fields of TypeScript's body (defaults 80 x 24, the login shell, ``
 ``on_data`` as bytes (not decoded: a split character and a non-UTF-8 byte arrive as they were sent);
 ``send_input`` as raw bytes to ``…/stdin``, ``resize`` as ``{cols, rows}`` to ``…/resize``, ``kill`` as
 SIGKILL to the tree, ``wait`` the exit status or signal; ``connect(pid)`` reading the kept output, an
-unknown pid as ``process_not_found``; every option checked before any call; ``ProcessInfo`` taking the
-list's ``pty: true``; the async twin (``on_data`` plain or ``async``) and its close."""
+unknown pid as ``process_not_found``; ``sbx.pty.send_input(pid, ...)``, ``resize(pid, ...)`` and
+``kill(pid)`` as the same one request each as a handle's, following nothing; ``disconnect()`` closing the
+handle's stream (from ``on_data`` too: the events read with it are dropped), ``wait`` then raising unless
+the end was seen; every option checked before any call; ``ProcessInfo`` taking the list's ``pty: true``;
+the async twin (``on_data`` plain or ``async``) and its close."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import json
-from typing import Any, Callable
+import threading
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
@@ -96,6 +101,49 @@ def plane(monkeypatch: pytest.MonkeyPatch) -> DaemonPlane:
     answer_httpx_with(monkeypatch, fake.answer)
     monkeypatch.setenv("SDK_API_KEY", "operator-key")
     return fake
+
+
+class HeldStream(httpx.AsyncByteStream):
+    """A terminal's event stream that stays open: ``first`` (NDJSON lines), then nothing until it is cut.
+    ``read`` is set once the reader asked for more (every event of ``first`` taken), ``cut`` when the wait
+    for more was cancelled, ``closed`` when the answer was closed."""
+
+    def __init__(self, first: bytes) -> None:
+        self.first = first
+        self.read = threading.Event()
+        self.cut = threading.Event()
+        self.closed = threading.Event()
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.first
+        self.read.set()
+        try:
+            await asyncio.sleep(3600)  # the terminal goes on, quiet
+        finally:
+            self.cut.set()
+
+    async def aclose(self) -> None:
+        self.closed.set()
+
+
+def hold_events(monkeypatch: pytest.MonkeyPatch, plane: DaemonPlane, held: HeldStream) -> None:
+    """Answers the terminal's event stream with ``held`` (the sync and the async handle both follow with
+    the async client), everything else with ``plane``."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if str(request.url).endswith(f"/v1/processes/{PID}/events"):
+            return httpx.Response(200, stream=held)
+        return plane.answer(request)
+
+    answer_httpx_with(monkeypatch, answer)
+
+
+def eventually(check: Callable[[], bool], within: float = 10.0) -> None:
+    """Waits (polling) until ``check()`` holds."""
+    deadline = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < deadline, "never happened"
+        time.sleep(0.01)
 
 
 class Screen:
@@ -287,7 +335,8 @@ def test_an_ended_sandbox_refuses_terminals_before_any_call(plane: DaemonPlane) 
         plane.daemon.clear()
         attempts: list[Callable[[], object]] = [
             lambda: sbx.pty.create(on_data=Screen()), lambda: term.send_input("x"),
-            lambda: term.resize(cols=10, rows=10), term.kill,
+            lambda: term.resize(cols=10, rows=10), term.kill, lambda: sbx.pty.send_input(PID, "x"),
+            lambda: sbx.pty.resize(PID, cols=10, rows=10), lambda: sbx.pty.kill(PID),
         ]  # fmt: skip
         for attempt in attempts:
             with pytest.raises(SandboxException) as caught:
@@ -296,6 +345,154 @@ def test_an_ended_sandbox_refuses_terminals_before_any_call(plane: DaemonPlane) 
         assert plane.requests == [] and plane.daemon == []
     finally:
         sbx.close()
+
+
+# --- by pid, and disconnect ------------------------------------------------------------------------
+
+
+def test_by_pid_calls_are_the_handles_requests_and_follow_nothing(plane: DaemonPlane) -> None:
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        term = sbx.pty.create(on_data=Screen())
+        term.wait()
+        plane.requests.clear()
+        plane.daemon.clear()
+        term.send_input("ls\n")
+        term.send_input(b"\x03")
+        term.resize(cols=100, rows=30)
+        term.kill()
+        by_handle = list(plane.daemon)
+        handle_activity = [url for _, url, _, _ in plane.requests if url.endswith("/activity")]
+        plane.requests.clear()
+        plane.daemon.clear()
+
+        sbx.pty.send_input(PID, "ls\n")
+        sbx.pty.send_input(PID, b"\x03")
+        sbx.pty.resize(PID, cols=100, rows=30)
+        sbx.pty.kill(PID)
+        assert plane.daemon == by_handle == [
+            ("POST", f"/v1/processes/{PID}/stdin", f"Bearer {TOKEN}", b"ls\n"),
+            ("POST", f"/v1/processes/{PID}/stdin", f"Bearer {TOKEN}", b"\x03"),
+            ("POST", f"/v1/processes/{PID}/resize", f"Bearer {TOKEN}", {"cols": 100, "rows": 30}),
+            ("POST", f"/v1/processes/{PID}/signal", f"Bearer {TOKEN}", {"signal": "SIGKILL", "tree": True}),
+        ]  # one request each, no event stream opened
+        activity = [url for _, url, _, _ in plane.requests if url.endswith("/activity")]
+        assert len(activity) == len(handle_activity) == 4  # each first reports activity
+
+
+def test_by_pid_calls_refuse_a_bad_pid_size_or_data_before_any_call(plane: DaemonPlane) -> None:
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        plane.requests.clear()
+        for pid in (0, -1, 1.5, "321", True, None):
+            calls: list[tuple[str, Callable[[], object]]] = [
+                ("pty.send_input", lambda: sbx.pty.send_input(pid, "x")),  # type: ignore[arg-type]
+                ("pty.resize", lambda: sbx.pty.resize(pid, cols=10, rows=10)),  # type: ignore[arg-type]
+                ("pty.kill", lambda: sbx.pty.kill(pid)),  # type: ignore[arg-type]
+                ("pty.resize", lambda: sbx.pty.resize(pid, cols=0, rows=10)),  # type: ignore[arg-type]
+                ("pty.send_input", lambda: sbx.pty.send_input(pid, None)),  # type: ignore[arg-type]
+            ]  # a bad pid is named first, as TypeScript checks it first
+            for name, call in calls:
+                with pytest.raises(InvalidArgumentException) as caught:
+                    call()
+                assert caught.value.field == "pid" and caught.value.message.startswith(f"{name}: pid: ")
+        for cols, rows, field in [(0, 10, "cols"), (10, 1001, "rows"), (10.5, 10, "cols"), (None, 10, "cols")]:
+            with pytest.raises(InvalidArgumentException) as caught:
+                sbx.pty.resize(PID, cols=cols, rows=rows)  # type: ignore[arg-type]
+            assert caught.value.field == field and caught.value.message.startswith("pty.resize: ")
+        for data in (None, 5, ["ls"]):
+            with pytest.raises(InvalidArgumentException) as caught:
+                sbx.pty.send_input(PID, data)  # type: ignore[arg-type]
+            assert caught.value.field == "data" and caught.value.message.startswith("pty.send_input: ")
+        assert plane.requests == [] and plane.daemon == []
+
+
+def test_an_unknown_pid_by_pid_is_sandboxds_refusal(plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        if str(request.url).startswith(f"{DAEMON}/v1/processes/999/"):
+            return httpx.Response(404, json=NOT_FOUND)
+        return plane.answer(request)
+
+    answer_httpx_with(monkeypatch, answer)
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        calls: list[Callable[[], object]] = [
+            lambda: sbx.pty.send_input(999, "x"), lambda: sbx.pty.resize(999, cols=10, rows=10),
+            lambda: sbx.pty.kill(999),
+        ]  # fmt: skip
+        for call in calls:
+            with pytest.raises(SandboxException) as caught:
+                call()
+            assert caught.value.code == "process_not_found"
+
+
+def test_disconnect_closes_the_stream_the_terminal_runs_on_and_wait_raises(
+    plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"$ "], None))
+    hold_events(monkeypatch, plane, held)
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        screen = Screen()
+        term = sbx.pty.create(on_data=screen)
+        held.read.wait(10)
+        waited: list[BaseException | object] = []
+
+        def wait_elsewhere() -> None:
+            try:
+                waited.append(term.wait())
+            except BaseException as error:
+                waited.append(error)
+
+        waiter = threading.Thread(target=wait_elsewhere)
+        waiter.start()
+        term.disconnect()  # returns once the follower stopped
+        assert held.cut.is_set() and held.closed.is_set()
+        assert screen.chunks == [b"$ "]
+        waiter.join(10)
+        assert len(waited) == 1 and isinstance(waited[0], SandboxException)
+        with pytest.raises(SandboxException) as caught:
+            term.wait()
+        assert caught.value.message == "this handle was disconnected from its terminal: pty.connect follows it again"
+        term.disconnect()  # again: nothing more
+        assert plane.sent("POST", "/signal") == []  # nothing ended: the terminal runs on
+        sbx.pty.send_input(term.pid, "still there\n")  # and is reached by pid
+        assert plane.sent("POST", "/stdin") == [b"still there\n"]
+
+
+def test_disconnect_from_on_data_drops_the_events_read_with_it(
+    plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"one", b"two", b"three"], None))  # one chunk of the stream
+    hold_events(monkeypatch, plane, held)
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        chunks: list[bytes] = []
+        handles: list[PtyHandle] = []
+
+        def on_data(data: bytes) -> None:
+            chunks.append(data)
+            eventually(lambda: bool(handles))
+            handles[0].disconnect()  # on the follower's own thread: no self-join
+
+        handles.append(sbx.pty.create(on_data=on_data))
+        eventually(held.closed.is_set)
+        assert held.cut.is_set()  # the follower was waiting for more: cancelled
+        assert chunks == [b"one"]
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            handles[0].wait()
+
+
+def test_wait_after_disconnect_gives_an_end_already_seen(plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch) -> None:
+    held = HeldStream(event_lines(PID, [b"bye"], {"exitCode": 0, "signal": None}))  # the end, stream open
+    hold_events(monkeypatch, plane, held)
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        term = sbx.pty.create(on_data=Screen())
+        held.read.wait(10)
+        term.disconnect()
+        assert held.closed.is_set()
+        assert term.wait() == PtyResult(exit_code=0, signal=None)
+    answer_httpx_with(monkeypatch, plane.answer)
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        ended = sbx.pty.create(on_data=Screen())
+        assert ended.wait() == PtyResult(exit_code=7, signal=None)
+        ended.disconnect()  # after the end: wait still gives it
+        assert ended.wait() == PtyResult(exit_code=7, signal=None)
 
 
 # --- the process list -------------------------------------------------------------------------------
@@ -400,3 +597,85 @@ async def test_async_close_stops_following_terminals(plane: DaemonPlane, monkeyp
     assert screen.chunks == [b"$ "]
     with pytest.raises(asyncio.CancelledError):
         await term.wait()
+
+
+async def test_async_by_pid_calls_and_refusals(plane: DaemonPlane) -> None:
+    async with await AsyncSandbox.create(control_plane_url=PLANE) as sbx:
+        plane.requests.clear()
+        calls: list[Callable[[], Awaitable[None]]] = [
+            lambda: sbx.pty.send_input(0, "x"),
+            lambda: sbx.pty.resize(True, cols=1, rows=1),
+            lambda: sbx.pty.kill("321"),  # type: ignore[arg-type]
+        ]
+        for call in calls:
+            with pytest.raises(InvalidArgumentException) as caught:
+                await call()
+            assert caught.value.field == "pid"
+        with pytest.raises(InvalidArgumentException) as caught:
+            await sbx.pty.resize(PID, cols=1, rows=1001)
+        assert caught.value.field == "rows" and caught.value.message.startswith("pty.resize: ")
+        with pytest.raises(InvalidArgumentException) as caught:
+            await sbx.pty.send_input(PID, 5)  # type: ignore[arg-type]
+        assert caught.value.field == "data"
+        assert plane.requests == [] and plane.daemon == []
+
+        await sbx.pty.send_input(PID, "ls\n")
+        await sbx.pty.resize(PID, cols=100, rows=30)
+        await sbx.pty.kill(PID)
+        assert plane.daemon == [
+            ("POST", f"/v1/processes/{PID}/stdin", f"Bearer {TOKEN}", b"ls\n"),
+            ("POST", f"/v1/processes/{PID}/resize", f"Bearer {TOKEN}", {"cols": 100, "rows": 30}),
+            ("POST", f"/v1/processes/{PID}/signal", f"Bearer {TOKEN}", {"signal": "SIGKILL", "tree": True}),
+        ]
+
+
+async def test_async_disconnect_closes_the_stream_and_wait_raises(
+    plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"$ "], None))
+    hold_events(monkeypatch, plane, held)
+    async with await AsyncSandbox.create(control_plane_url=PLANE) as sbx:
+        screen = Screen()
+        term = await sbx.pty.create(on_data=screen)
+        await asyncio.to_thread(held.read.wait, 10)
+        waiting = asyncio.create_task(term.wait())
+        await asyncio.sleep(0)
+        await term.disconnect()
+        assert held.cut.is_set() and held.closed.is_set() and screen.chunks == [b"$ "]
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            await waiting  # a wait already pending: the disconnect's error, not a cancellation
+        with pytest.raises(SandboxException) as caught:
+            await term.wait()
+        assert caught.value.message == "this handle was disconnected from its terminal: pty.connect follows it again"
+        await term.disconnect()
+        assert plane.sent("POST", "/signal") == []
+
+
+async def test_async_disconnect_from_on_data_and_after_the_end(
+    plane: DaemonPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"one", b"two"], None))
+    hold_events(monkeypatch, plane, held)
+    async with await AsyncSandbox.create(control_plane_url=PLANE) as sbx:
+        chunks: list[bytes] = []
+        handles: list[AsyncPtyHandle] = []
+
+        async def on_data(data: bytes) -> None:
+            chunks.append(data)
+            while not handles:
+                await asyncio.sleep(0.01)
+            await handles[0].disconnect()  # in the follower task itself: no self-wait
+
+        handles.append(await sbx.pty.create(on_data=on_data))
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            await handles[0].wait()
+        assert held.closed.is_set() and chunks == [b"one"]
+
+    ended = HeldStream(event_lines(PID, [b"bye"], {"exitCode": None, "signal": "SIGKILL"}))
+    hold_events(monkeypatch, plane, ended)
+    async with await AsyncSandbox.create(control_plane_url=PLANE) as sbx:
+        term = await sbx.pty.create(on_data=Screen())
+        await asyncio.to_thread(ended.read.wait, 10)
+        await term.disconnect()
+        assert ended.closed.is_set()
+        assert await term.wait() == PtyResult(exit_code=None, signal="SIGKILL")  # the end was seen

@@ -4,8 +4,10 @@ shell on a pseudo-terminal of the sandbox's own (``tty`` names it, ``stty size``
 create and again after ``resize``), ``TERM``, input typed and echoed, Ctrl-C interrupting the foreground
 program, the exit status; a second handle connected with the token (as another process would) reattaching
 by pid with the screen's recent output replayed, seeing and typing into the same terminal, the list
-marking it ``pty`` (and not a plain command), and kill ending it; a command as root in a directory with
-an environment variable, on a terminal; the async twin. The tests end the sandboxes they created."""
+marking it ``pty`` (and not a plain command), and kill ending it; ``sbx.pty.resize`` / ``send_input`` /
+``kill`` by pid from another handle (``stty size`` on the first handle's screen) and a disconnected handle
+(no more output, its ``wait`` raising, the terminal running on); a command as root in a directory with an
+environment variable, on a terminal; the async twin. The tests end the sandboxes they created."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from typing import Iterator
 import pytest
 
 from conftest import ControlPlane
-from sdk import AsyncSandbox, Sandbox
+from sdk import AsyncSandbox, Sandbox, SandboxException
 
 #: How long a test waits for text on a screen, seconds.
 SHOWS_WITHIN = 60.0
@@ -127,6 +129,38 @@ def test_a_second_handle_reattaches_with_the_screen_replayed(sbx: Sandbox) -> No
         ended = again.wait()
         assert ended.exit_code != 0
         assert term.wait() == ended
+    finally:
+        other.close()
+
+
+def test_by_pid_from_another_handle_resize_disconnect_and_kill(sbx: Sandbox) -> None:
+    first = Screen()
+    term = sbx.pty.create(on_data=first)
+    term.send_input('echo "ready-$((1+1))"\n')
+    first.shows(r"ready-2")
+    other = Sandbox.connect(sbx.sandbox_id, access_token=sbx.access_token)
+    try:
+        # By pid, following nothing: the first handle's screen shows what it did.
+        other.pty.resize(term.pid, cols=77, rows=21)
+        other.pty.send_input(term.pid, 'echo "by-pid [$(stty size)]"\n')
+        first.shows(r"by-pid \[21 77\]")
+
+        # A disconnected handle reads no more and its wait raises; the terminal runs on.
+        second = Screen()
+        again = other.pty.connect(term.pid, on_data=second)
+        second.shows(r"by-pid \[21 77\]")  # replayed
+        again.disconnect()
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            again.wait()
+        mark = len(second.text)
+        other.pty.send_input(term.pid, 'echo "after-$((3+4))"\n')
+        first.shows(r"after-7")
+        assert "after-7" not in second.text[mark:]
+
+        other.pty.kill(term.pid)
+        ended = term.wait()
+        assert ended.exit_code != 0
+        assert not {p.pid: p for p in other.commands.list()}[term.pid].running
     finally:
         other.close()
 
