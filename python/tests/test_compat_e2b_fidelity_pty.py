@@ -1,6 +1,7 @@
 """Programs as E2B's Python SDK's own terminal tests write them (``tests/sync/sandbox_sync/pty/*.py`` and
 ``tests/async/sandbox_async/pty/*.py``: create, ``send_stdin`` by pid, output through ``wait(on_pty=...)``
-or ``on_data``, resize, connect after a disconnect, kill, exit 0), run through the E2B shim's ``sbx.pty``
+or ``on_data``, resize, connect after a disconnect (whose handle's ``wait`` then raises
+``SandboxException`` while the terminal runs on), kill, exit 0), run through the E2B shim's ``sbx.pty``
 against the real control plane with only the import changed (E2B's ``PtySize`` imported from the shim),
 and what the TypeScript shim's live terminal tests check beside them: E2B's ``TERM`` / ``LANG`` /
 ``LC_ALL``, ``stty size`` before and after a resize, the terminal listed as E2B's ``/bin/bash -i -l``, a
@@ -145,7 +146,11 @@ def test_connect_after_disconnect_and_from_another_handle(sandbox: Sandbox) -> N
     first = Reader(terminal)
     sandbox.pty.send_stdin(terminal.pid, b"echo $FOO-$((1+1))\n")
     first.shows(r"bar-2")
-    terminal.disconnect()
+    terminal.disconnect()  # its stream closes, as E2B's; the terminal runs on
+    with pytest.raises(SandboxException, match="disconnected from its terminal") as disconnected:
+        terminal.wait()
+    assert type(disconnected.value) is SandboxException
+    assert terminal.pid in [process.pid for process in sandbox.commands.list()]
 
     # As another process would: another shim handle on the sandbox, the terminal's pid.
     other = Sandbox.connect(sandbox.sandbox_id)
@@ -163,7 +168,8 @@ def test_connect_after_disconnect_and_from_another_handle(sandbox: Sandbox) -> N
         assert result.exit_code == 0
         assert "bar-3" in "".join(output)
         assert "again-5" not in first.text  # disconnected: read no more
-        assert terminal.wait().exit_code == 0
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            terminal.wait()  # still: that handle follows nothing
     finally:
         other.close()
 
@@ -225,7 +231,10 @@ async def test_async_create_connect_resize_and_kill(control_plane: ControlPlane)
         terminal = await async_sandbox.pty.create(PtySize(rows=24, cols=80), on_data=first, envs={"FOO": "bar"})
         await async_sandbox.pty.send_stdin(terminal.pid, b"echo $FOO-$((1+1))\n")
         await first.shows(r"bar-2")
-        await terminal.disconnect()
+        await terminal.disconnect()  # its stream closes, as E2B's; the terminal runs on
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            await terminal.wait()
+        assert terminal.exit_code is None
         second = Screen()
 
         async def on_data(data: bytes) -> None:  # a coroutine function, awaited in turn

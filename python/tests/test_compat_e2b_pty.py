@@ -7,7 +7,8 @@ argument checked before any call; what ``create`` asks sandboxd for (E2B's ``/bi
 ``wait(on_pty=...)`` (sync) or ``on_data`` (async, plain or ``async``); ``wait()`` in E2B's shape
 (``CommandExitException`` for a non-zero exit or a signal, ``TimeoutException`` past ``timeout``); the
 calls by pid, each one request to sandboxd with no event stream; ``kill`` true, then false; the terminal
-listed as E2B's ``/bin/bash -i -l``. Against the fake control plane and sandboxd of ``test_pty.py``, with
+listed as E2B's ``/bin/bash -i -l``; a handle's ``disconnect()`` closing its stream (the native one's), its
+``wait()`` then raising ``SandboxException`` while the terminal runs on. Against the fake control plane and sandboxd of ``test_pty.py``, with
 the running terminals it lists."""
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pytest
 
 from _httpx_fake import answer_httpx_with
 from test_egress import DAEMON, PLANE, FakePlane
-from test_pty import NOT_FOUND, PID, SHOWN, DaemonPlane, event_lines
+from test_pty import NOT_FOUND, PID, SHOWN, DaemonPlane, HeldStream, event_lines, hold_events
 
 from sdk import AsyncSandbox as NativeAsyncSandbox
 from sdk import Sandbox as NativeSandbox
@@ -318,6 +319,30 @@ def test_kill_ends_a_running_terminal_and_is_false_otherwise(plane: TerminalDaem
     assert plane.calls() == [("GET", "/v1/processes", None)] * 3  # only the list was read
 
 
+def test_disconnect_closes_the_terminals_stream_it_runs_on_and_wait_raises(
+    plane: TerminalDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"$ "], None))  # the terminal goes on, quiet
+    hold_events(monkeypatch, plane, held)
+    with NativeSandbox.create(control_plane_url=PLANE) as native:
+        sbx = Sandbox(native)
+        terminal = sbx.pty.create(PtySize(24, 80), timeout=0)
+        assert held.read.wait(10)
+        plane.forget()
+        terminal.disconnect()  # the native handle's: returns once its follower stopped
+        assert held.cut.is_set() and held.closed.is_set()  # the stream is closed, as E2B's
+        assert pty_output(terminal) == [b"$ "]  # what was read before it, then the iteration ends
+        with pytest.raises(SandboxException, match="disconnected from its terminal") as caught:
+            terminal.wait()
+        assert type(caught.value) is SandboxException  # the sandbox runs: not a TimeoutException
+        terminal.disconnect()  # again: nothing more
+        assert plane.running == {PID}
+        assert [call for call in plane.calls() if call[1].startswith("/v1/processes/")] == []  # nothing ended
+        sbx.pty.send_stdin(PID, b"still there\n")  # reached by pid
+        assert sbx.pty.kill(PID) is True  # it was still running
+        assert plane.calls()[0] == ("POST", f"/v1/processes/{PID}/stdin", b"still there\n")
+
+
 def test_commands_list_shows_a_terminal_as_e2bs_envd_runs_it(plane: TerminalDaemon, sbx: Sandbox) -> None:
     plane.running.add(PID)
     assert sbx.commands.list() == [ProcessInfo(PID, None, "/bin/bash", ["-i", "-l"], {}, None)]
@@ -407,3 +432,28 @@ async def test_async_calls_by_pid_kill_and_refusals(plane: TerminalDaemon) -> No
         with pytest.raises(NotFoundException):
             await sbx.pty.send_stdin(7, b"x")
         assert await sbx.commands.list() == []
+
+
+async def test_async_disconnect_closes_the_terminals_stream_and_wait_raises(
+    plane: TerminalDaemon, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = HeldStream(event_lines(PID, [b"$ "], None))
+    hold_events(monkeypatch, plane, held)
+    async with await NativeAsyncSandbox.create(control_plane_url=PLANE) as native:
+        sbx = AsyncSandbox(native)
+        seen: list[bytes] = []
+        terminal = await sbx.pty.create(PtySize(24, 80), on_data=seen.append, timeout=0)
+        assert await asyncio.to_thread(held.read.wait, 10)
+        waiting = asyncio.create_task(terminal.wait())
+        await asyncio.sleep(0)
+        await terminal.disconnect()
+        assert held.cut.is_set() and held.closed.is_set() and seen == [b"$ "]
+        with pytest.raises(SandboxException, match="disconnected from its terminal") as caught:
+            await waiting  # a wait already pending: the disconnect's error, not a cancellation
+        assert type(caught.value) is SandboxException
+        with pytest.raises(SandboxException, match="disconnected from its terminal"):
+            await terminal.wait()
+        assert terminal.exit_code is None
+        await terminal.disconnect()  # again: nothing more
+        assert plane.running == {PID}  # the terminal runs on
+        assert await sbx.pty.kill(PID) is True

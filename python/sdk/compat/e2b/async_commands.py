@@ -8,7 +8,7 @@ import asyncio
 import builtins
 import inspect
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable, Literal, Mapping, Protocol, TypeVar, Union, overload
+from typing import AsyncIterator, Awaitable, Callable, Literal, Mapping, Protocol, TypeVar, Union, cast, overload
 
 from ..._command_output import CommandResult as NativeCommandResult
 from ..._http import Op, adrive
@@ -37,6 +37,13 @@ class NativeAsyncProcess(Protocol):
     def _task(self) -> asyncio.Task[None]: ...
 
     async def wait(self) -> NativeCommandResult: ...
+
+
+class NativeAsyncTerminal(NativeAsyncProcess, Protocol):
+    """A native terminal seen as a process (:class:`.async_pty.AsyncTerminal`): its handle can be
+    disconnected."""
+
+    async def disconnect(self) -> None: ...
 
 
 class _Output:
@@ -113,7 +120,13 @@ class AsyncCommandHandle:
 
     async def disconnect(self) -> None:
         """Stops following the command here (it goes on; ``commands.connect(pid)``, or ``pty.connect(pid)``
-        for a terminal, re-attaches)."""
+        for a terminal, re-attaches). A terminal's stream is closed by the native ``disconnect()``, as
+        E2B's: its ``wait()`` then raises ``SandboxException``, unless the terminal's end was already
+        seen."""
+        if self._terminal is not None:
+            with translated(in_sandbox=True):
+                await cast(NativeAsyncTerminal, self._native).disconnect()
+            return
         task = self._native._task
         task.cancel()
         try:

@@ -3,7 +3,8 @@ the native :class:`sdk.pty.AsyncPty`. ``create`` and ``connect`` take E2B's ``on
 coroutine function, awaited in turn, called with the terminal's bytes as they come) and give E2B's
 :class:`~sdk.compat.e2b.async_commands.AsyncCommandHandle`: ``await wait()`` returns E2B's
 ``CommandResult`` (empty ``stdout`` and ``stderr``), ``exit_code`` once it has ended, ``disconnect()``
-stops ``on_data`` (the terminal goes on)."""
+stops ``on_data`` and closes the stream (the terminal goes on; ``wait()`` then raises
+``SandboxException``)."""
 
 from __future__ import annotations
 
@@ -34,13 +35,17 @@ class AsyncTerminal:
 
     @property
     def _task(self) -> asyncio.Task[None]:
-        """The task following the terminal (``disconnect`` cancels it)."""
+        """The task following the terminal (closing the sandbox handle cancels it)."""
         return self._terminal._task
 
     async def wait(self) -> NativeCommandResult:
         """How the terminal's program ended, as a command's result with no output."""
         ended = await self._terminal.wait()
         return NativeCommandResult("", "", ended.exit_code, ended.signal)
+
+    async def disconnect(self) -> None:
+        """Closes the terminal's stream (the native ``disconnect``); the terminal runs on."""
+        await self._terminal.disconnect()
 
 
 def _shown(on_data: OutputHandler[PtyOutput] | None) -> OutputHandler[PtyOutput]:

@@ -9,7 +9,7 @@ import builtins
 import threading
 from collections import deque
 from contextlib import contextmanager
-from typing import Callable, Iterator, Literal, Mapping, Protocol, TypeVar, overload
+from typing import Callable, Iterator, Literal, Mapping, Protocol, TypeVar, cast, overload
 
 from ..._command_output import CommandResult as NativeCommandResult
 from ...sandbox import Sandbox as NativeSandbox
@@ -41,6 +41,12 @@ class NativeProcess(Protocol):
     def pid(self) -> int: ...
 
     def wait(self) -> NativeCommandResult: ...
+
+
+class NativeTerminal(NativeProcess, Protocol):
+    """A native terminal seen as a process (:class:`.pty.Terminal`): its handle can be disconnected."""
+
+    def disconnect(self) -> None: ...
 
 
 #: Starts the native process with the handle's output sinks: stdout and stderr text, a terminal's bytes.
@@ -152,7 +158,12 @@ class CommandHandle:
 
     def disconnect(self) -> None:
         """Stops reading the command's output here; the command goes on (``commands.connect(pid)``, or
-        ``pty.connect(pid)`` for a terminal)."""
+        ``pty.connect(pid)`` for a terminal). A terminal's stream is closed, as E2B's (the native
+        ``PtyHandle.disconnect()``): its ``wait()`` then raises ``SandboxException``, unless the
+        terminal's end was already seen."""
+        if self._terminal is not None:  # outside the lock: the native follower may be handing over bytes
+            with translated(in_sandbox=True):
+                cast(NativeTerminal, self._native).disconnect()
         with self._changed:
             self._disconnected = True
             self._changed.notify_all()

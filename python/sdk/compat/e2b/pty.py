@@ -37,6 +37,10 @@ class Terminal:
         ended = self._terminal.wait()
         return NativeCommandResult("", "", ended.exit_code, ended.signal)
 
+    def disconnect(self) -> None:
+        """Closes the terminal's stream (the native ``disconnect``); the terminal runs on."""
+        self._terminal.disconnect()
+
 
 class Pty:
     """E2B's ``sbx.pty``: terminals in the sandbox, as the sandbox user (or its root)."""
