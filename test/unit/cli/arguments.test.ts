@@ -1,6 +1,6 @@
 /**
  * `sdk`'s arguments: `--help` prints the usage and exits 0; an unknown option or command, a malformed
- * number, an unreadable `--gateway-ca` or `--webhook-secret-file`, or a `--webhook` that is not an http(s)
+ * number (a port, the warm pool, the metrics interval), an unreadable `--gateway-ca` or `--webhook-secret-file`, or a `--webhook` that is not an http(s)
  * URL ends with one line naming the problem, the usage and exit 2,
  * before anything is started (no state folder is made).
  */
@@ -41,6 +41,8 @@ describe('sdk arguments', () => {
     [['serve', '--port', 'abc'], /--port must be a whole number from 0 to 65535/],
     [['serve', '--port', '70000'], /--port must be a whole number/],
     [['serve', '--warm-pool', '-1'], /--warm-pool/],
+    [['serve', '--metrics-interval-ms', '99'], /--metrics-interval-ms must be a whole number from 100/],
+    [['serve', '--metrics-interval-ms', 'often'], /--metrics-interval-ms must be a whole number/],
     [
       ['serve', '--gateway-ca', '/nonexistent/ca.pem'],
       /--gateway-ca: cannot read \/nonexistent\/ca.pem \(ENOENT\)/,
