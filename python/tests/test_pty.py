@@ -138,11 +138,10 @@ def hold_events(monkeypatch: pytest.MonkeyPatch, plane: DaemonPlane, held: HeldS
     answer_httpx_with(monkeypatch, answer)
 
 
-def eventually(check: Callable[[], bool], within: float = 10.0) -> None:
-    """Waits (polling) until ``check()`` holds."""
-    deadline = time.monotonic() + within
+def eventually(check: Callable[[], bool]) -> None:
+    """Waits (polling) until ``check()`` holds; pytest's timeout (pyproject.toml) ends a test it never does,
+    so no clock of its own decides how slow a machine may be."""
     while not check():
-        assert time.monotonic() < deadline, "never happened"
         time.sleep(0.01)
 
 
@@ -471,7 +470,7 @@ def test_disconnect_from_on_data_drops_the_events_read_with_it(
             handles[0].disconnect()  # on the follower's own thread: no self-join
 
         handles.append(sbx.pty.create(on_data=on_data))
-        eventually(held.closed.is_set)
+        held.closed.wait()
         assert held.cut.is_set()  # the follower was waiting for more: cancelled
         assert chunks == [b"one"]
         with pytest.raises(SandboxException, match="disconnected from its terminal"):
