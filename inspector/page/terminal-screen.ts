@@ -5,8 +5,9 @@
  * SGR colours and attributes — with no markup anywhere: the panel draws its rows as text nodes with
  * class names. Sequences it does not know are read to their end and dropped, never shown. Written here
  * (not xterm.js) because xterm.js's renderers inject `<style>` elements, which the page's
- * Content-Security-Policy (`style-src 'self'`) refuses.
+ * Content-Security-Policy (`style-src 'self'`) refuses. What SGR sets is `terminal-pen.ts`'.
  */
+import { BLANK_PEN, styleOf, withRendition, type Pen } from './terminal-pen.js';
 
 /** A cell: its character and its style as class names (`''` for the default look). */
 export interface Cell {
@@ -20,42 +21,8 @@ export interface Run {
   readonly style: string;
 }
 
-/** Graphic rendition: what SGR sets. */
-interface Pen {
-  fg: number | null;
-  bg: number | null;
-  bold: boolean;
-  dim: boolean;
-  italic: boolean;
-  underline: boolean;
-  inverse: boolean;
-}
-
-const BLANK_PEN: Pen = {
-  fg: null,
-  bg: null,
-  bold: false,
-  dim: false,
-  italic: false,
-  underline: false,
-  inverse: false,
-};
-
 /** Lines kept above the main screen once scrolled off it. */
 const SCROLLBACK = 500;
-
-/** The class names of a pen. */
-function styleOf(pen: Pen): string {
-  const names: string[] = [];
-  if (pen.fg !== null) names.push(`fg-${String(pen.fg)}`);
-  if (pen.bg !== null) names.push(`bg-${String(pen.bg)}`);
-  if (pen.bold) names.push('bold');
-  if (pen.dim) names.push('dim');
-  if (pen.italic) names.push('italic');
-  if (pen.underline) names.push('underline');
-  if (pen.inverse) names.push('inverse');
-  return names.join(' ');
-}
 
 type ParserState = 'ground' | 'escape' | 'csi' | 'osc' | 'osc-escape' | 'charset';
 
@@ -81,8 +48,8 @@ export class TerminalScreen {
   #wrapPending = false;
   #top = 0;
   #bottom: number;
-  #pen: Pen = { ...BLANK_PEN };
-  #savedCursor = { row: 0, col: 0, pen: { ...BLANK_PEN } };
+  #pen: Pen = BLANK_PEN;
+  #savedCursor = { row: 0, col: 0, pen: BLANK_PEN };
   #state: ParserState = 'ground';
   #params = '';
   /** Cursor shown (DECTCEM). */
@@ -399,7 +366,7 @@ export class TerminalScreen {
         return;
       }
       case 'm':
-        this.#sgr(params);
+        this.#pen = withRendition(this.#pen, params);
         return;
       case 's':
         this.#saveCursor();
@@ -444,41 +411,6 @@ export class TerminalScreen {
     this.#bottom = this.#rows - 1;
   }
 
-  #sgr(params: readonly number[]): void {
-    if (params.length === 0) {
-      this.#pen = { ...BLANK_PEN };
-      return;
-    }
-    for (let i = 0; i < params.length; i++) {
-      const p = params[i] ?? 0;
-      if (p === 0) this.#pen = { ...BLANK_PEN };
-      else if (p === 1) this.#pen.bold = true;
-      else if (p === 2) this.#pen.dim = true;
-      else if (p === 3) this.#pen.italic = true;
-      else if (p === 4) this.#pen.underline = true;
-      else if (p === 7) this.#pen.inverse = true;
-      else if (p === 22) this.#pen.bold = this.#pen.dim = false;
-      else if (p === 23) this.#pen.italic = false;
-      else if (p === 24) this.#pen.underline = false;
-      else if (p === 27) this.#pen.inverse = false;
-      else if (p >= 30 && p <= 37) this.#pen.fg = p - 30;
-      else if (p >= 90 && p <= 97) this.#pen.fg = p - 90 + 8;
-      else if (p === 39) this.#pen.fg = null;
-      else if (p >= 40 && p <= 47) this.#pen.bg = p - 40;
-      else if (p >= 100 && p <= 107) this.#pen.bg = p - 100 + 8;
-      else if (p === 49) this.#pen.bg = null;
-      else if (p === 38 || p === 48) {
-        // 256 colours: the first 16 kept, the rest drawn in the default colour; true colour read past.
-        const kind = params[i + 1];
-        const colour = kind === 5 ? (params[i + 2] ?? 0) : null;
-        const value = colour !== null && colour < 16 ? colour : null;
-        if (p === 38) this.#pen.fg = value;
-        else this.#pen.bg = value;
-        i += kind === 5 ? 2 : kind === 2 ? 4 : 1;
-      }
-    }
-  }
-
   #eraseDisplay(mode: number): void {
     if (mode === 0) {
       this.#eraseLine(0);
@@ -521,13 +453,13 @@ export class TerminalScreen {
   }
 
   #saveCursor(): void {
-    this.#savedCursor = { row: this.#row, col: this.#col, pen: { ...this.#pen } };
+    this.#savedCursor = { row: this.#row, col: this.#col, pen: this.#pen };
   }
 
   #restoreCursor(): void {
     this.#row = Math.min(this.#rows - 1, this.#savedCursor.row);
     this.#col = Math.min(this.#cols - 1, this.#savedCursor.col);
-    this.#pen = { ...this.#savedCursor.pen };
+    this.#pen = this.#savedCursor.pen;
     this.#wrapPending = false;
   }
 
@@ -538,7 +470,7 @@ export class TerminalScreen {
     this.#col = 0;
     this.#top = 0;
     this.#bottom = this.#rows - 1;
-    this.#pen = { ...BLANK_PEN };
+    this.#pen = BLANK_PEN;
     this.#wrapPending = false;
     this.cursorVisible = true;
   }
