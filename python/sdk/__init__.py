@@ -41,7 +41,9 @@ from .daemon_events import (
 from .gateways import AsyncGateways, GatewayStatus, Gateways
 from .egress import AsyncSandboxEgress, SandboxEgress
 from .ports import AsyncSandboxPorts, SandboxPorts
-from .pty import AsyncPty, AsyncPtyHandle, Pty, PtyHandle, PtyResult
+from ._pty_core import PtyResult
+from .async_pty import AsyncPty, AsyncPtyHandle
+from .pty import Pty, PtyHandle
 from .webhooks import (
     WEBHOOK_EVENT_TYPES,
     WEBHOOK_ID_HEADER,

@@ -47,7 +47,7 @@ from .egress_policy import EgressPolicy
 from .credential_rules import CredentialRule
 from .credentials import AsyncSandboxCredentials
 from .ports import AsyncSandboxPorts
-from .pty import AsyncPty
+from .async_pty import AsyncPty
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
 

@@ -1,5 +1,5 @@
 """``sbx.pty`` of the async E2B shim (E2B's ``sandbox_async/commands/pty.py``): :mod:`.pty` awaited, on
-the native :class:`sdk.pty.AsyncPty`. ``create`` and ``connect`` take E2B's ``on_data`` (a plain or
+the native :class:`sdk.async_pty.AsyncPty`. ``create`` and ``connect`` take E2B's ``on_data`` (a plain or
 coroutine function, awaited in turn, called with the terminal's bytes as they come) and give E2B's
 :class:`~sdk.compat.e2b.async_commands.AsyncCommandHandle`: ``await wait()`` returns E2B's
 ``CommandResult`` (empty ``stdout`` and ``stderr``), ``exit_code`` once it has ended, ``disconnect()``
@@ -13,7 +13,7 @@ from typing import Mapping
 
 from ..._command_output import CommandResult as NativeCommandResult
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
-from ...pty import AsyncPtyHandle as NativeAsyncPtyHandle
+from ...async_pty import AsyncPtyHandle as NativeAsyncPtyHandle
 from ._command_ops import kill_op
 from ._pty_plan import check_connect, check_on_data, plan_pty, resize_op, send_stdin_op
 from .async_commands import AsyncCommandHandle, AsyncCommands, OutputHandler, _Output
