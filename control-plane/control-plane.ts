@@ -25,7 +25,6 @@ import {
   type CreateSandboxRequest,
   type SandboxEvent,
   type SandboxInfo,
-  forkRequestSchema,
   setTimeoutRequestSchema,
   metricsQuerySchema,
   type SandboxMetrics,
@@ -45,7 +44,6 @@ import {
   listExecutions,
   relayExecutionEvents,
   putEgress,
-  snapshotCarry,
   type DaemonTarget,
 } from './daemon-agent.js';
 import { DaemonFollowers } from './daemon-followers.js';
@@ -65,13 +63,13 @@ import { HistoryReader } from './sandbox-history.js';
 import type { SandboxRecord } from './sandbox-records.js';
 import { SandboxRegistry, type LiveSandbox } from './sandbox-registry.js';
 import { Scheduler } from './scheduler.js';
-import { settleInBatches } from './batches.js';
 import { TemplateBuilds } from './template-builds.js';
 import { egressPolicySchema, policyOfInternetAccess, type EgressPolicy } from '../rules/egress-policy.js';
 import { checkDnsServers, defaultDnsServers } from './dns-servers.js';
 import { Webhooks } from './webhooks.js';
 import { METRICS_INTERVAL_MS, MetricsSampler } from './metrics-sampler.js';
 import { OperatorTerminals } from './operator-terminals.js';
+import { SnapshotCalls, type ForkedSandboxes } from './snapshot-calls.js';
 
 /** Options of the control plane. */
 export interface ControlPlaneOptions {
@@ -125,9 +123,6 @@ export interface ControlPlaneOptions {
   readonly metricsIntervalMs?: number;
 }
 
-/** Sandboxes a fork starts at once (each launch keeps a core busy for a moment). */
-const FORK_CONCURRENCY = 4;
-
 /**
  * The control plane.
  *
@@ -160,6 +155,7 @@ export class ControlPlane {
   readonly #stopExitWatch: () => void;
   readonly #webhooks: Webhooks;
   readonly #metrics: MetricsSampler;
+  readonly #snapshotCalls: SnapshotCalls;
   #closed = false;
   readonly #tunnels: Agent;
   /** Preview URLs (issue 28): who may reach a sandbox's port, and its public ports. */
@@ -288,6 +284,16 @@ export class ControlPlane {
     const previews = this.previews;
     this.#tunnels = tunnelAgent((sandboxId) => previews.targetOf(sandboxId));
     this.previewProxy = new PreviewProxy(this.previews, this.#tunnels);
+    this.#snapshotCalls = new SnapshotCalls({
+      store: this.#snapshots,
+      now: this.#now,
+      isOperator: (bearer) => this.isOperator(bearer),
+      authorized: (id, bearer) => this.#authorization.authorized(id, bearer),
+      target: (id, bearer) => this.#agentTarget(id, bearer),
+      activity: (id, bearer) => this.activity(id, bearer),
+      create: (request) => this.create(request),
+      kill: (id, bearer) => this.kill(id, bearer),
+    });
     this.terminals = new OperatorTerminals({
       target: (id, bearer) => this.#agentTarget(id, bearer),
       activity: (id, bearer) => this.activity(id, bearer),
@@ -460,71 +466,23 @@ export class ControlPlane {
   }
 
   /**
-   * Takes a snapshot of a sandbox (resumed first when it is suspended with autoResume, as any call):
-   * memory, processes and files of a gVisor one, files of a namespace one. It goes on running.
+   * Takes a snapshot of a sandbox, which goes on running (see `SnapshotCalls.take`).
    *
    * @throws AuthenticationError, SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`,
    *   `no_space` (the snapshots' cap)
    */
   async snapshot(id: string, token: string | undefined): Promise<SnapshotInfo> {
-    await this.activity(id, token);
-    const sandbox = this.#authorization.authorized(id, token);
-    if (sandbox.actor.state !== 'running') {
-      throw new SandboxError('the sandbox is suspended; resume it first', { code: 'sandbox_suspended' });
-    }
-    const { limits } = sandbox.facts;
-    if (limits === undefined) {
-      throw new SandboxError('the sandbox was created before snapshots: none can be taken of it');
-    }
-    const isolation = sandbox.facts.isolation ?? 'namespace';
-    // A memory snapshot's copies take over what sandboxd (outside it) knows of the box's processes.
-    const carried = isolation === 'gvisor' ? await snapshotCarry(this.#agentTarget(id, token)) : undefined;
-    return this.#snapshots.take(
-      {
-        sandboxId: id,
-        isolation,
-        template: sandbox.facts.template,
-        launch: {
-          allowInternetAccess: sandbox.facts.allowInternetAccess,
-          ...(sandbox.facts.egress === undefined ? {} : { egress: sandbox.facts.egress }),
-          ...limits,
-        },
-        ...(carried === undefined ? {} : { carried }),
-      },
-      this.#now(),
-    );
+    return this.#snapshotCalls.take(id, token);
   }
 
   /**
-   * Takes a snapshot of a sandbox and starts `count` sandboxes from it at once (operator key, as
-   * create): each with its own id, token, network, id range and clocks. All of them, or none: when one
-   * fails to start the others are killed.
+   * Takes a snapshot of a sandbox and starts `count` sandboxes from it, all or none (operator key; see
+   * `SnapshotCalls.fork`).
    *
    * @throws AuthenticationError without the operator key; InvalidArgumentError for a bad count
    */
-  async fork(
-    id: string,
-    body: unknown,
-    bearer: string | undefined,
-  ): Promise<{
-    snapshot: SnapshotInfo;
-    sandboxes: (SandboxInfo & { daemonUrl: string; accessToken: string })[];
-  }> {
-    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
-    const { count } = parseOptions(forkRequestSchema, body, 'sbx.fork');
-    const snapshot = await this.snapshot(id, bearer);
-    const started = await settleInBatches(count, FORK_CONCURRENCY, () =>
-      this.create({ snapshot: snapshot.snapshotId }),
-    );
-    const failed = started.find((outcome) => outcome.status === 'rejected');
-    const sandboxes = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
-    if (failed !== undefined) {
-      await Promise.all(
-        sandboxes.map((created) => this.kill(created.sandboxId, bearer).catch(() => undefined)),
-      );
-      throw failed.reason;
-    }
-    return { snapshot, sandboxes };
+  async fork(id: string, body: unknown, bearer: string | undefined): Promise<ForkedSandboxes> {
+    return this.#snapshotCalls.fork(id, body, bearer);
   }
 
   /**
@@ -533,8 +491,7 @@ export class ControlPlane {
    * @throws AuthenticationError without the operator key
    */
   snapshots(bearer: string | undefined, sandboxId?: string): SnapshotInfo[] {
-    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
-    return sandboxId === undefined ? this.#snapshots.list() : this.#snapshots.of(sandboxId);
+    return this.#snapshotCalls.list(bearer, sandboxId);
   }
 
   /**
@@ -543,8 +500,7 @@ export class ControlPlane {
    * @throws AuthenticationError; InvalidArgumentError `snapshot` for an unknown id
    */
   async deleteSnapshot(snapshotId: string, bearer: string | undefined): Promise<void> {
-    if (!this.isOperator(bearer)) throw new AuthenticationError('missing or invalid operator key');
-    await this.#snapshots.delete(snapshotId);
+    await this.#snapshotCalls.delete(snapshotId, bearer);
   }
 
   /** Sandboxes of the warm pool ready to hand over. */
