@@ -186,17 +186,21 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
 
   const travelPoints = (): TravelPoint[] => {
     const records = feed.records(selected);
+    const fromFeed = (record: InspectionFeedRecord): TravelPoint => ({ ...entryOf(record), context: null });
     if (selected === sandboxId && history !== null && history.entries.length > 0) {
       const at = new Map(records.map((record) => [record.seq, record.at]));
-      return history.entries.map((entry) => ({
+      const points: TravelPoint[] = history.entries.map((entry) => ({
         seq: entry.seq,
         state: entry.state,
         event: entry.event,
         at: at.get(entry.seq) ?? null,
         context: entry.context,
       }));
+      // The journal read may lag the feed: the feed's newer steps follow it (without their context).
+      const lastSeq = points.at(-1)?.seq ?? -1;
+      return [...points, ...records.filter((record) => record.seq > lastSeq).map(fromFeed)];
     }
-    return records.map((record) => ({ ...entryOf(record), context: null }));
+    return records.map(fromFeed);
   };
 
   /** Under the chart: the state shown, since when and after which step. */
@@ -287,16 +291,20 @@ export function sandboxView(root: HTMLElement, context: ViewContext, sandboxId: 
   };
 
   let historyTimer: ReturnType<typeof setTimeout> | undefined;
+  // Reads overlap and may answer out of order: only the latest read's answer is kept.
+  let historyReads = 0;
   const readHistory = (): void => {
     clearTimeout(historyTimer);
     historyTimer = setTimeout(() => {
+      const read = ++historyReads;
       api.json<SandboxHistory>(sandboxPath(sandboxId, '/history')).then(
         (next) => {
+          if (read !== historyReads) return;
           history = next;
           if (selected === sandboxId) drawActor();
         },
         () => {
-          history = null; // time travel falls back to the feed's records
+          if (read === historyReads) history = null; // time travel falls back to the feed's records
         },
       );
     }, 150);
