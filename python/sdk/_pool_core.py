@@ -1,23 +1,28 @@
 """What ``SandboxPool`` and ``AsyncSandboxPool`` share (``sdk/sandbox-pool.ts``): the options every slot
 is launched with, a slot's launch and warm-up, its end, and ``take``'s options, as operations
-(``sdk._http.Op``) that the sync or the async pool drives.
+(``sdk._http.Op``); and the slot keeping itself, :class:`SlotPool` (slots filled by background threads)
+and :class:`AsyncSlotPool` (by tasks of the event loop), which hand a slot out as a
+:class:`~sdk._sandbox_lifecycle.Launched` record.
 
 A slot is a launched sandbox without gateways and without a handle; ``take`` opens a handle on one and
-its gateways then, so a slot never carries secrets before it is taken.
+its gateways then, so a slot never carries secrets before it is taken. That step is the handles':
+``SandboxPool`` (``sdk.sandbox``) and ``AsyncSandboxPool`` (``sdk.async_sandbox``) are these classes and
+their ``take``; this module, part of the lifecycle layer, knows no handle.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
 from typing import Any
 
-from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._check import Checker, check_bool
-from ._http import Call, Op, model_parser
-from ._sandbox_core import Launched, create_op
+from ._http import AsyncTransport, Call, Op, Transport, adrive, drive, model_parser
+from ._sandbox_lifecycle import Launched, create_op, end_launched_op
 from ._sandbox_options import DEFAULT_SANDBOX_TIMEOUT, CreateOptions, resolve_create_options
-from ._wire import EmptyAnswer, SandboxInfo
+from ._wire import EmptyAnswer
 from .errors import InvalidArgumentException, SdkException
 from .pool_config import PoolConfig, PoolWarmup
 from .secret_cache import SecretCache
@@ -61,13 +66,6 @@ def launch_slot_op(options: CreateOptions, warmup: PoolWarmup | None) -> Op[Laun
     return launched
 
 
-def end_slot_op(launched: Launched) -> Op[SandboxInfo]:
-    """Ends a slot no handle was opened on."""
-    plane = plane_calls.control_plane(launched.plane_url)
-    info: SandboxInfo = yield plane_calls.kill_call(plane, launched.sandbox_id, launched.access_token)
-    return info
-
-
 def ready_op(launched: Launched) -> Op[Launched]:
     """An operation that makes no call: a slot already launched."""
     return launched
@@ -91,3 +89,163 @@ def take_options(
     cache = secret_cache if isinstance(secret_cache, SecretCache) else SecretCache()
     changes: dict[str, Any] = {"gateways": routes, "secret_cache": cache, "keep_on_failure": keep_on_failure}
     return dataclasses.replace(base, **changes)
+
+
+class SlotPool:
+    """The slots of a sync pool (``sdk.sandbox.SandboxPool``): launched (and warmed) in background
+    threads as soon as the pool is made and after every take; ``close()`` ends every slot not taken."""
+
+    def __init__(self, config: PoolConfig, *, control_plane_url: str | None = None) -> None:
+        """:raises InvalidArgumentException: for a malformed config or URL, before any call"""
+        self.config, self._options = pool_options(config, control_plane_url)
+        self._slots: list[Launched] = []
+        self._filling = 0
+        self._closed = False
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._fill()
+
+    @property
+    def ready(self) -> int:
+        """Hot slots ready now."""
+        return len(self._slots)
+
+    def _take_slot(
+        self, gateways: object, secret_cache: object, keep_on_failure: object
+    ) -> tuple[Launched, CreateOptions]:
+        """``take``'s options checked (before any call), and a hot slot, or a sandbox launched now when
+        none is ready; the pool refills."""
+        creating = take_options(self._options, gateways, secret_cache, keep_on_failure)
+        with self._lock:
+            slot = self._slots.pop(0) if self._slots else None
+        if slot is None:
+            transport = Transport(creating.request_timeout)
+            try:
+                slot = drive(launch_slot_op(self._options, None), transport)
+            finally:
+                transport.close()
+        self._fill()
+        return slot, creating
+
+    def close(self) -> None:
+        """Stops refilling and ends every hot slot not taken (also those still being launched)."""
+        with self._lock:
+            self._closed = True
+            slots, self._slots = self._slots, []
+        for slot in slots:
+            self._end(slot)
+        for thread in list(self._threads):
+            thread.join(timeout=120)
+
+    def _end(self, slot: Launched) -> None:
+        transport = Transport(slot.request_timeout)
+        try:
+            drive(end_launched_op(slot), transport)
+        except Exception:
+            pass  # already ended: nothing is left to end
+        finally:
+            transport.close()
+
+    def _fill(self) -> None:
+        with self._lock:
+            self._threads = [thread for thread in self._threads if thread.is_alive()]
+            while not self._closed and len(self._slots) + self._filling < self.config.size:
+                self._filling += 1
+                thread = threading.Thread(target=self._launch, name="sdk-pool-slot", daemon=True)
+                self._threads.append(thread)
+                thread.start()
+
+    def _launch(self) -> None:
+        transport = Transport(self._options.request_timeout)
+        slot: Launched | None = None
+        try:
+            slot = drive(launch_slot_op(self._options, self.config.warmup), transport)
+        except Exception:
+            pass  # a failed launch leaves the slot empty; the next take refills
+        finally:
+            transport.close()
+        with self._lock:
+            self._filling -= 1
+            keep = slot is not None and not self._closed
+            if keep and slot is not None:
+                self._slots.append(slot)
+        if slot is not None and not keep:
+            self._end(slot)
+
+
+
+class AsyncSlotPool:
+    """The slots of an async pool (``sdk.async_sandbox.AsyncSandboxPool``): as :class:`SlotPool`, launched
+    by tasks of the event loop the pool was made in."""
+
+    def __init__(self, config: PoolConfig, *, control_plane_url: str | None = None) -> None:
+        """:raises InvalidArgumentException: for a malformed config or URL, before any call
+        :raises RuntimeError: outside a running event loop"""
+        self.config, self._options = pool_options(config, control_plane_url)
+        self._loop = asyncio.get_running_loop()
+        self._slots: list[Launched] = []
+        self._filling = 0
+        self._closed = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._fill()
+
+    @property
+    def ready(self) -> int:
+        """Hot slots ready now."""
+        return len(self._slots)
+
+    async def _take_slot(
+        self, gateways: object, secret_cache: object, keep_on_failure: object
+    ) -> tuple[Launched, CreateOptions]:
+        """As :meth:`SlotPool._take_slot`, awaited."""
+        creating = take_options(self._options, gateways, secret_cache, keep_on_failure)
+        slot = self._slots.pop(0) if self._slots else None
+        if slot is None:
+            transport = AsyncTransport(creating.request_timeout)
+            try:
+                slot = await adrive(launch_slot_op(self._options, None), transport)
+            finally:
+                await transport.aclose()
+        self._fill()
+        return slot, creating
+
+    async def close(self) -> None:
+        """Stops refilling and ends every hot slot not taken (also those still being launched)."""
+        self._closed = True
+        slots, self._slots = self._slots, []
+        await asyncio.gather(*(self._end(slot) for slot in slots))
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _end(self, slot: Launched) -> None:
+        transport = AsyncTransport(slot.request_timeout)
+        try:
+            await adrive(end_launched_op(slot), transport)
+        except Exception:
+            pass  # already ended: nothing is left to end
+        finally:
+            await transport.aclose()
+
+    def _fill(self) -> None:
+        while not self._closed and len(self._slots) + self._filling < self.config.size:
+            self._filling += 1
+            task = self._loop.create_task(self._launch())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _launch(self) -> None:
+        transport = AsyncTransport(self._options.request_timeout)
+        slot: Launched | None = None
+        try:
+            slot = await adrive(launch_slot_op(self._options, self.config.warmup), transport)
+        except Exception:
+            pass  # a failed launch leaves the slot empty; the next take refills
+        finally:
+            await transport.aclose()
+            self._filling -= 1
+        if slot is None:
+            return
+        if self._closed:
+            await self._end(slot)
+        else:
+            self._slots.append(slot)

@@ -1,13 +1,14 @@
-"""The members of ``Sandbox`` and ``AsyncSandbox`` for home persistence, reincarnation and state feeds
-(``checkpointFiles``, ``reincarnate``, ``state$``, ``Sandbox.events``, ``events$`` as ``daemon_events`` and
-``Sandbox.inspect$`` as ``inspect``, of ``sdk/sandbox.ts``), as base
-classes so the handles' own modules stay small. The steps are shared: ``sdk._home_persistence`` and
+"""The members of ``Sandbox`` and ``AsyncSandbox`` for home persistence and state feeds
+(``checkpointFiles``, ``state$``, ``Sandbox.events``, ``events$`` as ``daemon_events`` and
+``Sandbox.inspect$`` as ``inspect``, of ``sdk/sandbox.ts``), as base classes so the handles' own modules
+stay small, and the check of ``reincarnate`` (which the handles define: it opens a new handle, and this
+module, below the handles, imports none). The steps are shared: ``sdk._home_persistence`` and
 ``sdk._feeds``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AsyncIterator, Iterator
+from typing import AsyncIterator, Iterator
 from ._check import check_int, whole
 from .daemon_events import DaemonEvent, InspectionRecord, daemon_feed, inspection_feed
 
@@ -16,14 +17,10 @@ from ._feeds import Feed, SandboxEvent, aiterate, all_sandboxes_feed, iterate, s
 from ._home_persistence import HomePersistence, adrive_home, drive_home, need_home, save_op
 from ._http import AsyncTransport, Transport
 from ._hybrid import hybridmethod
-from ._sandbox_core import SandboxCore, create_op
+from ._sandbox_core import SandboxCore
 from ._sandbox_options import CreateOptions, _url
 from ._check import Checker
 from .errors import InvalidArgumentException
-
-if TYPE_CHECKING:
-    from .async_sandbox import AsyncSandbox
-    from .sandbox import Sandbox
 
 
 def home_of(creating: CreateOptions | None) -> HomePersistence | None:
@@ -38,7 +35,11 @@ def keep_on_failure_of(creating: CreateOptions | None) -> bool:
     return creating is not None and creating.keep_on_failure
 
 
-def _reincarnating(creating: CreateOptions | None) -> CreateOptions:
+def reincarnating(creating: CreateOptions | None) -> CreateOptions:
+    """``reincarnate``'s options: those the handle created its sandbox with, which must have gateways.
+
+    :raises InvalidArgumentException: on a connected handle or one created without gateways
+    """
     if creating is None or not creating.gateways:
         raise InvalidArgumentException(
             "reincarnate: only the handle that created its sandbox with gateways can reincarnate it",
@@ -91,7 +92,7 @@ def _events_of_one(self: SandboxExtras) -> Iterator[SandboxEvent]:
 
 
 class SandboxExtras:
-    """``checkpoint_files``, ``reincarnate`` and ``events`` of the sync handle."""
+    """``checkpoint_files``, ``events``, ``daemon_events`` and ``inspect`` of the sync handle."""
 
     _core: SandboxCore
     _transport: Transport
@@ -110,18 +111,6 @@ class SandboxExtras:
         """
         home = need_home(home_of(self._creating))
         drive_home(save_op(home, self._core), self._transport, self._core)
-
-    def reincarnate(self) -> Sandbox:
-        """A new sandbox created with this handle's options and gateways (secrets read again), for a
-        sandbox that ended or must be replaced.
-
-        :raises InvalidArgumentException: on a connected handle or one created without gateways, before
-            any call
-        """
-        from .sandbox import Sandbox
-
-        creating = _reincarnating(self._creating)
-        return Sandbox._open(create_op(creating), creating.request_timeout, creating)
 
     #: ``Sandbox.events(control_plane_url=...)`` for every sandbox; ``sbx.events()`` for this one.
     events = hybridmethod(_events_of_all, _events_of_one)
@@ -167,7 +156,7 @@ def _aevents_of_one(self: AsyncSandboxExtras) -> AsyncIterator[SandboxEvent]:
 
 
 class AsyncSandboxExtras:
-    """``checkpoint_files``, ``reincarnate`` and ``events`` of the async handle."""
+    """``checkpoint_files``, ``events``, ``daemon_events`` and ``inspect`` of the async handle."""
 
     _core: SandboxCore
     _transport: AsyncTransport
@@ -177,13 +166,6 @@ class AsyncSandboxExtras:
         """As :meth:`SandboxExtras.checkpoint_files`, awaited (S3 calls in a worker thread)."""
         home = need_home(home_of(self._creating))
         await adrive_home(save_op(home, self._core), self._transport, self._core)
-
-    async def reincarnate(self) -> AsyncSandbox:
-        """As :meth:`SandboxExtras.reincarnate`, awaited."""
-        from .async_sandbox import AsyncSandbox
-
-        creating = _reincarnating(self._creating)
-        return await AsyncSandbox._open(create_op(creating), creating.request_timeout, creating)
 
     #: ``AsyncSandbox.events(control_plane_url=...)`` for every sandbox; ``sbx.events()`` for this one.
     events = hybridmethod(_aevents_of_all, _aevents_of_one)

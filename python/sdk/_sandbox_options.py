@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Final, Literal, Mapping, cast
+from typing import Any, Callable, Final, Mapping, cast
 
 import httpx
 
@@ -26,6 +26,7 @@ from ._http import DEFAULT_REQUEST_TIMEOUT
 from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._sandbox_metadata import check_metadata
+from ._snapshot_facts import SnapshotFacts
 from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation, SandboxState
 from .credential_rules import CredentialRule, check_credential_rules
 from .egress_policy import EgressPolicy, check_egress
@@ -194,7 +195,7 @@ def resolve_create_options(
     persist: object = None,
     execution_role_arn: object = None,
     pool: object = None,
-    pool_kind: PoolKind = "SandboxPool",
+    pool_kind: type[object] | None = None,
     snapshot: object = None,
     egress: object = None,
     credentials: object = None,
@@ -202,10 +203,11 @@ def resolve_create_options(
     webhook_url: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``,
-    ``snapshot`` and ``egress``. ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked
-    with its rules, the fields named ``egress.allow[0]``...); with ``allow_internet_access=False`` only
-    mode ``closed``. ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
+    ``pool`` must be a ``pool_kind`` (the pool class of the calling handle: these checks know no handle)
+    and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``, ``snapshot`` and ``egress``.
+    ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked with its rules, the fields
+    named ``egress.allow[0]``...); with ``allow_internet_access=False`` only mode ``closed``.
+    ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
     (``credentials[0].host``...). ``metadata`` is a mapping of strings (``sdk._sandbox_metadata``);
     ``webhook_url`` an http(s) URL (``sdk.webhooks``), both ignored with ``pool`` as in TypeScript.
     ``template`` and ``allow_internet_access`` None: not given (``sdk-base``, open egress; from a
@@ -277,8 +279,6 @@ def _snapshot(check: Checker, value: object) -> str | None:
     """``snapshot``: None, a snapshot id, or a ``Snapshot``/``AsyncSnapshot`` (its id)."""
     if value is None:
         return None
-    from .snapshot import SnapshotFacts  # here: sdk.snapshot imports this module
-
     if isinstance(value, SnapshotFacts):
         return value.id
     if not matches(SNAPSHOT_ID, value):
@@ -287,19 +287,21 @@ def _snapshot(check: Checker, value: object) -> str | None:
     return str(value)
 
 
-#: The pool ``Sandbox.create`` takes (``SandboxPool``) and ``AsyncSandbox.create`` takes.
-PoolKind = Literal["SandboxPool", "AsyncSandboxPool"]
-
-
-def _check_pool(check: Checker, pool: object, kind: PoolKind, gateways: bool, secrets: bool) -> None:
+def _check_pool(
+    check: Checker, pool: object, kind: type[object] | None, gateways: bool, secrets: bool
+) -> None:
     """``pool`` is a ``kind`` (``sdk/sandbox-options.ts``): its sandbox comes from ``pool.take()``, so
-    ``gateways`` go to ``take`` and a pooled sandbox has no ``secrets``."""
+    ``gateways`` go to ``take`` and a pooled sandbox has no ``secrets``. ``kind`` is the pool class of
+    the handle that checks (``SandboxPool`` for ``Sandbox.create``, ``AsyncSandboxPool`` for
+    ``AsyncSandbox.create``), given by the handle: these checks know no handle or pool class; None: no
+    pool is accepted."""
     if pool is None:
         return
-    from . import sandbox_pool  # here: sandbox_pool imports the handles, which import this module
-
-    if not isinstance(pool, getattr(sandbox_pool, kind)):
-        check.add(("pool",), f"must be a{'n' if kind[0] == 'A' else ''} {kind}")
+    if kind is None:
+        check.add(("pool",), "is not accepted here")
+    elif not isinstance(pool, kind):
+        name = kind.__name__
+        check.add(("pool",), f"must be a{'n' if name[0] in 'AEIOU' else ''} {name}")
     if gateways:
         check.add(("gateways",), "is not accepted with pool; use pool.take(gateways=...)")
     if secrets:

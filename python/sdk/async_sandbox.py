@@ -1,19 +1,20 @@
 """``AsyncSandbox``: the async handle on one isolated sandbox, the same operations as
-:class:`sdk.sandbox.Sandbox` awaited (``httpx.AsyncClient``)."""
+:class:`sdk.sandbox.Sandbox` awaited (``httpx.AsyncClient``), and ``AsyncSandboxPool``, whose ``take``
+opens one."""
 
 from __future__ import annotations
 
 from types import TracebackType
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 from ._http import AsyncTransport, Op, adrive
 from ._hybrid import hybridmethod
-from ._sandbox_core import (
+from ._pool_core import AsyncSlotPool, ready_op
+from ._sandbox_core import SandboxCore, fork_count
+from ._sandbox_lifecycle import (
     Launched,
-    SandboxCore,
     connect_op,
     create_op,
-    fork_count,
     launched_from,
     list_sandboxes_op,
     sandbox_info_op,
@@ -33,7 +34,7 @@ from ._sandbox_options import (
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import adrive_secrets
 from ._home_persistence import adrive_home, restore_on_create_op
-from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of
+from ._sandbox_extras import AsyncSandboxExtras, home_of, keep_on_failure_of, reincarnating
 from .s3_prefix import S3Prefix
 from ._wire import Isolation, SandboxInfo, SandboxMetric, SandboxState
 from .gateways import AsyncGateways
@@ -50,9 +51,6 @@ from .ports import AsyncSandboxPorts
 from .async_pty import AsyncPty
 from .errors import SandboxException
 from .snapshot import AsyncSnapshot, SnapshotFacts
-
-if TYPE_CHECKING:
-    from .sandbox_pool import AsyncSandboxPool
 
 
 async def _connect_new(  # the class side of ``AsyncSandbox.connect``
@@ -280,7 +278,7 @@ class AsyncSandbox(AsyncSandboxExtras):
             credentials=credentials,
             metadata=metadata,
             webhook_url=webhook_url,
-            pool_kind="AsyncSandboxPool",
+            pool_kind=AsyncSandboxPool,
         )
         if pool is not None:
             return await pool.take()
@@ -308,6 +306,11 @@ class AsyncSandbox(AsyncSandboxExtras):
             await transport.aclose()
             raise
         return sbx
+
+    async def reincarnate(self) -> AsyncSandbox:
+        """As :meth:`sdk.sandbox.Sandbox.reincarnate`, awaited."""
+        creating = reincarnating(self._creating)
+        return await AsyncSandbox._open(create_op(creating), creating.request_timeout, creating)
 
     #: ``AsyncSandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
     get_info = hybridmethod(_info_of, _info)
@@ -409,3 +412,35 @@ class AsyncSandbox(AsyncSandboxExtras):
 
 #: The answer of ``AsyncSandbox.list`` (named here: inside the class ``list`` is the method).
 _Infos = list[SandboxInfo]
+
+
+class AsyncSandboxPool(AsyncSlotPool):
+    """A pool of hot sandboxes (async): the same as :class:`sdk.sandbox.SandboxPool`, awaited. Make it
+    inside a running event loop (its slots are launched by tasks of that loop). Also importable from
+    ``sdk.sandbox_pool``; it lives beside the handle it hands out, over the slots of ``sdk._pool_core``.
+
+    Example::
+
+        async with AsyncSandboxPool(PoolConfig(2, "sdk-base")) as pool:
+            sbx = await pool.take()
+    """
+
+    async def take(
+        self,
+        *,
+        gateways: Mapping[str, SecretGateway] | None = None,
+        secret_cache: SecretCache | None = None,
+        keep_on_failure: bool = False,
+    ) -> AsyncSandbox:
+        """Hands over a hot slot (or a new sandbox when none is ready) and opens ``gateways`` on it; as
+        :meth:`sdk.sandbox.SandboxPool.take`."""
+        slot, creating = await self._take_slot(gateways, secret_cache, keep_on_failure)
+        return await AsyncSandbox._open(ready_op(slot), creating.request_timeout, creating)
+
+    async def __aenter__(self) -> AsyncSandboxPool:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.close()

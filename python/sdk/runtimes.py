@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal, Union
+from typing import Final, Literal, Union
 
 from ._check import Checker, check_string, raise_issues
+from .agent_permissions import AgentPermissions
+from .agent_spec import AgentSpec
 from .pool_config import RuntimeName
-
-if TYPE_CHECKING:
-    from .agent_permissions import AgentPermissions
-    from .agent_spec import AgentSpec
 
 #: Tools runtime_b has; only ``bash`` takes patterns there.
 RUNTIME_B_TOOLS: Final = ("read", "edit", "list", "glob", "grep", "bash", "task", "todowrite")

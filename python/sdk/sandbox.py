@@ -1,19 +1,21 @@
-"""``Sandbox``: the sync handle on one isolated sandbox (``sdk/sandbox.ts``)."""
+"""``Sandbox``: the sync handle on one isolated sandbox (``sdk/sandbox.ts``), and ``SandboxPool``, whose
+``take`` opens one. Built on the lifecycle layer (``sdk._sandbox_options``, ``sdk._sandbox_lifecycle``,
+``sdk._pool_core``), which imports nothing of this module."""
 
 from __future__ import annotations
 
 from types import TracebackType
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ._http import Op, Transport, drive
 from ._hybrid import hybridmethod
-from ._sandbox_core import (
+from ._pool_core import SlotPool, ready_op
+from ._sandbox_core import SandboxCore, fork_count
+from ._sandbox_lifecycle import (
     Launched,
-    SandboxCore,
     connect_op,
     create_op,
-    fork_count,
     launched_from,
     list_sandboxes_op,
     sandbox_info_op,
@@ -33,7 +35,7 @@ from ._sandbox_options import (
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import drive_secrets
 from ._home_persistence import drive_home, restore_on_create_op
-from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of
+from ._sandbox_extras import SandboxExtras, home_of, keep_on_failure_of, reincarnating
 from .s3_prefix import S3Prefix
 from ._wire import Isolation, SandboxInfo, SandboxMetric, SandboxState
 from .gateways import Gateways
@@ -50,9 +52,6 @@ from .ports import SandboxPorts
 from .pty import Pty
 from .errors import SandboxException
 from .snapshot import Snapshot, SnapshotFacts
-
-if TYPE_CHECKING:
-    from .sandbox_pool import SandboxPool
 
 
 def _connect_new(  # the class side of ``Sandbox.connect``
@@ -350,6 +349,7 @@ class Sandbox(SandboxExtras):
             credentials=credentials,
             metadata=metadata,
             webhook_url=webhook_url,
+            pool_kind=SandboxPool,
         )
         if pool is not None:
             return pool.take()
@@ -377,6 +377,16 @@ class Sandbox(SandboxExtras):
             transport.close()
             raise
         return sbx
+
+    def reincarnate(self) -> Sandbox:
+        """A new sandbox created with this handle's options and gateways (secrets read again), for a
+        sandbox that ended or must be replaced.
+
+        :raises InvalidArgumentException: on a connected handle or one created without gateways, before
+            any call
+        """
+        creating = reincarnating(self._creating)
+        return Sandbox._open(create_op(creating), creating.request_timeout, creating)
 
     #: ``Sandbox.get_info(sandbox_id, ...)`` reads any sandbox's facts; ``sbx.get_info()`` this one's.
     get_info = hybridmethod(_info_of, _info)
@@ -487,3 +497,42 @@ class Sandbox(SandboxExtras):
 
 #: The answer of ``Sandbox.list`` (named here: inside the class ``list`` is the method).
 _Infos = list[SandboxInfo]
+
+
+class SandboxPool(SlotPool):
+    """A pool of hot sandboxes (sync). Slots are launched (and warmed) in the background as soon as the
+    pool is made and after every take; ``close()`` (or ``with``) ends every slot not taken. Also
+    importable from ``sdk.sandbox_pool``; it lives beside the handle it hands out, over the slots of
+    ``sdk._pool_core``.
+
+    Example::
+
+        config = PoolConfig(4, "sdk-agent", warmup=agent_pool_warmup("runtime_a"))
+        with SandboxPool(config) as pool:
+            with pool.take(gateways={"llm": gateway}) as sbx:
+                ...
+    """
+
+    def take(
+        self,
+        *,
+        gateways: Mapping[str, SecretGateway] | None = None,
+        secret_cache: SecretCache | None = None,
+        keep_on_failure: bool = False,
+    ) -> Sandbox:
+        """Hands over a hot slot (or a new sandbox when none is ready) and opens ``gateways`` on it.
+
+        :raises InvalidArgumentException: for a malformed option, before any call
+        :raises SecretNotFoundException: / ``SandboxException`` as ``Sandbox.create`` does; the sandbox
+            is then ended unless ``keep_on_failure``
+        """
+        slot, creating = self._take_slot(gateways, secret_cache, keep_on_failure)
+        return Sandbox._open(ready_op(slot), creating.request_timeout, creating)
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()

@@ -20,36 +20,10 @@ from ._check import Checker, matches
 from ._http import AsyncTransport, Call, Op, Transport, adrive, drive
 from ._rules import SNAPSHOT_ID, SNAPSHOT_ID_RULE
 from ._sandbox_options import SANDBOX_ID, _url
-from ._wire import EmptyAnswer, Isolation, SnapshotInfo, SnapshotKind, SnapshotList
+from ._snapshot_facts import SnapshotFacts as SnapshotFacts  # the facts, a leaf the option checks know
+from ._wire import EmptyAnswer, SnapshotList
 
-S = TypeVar("S", bound="SnapshotFacts")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class SnapshotFacts:
-    """A snapshot a control plane keeps (the fields of :class:`Snapshot` and :class:`AsyncSnapshot`)."""
-
-    #: ``snap_`` and 16 hex digits.
-    id: str
-    #: The sandbox it was taken of.
-    sandbox_id: str
-    #: When it was taken, milliseconds since the epoch.
-    created_at: int
-    #: ``memory`` (gVisor: processes, memory, files) or ``filesystem`` (namespaces: files only).
-    kind: SnapshotKind
-    isolation: Isolation
-    template: str
-    #: What it takes in the control plane's state folder.
-    bytes: int
-
-    @classmethod
-    def _of(cls: type[S], info: SnapshotInfo) -> S:
-        """From the control plane's answer."""
-        return cls(
-            info.snapshot_id, info.sandbox_id, int(info.created_at), info.kind, info.isolation, info.template,
-            info.bytes,
-        )  # fmt: skip
 
 
 def _list_call(control_plane_url: object, sandbox_id: object) -> Call[SnapshotList]:

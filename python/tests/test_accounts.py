@@ -15,7 +15,8 @@ import pytest
 from sdk import InvalidArgumentException, SandboxException
 from sdk._files_core import FilesCore
 from sdk._http import Call, Transport
-from sdk._sandbox_core import Launched, SandboxCore
+from sdk._sandbox_core import SandboxCore
+from sdk._sandbox_lifecycle import Launched
 from sdk._sandbox_options import resolve_run_options
 from sdk._secret_text import SecretText
 from sdk._wire import EgressPolicyWire

@@ -21,7 +21,7 @@ from sdk import (
     Snapshot,
 )
 from sdk._http import Transport
-from sdk._sandbox_core import Launched
+from sdk._sandbox_lifecycle import Launched
 from sdk._sandbox_options import resolve_create_options
 from sdk._secret_text import SecretText
 

@@ -19,7 +19,7 @@ import pytest
 
 from sdk import AsyncSandbox, Sandbox
 from sdk._http import AsyncTransport, Transport
-from sdk._sandbox_core import Launched
+from sdk._sandbox_lifecycle import Launched
 from sdk._secret_text import SecretText
 from sdk.compat.e2b import AsyncSandbox as ShimAsyncSandbox
 from sdk.compat.e2b import Sandbox as ShimSandbox

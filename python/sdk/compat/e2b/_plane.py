@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 
 from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
-from ..._sandbox_core import Launched, launched_from
+from ..._sandbox_lifecycle import Launched, launched_from
 from ..._sandbox_options import CreateOptions, MetricsRange
 from ..._wire import (
     CreatedSandbox,

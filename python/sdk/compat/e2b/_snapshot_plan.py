@@ -21,7 +21,8 @@ from typing import Any, Callable, Final, Mapping, TypeVar, Union
 from ... import errors as native_errors
 from ..._control_plane import control_plane_url
 from ..._http import Op
-from ..._sandbox_core import Launched, SandboxCore, launched_from
+from ..._sandbox_core import SandboxCore
+from ..._sandbox_lifecycle import Launched, launched_from
 from ..._sandbox_options import CreateOptions, resolve_create_options
 from ..._wire import SandboxInfo as NativeSandboxInfo
 from ..._wire import SnapshotInfo as NativeSnapshotInfo

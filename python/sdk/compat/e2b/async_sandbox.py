@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, AsyncTransport, Op, adrive
-from ..._sandbox_core import Launched
+from ..._sandbox_lifecycle import Launched
 from ...async_sandbox import AsyncSandbox as NativeAsyncSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server

@@ -13,7 +13,7 @@ from types import TracebackType
 from typing import Any, Callable, Mapping, TypeVar
 
 from ..._http import DEFAULT_REQUEST_TIMEOUT, Op, Transport, drive
-from ..._sandbox_core import Launched
+from ..._sandbox_lifecycle import Launched
 from ...sandbox import Sandbox as NativeSandbox
 from ._command_ops import gone_op
 from ._options import TOKENS, Server, check_sandbox_id, connect_timeout, resolve_server
