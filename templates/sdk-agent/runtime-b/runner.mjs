@@ -32,9 +32,9 @@ const DEFAULT_INSTRUCTIONS =
 /** What every system prompt ends with: how the file tools see the working directory. */
 function environmentNote(workdir) {
   return (
-    `Your working directory is ${workdir}. The file tools (ls, read_file, write_file, edit_file, glob, ` +
-    `grep) see it as the root: the path / is ${workdir}, and /src/a.txt is ${workdir}/src/a.txt. ` +
-    `Shell commands (execute) run in ${workdir} with real paths.`
+    `Your working directory is ${workdir}. Every tool sees the real filesystem: an absolute path is ` +
+    `that path, a relative one is under ${workdir}, and ls, glob and grep without a path look in ` +
+    `${workdir}. Shell commands (execute) run in ${workdir}.`
   );
 }
 
@@ -130,26 +130,31 @@ async function main() {
       import('./models.mjs'),
       import('./permissions.mjs'),
       import('./checkpointer.mjs'),
+      import('./sandbox-backend.mjs'),
     ]);
     const chatModel = import('./models.mjs').then(({ createChatModel: create }) => create(config.model));
     const [
-      [deepagents, { todoListMiddleware }, { createChatModel }, permissions, { NodeSqliteSaver }],
+      [
+        deepagents,
+        { todoListMiddleware },
+        { createChatModel },
+        permissions,
+        { NodeSqliteSaver },
+        { SandboxBackend, workdirDefaults },
+      ],
       prompt,
       model,
     ] = await Promise.all([packages, stdin, chatModel]);
     if (prompt.trim() === '') throw new ConfigError('the prompt on stdin is empty');
 
     const { workdir } = config;
-    const backend = await deepagents.LocalShellBackend.create({
-      rootDir: workdir,
-      virtualMode: true,
-      inheritEnv: true,
-    });
+    const backend = await SandboxBackend.open({ workdir });
     if (existsSync(workdir)) process.chdir(workdir);
     const checkpointer = new NodeSqliteSaver(join(STATE_DIR, 'checkpoints.db'));
     const instructions = `${config.instructions ?? DEFAULT_INSTRUCTIONS}\n\n${environmentNote(workdir)}`;
     const checker = permissions.compilePermissions(config.permissions);
     const permissionMiddleware = permissions.createPermissionMiddleware(config.permissions);
+    const pathDefaults = workdirDefaults(workdir);
     const subagents = await Promise.all(
       Object.entries(config.subagents).map(async ([name, sub]) => ({
         name,
@@ -158,6 +163,7 @@ async function main() {
         ...(sub.model === undefined ? {} : { model: await createChatModel(sub.model) }),
         // Declared subagents do not inherit the main agent's middleware: each gets its permissions.
         middleware: [
+          pathDefaults,
           sub.permissions === undefined
             ? permissionMiddleware
             : permissions.createPermissionMiddleware(sub.permissions, 'SdkSubagentPermissions'),
@@ -172,7 +178,11 @@ async function main() {
         systemPrompt: instructions,
         backend,
         subagents,
-        middleware: [...(checker.allows('todowrite') ? [todoListMiddleware()] : []), permissionMiddleware],
+        middleware: [
+          ...(checker.allows('todowrite') ? [todoListMiddleware()] : []),
+          pathDefaults,
+          permissionMiddleware,
+        ],
         checkpointer,
       });
     } else {
@@ -183,6 +193,7 @@ async function main() {
         subagents,
         backend,
         permissionMiddleware,
+        pathDefaults,
         workdir,
         checkpointer,
       };

@@ -204,6 +204,25 @@ describe('runtime_b in a closed-egress sandbox', () => {
     expect((error as AgentError).reason).toBe('token_budget');
   });
 
+  it('writes /home/user/hello.txt with its file tool, and its bash and the SDK read that very file', async () => {
+    script(
+      toolCall('write_file', { file_path: '/home/user/hello.txt', content: 'hello from a tool\n' }),
+      toolCall('execute', { command: 'cat /home/user/hello.txt' }),
+      toolCall('read_file', { file_path: 'hello.txt' }),
+      text('done'),
+    );
+    const result = await sbx.agent.run('write hello', { spec: world.spec(), runtime: 'runtime_b' });
+    expect(result.toolCalls.map((call) => [call.name, call.status])).toEqual([
+      ['edit', 'completed'],
+      ['bash', 'completed'],
+      ['read', 'completed'],
+    ]);
+    expect(result.toolCalls[1]?.output).toContain('hello from a tool');
+    expect(result.toolCalls[2]?.output).toContain('hello from a tool');
+    expect(await sbx.files.read('/home/user/hello.txt')).toBe('hello from a tool\n');
+    expect(await sbx.files.exists('/home/user/home/user/hello.txt')).toBe(false);
+  });
+
   it('denies bash when the permissions deny it', async () => {
     script(toolCall('execute', { command: 'touch /home/user/rb-denied' }), text('could not'));
     const spec = world.spec('compatible', { permissions: new AgentPermissions({ tools: { bash: 'deny' } }) });

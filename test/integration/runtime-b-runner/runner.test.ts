@@ -86,38 +86,69 @@ describe('runtime_b runner', () => {
     expect(existsSync(join(home, '.local', 'share', 'sdk-runtime-b', 'checkpoints.db'))).toBe(true);
   });
 
-  it('the file tools work on the working directory, seen as /', async () => {
+  it('the file tools and bash see one filesystem: absolute paths are real, relative ones under workdir', async () => {
     const { home, workdir } = runnerDirs();
+    const absolute = join(workdir, 'dir', 'a.txt');
+    const outside = join(home, 'outside.txt');
     const run = await runRunner('file tools', {
       home,
       config: config(workdir),
       script: [
-        toolCall('write_file', { file_path: '/dir/a.txt', content: 'hello world\n' }),
-        toolCall('edit_file', { file_path: '/dir/a.txt', old_string: 'world', new_string: 'there' }),
-        toolCall('read_file', { file_path: '/dir/a.txt' }),
-        toolCall('grep', { pattern: 'hello', path: '/' }),
+        toolCall('write_file', { file_path: absolute, content: 'hello world\n' }),
+        toolCall('edit_file', { file_path: absolute, old_string: 'world', new_string: 'there' }),
+        toolCall('read_file', { file_path: absolute }),
+        toolCall('write_file', { file_path: 'rel/b.txt', content: 'relative hello\n' }),
+        toolCall('write_file', { file_path: outside, content: 'beside the workdir\n' }),
+        toolCall('execute', { command: `cat ${absolute} rel/b.txt ${outside}` }),
+        toolCall('grep', { pattern: 'hello' }),
+        toolCall('grep', { pattern: 'beside', path: home }),
         toolCall('glob', { pattern: '**/*.txt' }),
-        toolCall('ls', { path: '/dir' }),
+        toolCall('ls', { path: join(workdir, 'dir') }),
+        toolCall('ls', {}),
+        // deepagents keeps a large result at /large_tool_results/<id>.txt: under the working directory.
+        toolCall('execute', { command: 'seq 1 17000' }, { id: 'call_big' }),
+        toolCall('read_file', { file_path: '/large_tool_results/call_big.txt', offset: 16990, limit: 5 }),
         toolCall('write_todos', { todos: [{ content: 'check', status: 'completed' }] }),
         text('Done.'),
       ],
     });
     expect(run.code, run.stderr).toBe(0);
-    expect(readFileSync(join(workdir, 'dir', 'a.txt'), 'utf8')).toBe('hello there\n');
+    expect(readFileSync(absolute, 'utf8')).toBe('hello there\n');
+    expect(readFileSync(join(workdir, 'rel', 'b.txt'), 'utf8')).toBe('relative hello\n');
+    expect(readFileSync(outside, 'utf8')).toBe('beside the workdir\n');
+    // Not a second tree under the working directory, as a virtual root would make.
+    expect(existsSync(join(workdir, home.slice(1)))).toBe(false);
+    expect(existsSync(join(workdir, workdir.slice(1)))).toBe(false);
     const calls = toolCalls(run);
     expect(calls.map((call) => [call.name, call.status])).toEqual([
       ['edit', 'completed'],
       ['edit', 'completed'],
       ['read', 'completed'],
+      ['edit', 'completed'],
+      ['edit', 'completed'],
+      ['bash', 'completed'],
+      ['grep', 'completed'],
       ['grep', 'completed'],
       ['glob', 'completed'],
       ['list', 'completed'],
+      ['list', 'completed'],
+      ['bash', 'completed'],
+      ['read', 'completed'],
       ['todowrite', 'completed'],
     ]);
     expect(calls[2]?.output).toContain('hello there');
-    expect(calls[3]?.output).toContain('/dir/a.txt');
-    expect(calls[4]?.output).toContain('/dir/a.txt');
-    expect(calls[5]?.output).toContain('/dir/a.txt');
+    expect(calls[5]?.output).toContain('hello there\nrelative hello\nbeside the workdir\n');
+    // Without a path, grep, glob and ls look in the working directory and name real paths.
+    expect(calls[6]?.output).toContain(absolute);
+    expect(calls[6]?.output).toContain(join(workdir, 'rel', 'b.txt'));
+    expect(calls[6]?.output).not.toContain(outside);
+    expect(calls[7]?.output).toContain(outside);
+    expect(calls[8]?.output).toContain(absolute);
+    expect(calls[8]?.output).toContain(join(workdir, 'rel', 'b.txt'));
+    expect(calls[9]?.output).toContain(absolute);
+    expect(calls[10]?.output).toContain(`${join(workdir, 'dir')}/`);
+    expect(readFileSync(join(workdir, 'large_tool_results', 'call_big.txt'), 'utf8')).toContain('\n17000\n');
+    expect(calls[12]?.output).toContain('16995');
   });
 
   it('runs again in a home whose compile cache an earlier run left', async () => {
