@@ -3,9 +3,9 @@
  * their values; every rule is checked here, at construction, before any call.
  */
 import { z } from 'zod';
-import { parseAllowRule, type AllowMethod } from '../gateway/allow-rule.js';
-import { duplicateHeaderNames, headerNameProblem } from '../gateway/header-rules.js';
-import { parseUpstream } from '../gateway/upstream.js';
+import { parseAllowRule, type AllowMethod } from '../rules/allow-rule.js';
+import { duplicateHeaderNames, headerNameProblem } from '../rules/header-rules.js';
+import { parseUpstream } from '../rules/upstream.js';
 import type { PresetBinding } from '../presets/builders.js';
 import { LIMITS } from '../rules/limits.js';
 import { NAME_RULES, ROUTE_NAME } from '../rules/names.js';
@@ -58,7 +58,8 @@ const secretGatewayOptions = z.strictObject({
   headers: secretHeadersSchema.default({}),
   allow: z
     .array(allowRule)
-    .max(LIMITS.allowRulesPerRoute, `at most ${LIMITS.allowRulesPerRoute} allow rules`),
+    .max(LIMITS.allowRulesPerRoute, `at most ${LIMITS.allowRulesPerRoute} allow rules`)
+    .default([]),
   ratePerMinute: ratePerMinuteSchema,
 });
 
@@ -83,7 +84,7 @@ export class SecretGateway {
   readonly upstream: string;
   /** Header name to secret name (or `SecretRef`); never a value. */
   readonly headers: Readonly<Record<string, SecretSource>>;
-  /** Allowed (METHOD, path) pairs. */
+  /** Allowed (METHOD, path) pairs; none (the default) admits no request. */
   readonly allow: readonly (readonly [AllowMethod, string])[];
   /** As given: 0 means the default. */
   readonly ratePerMinute: number;

@@ -142,7 +142,8 @@ class SecretGateway:
     upstream: str
     #: Header name to secret name (or ``SecretRef``); never a value.
     headers: Mapping[str, SecretSource]
-    #: Allowed (METHOD, path) pairs; a path is exact or ends with ``/*``.
+    #: Allowed (METHOD, path) pairs; a path is exact or ends with ``/*``; none (the default) admits
+    #: no request.
     allow: tuple[tuple[str, str], ...]
     #: As given: 0 means the default (600).
     rate_per_minute: int
@@ -154,7 +155,7 @@ class SecretGateway:
         upstream: str,
         *,
         headers: Mapping[str, SecretSource] | None = None,
-        allow: Sequence[tuple[str, str]],
+        allow: Sequence[tuple[str, str]] = (),
         rate_per_minute: int = 0,
     ) -> None:
         check = Checker("SecretGateway")

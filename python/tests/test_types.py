@@ -48,9 +48,15 @@ def test_unknown_and_missing_keywords_are_type_errors_as_python_users_expect() -
     with pytest.raises(TypeError):
         SecretGateway("https://api.example", allow=[], api_key="k")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
-        SecretGateway("https://api.example")  # type: ignore[call-arg]
+        SecretGateway()  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         AgentModel("vendor_b", "m")  # type: ignore[call-arg]
+
+
+def test_a_gateway_needs_only_its_upstream_and_without_allow_rules_admits_nothing() -> None:
+    # SPEC marks only upstream required; an empty allowlist admits no request.
+    g = SecretGateway("https://api.example")
+    assert g.allow == () and dict(g.headers) == {} and g.rate_per_minute == 0
 
 
 def test_none_means_absent_for_optional_options() -> None:

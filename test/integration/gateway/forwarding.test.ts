@@ -120,4 +120,18 @@ describe('a request the route refuses', () => {
     expect(await world.upstream.requests()).toEqual(['POST /v1/echo']);
     await client.close();
   });
+
+  it('admits nothing when the route has no allow rules', async () => {
+    const { url } = await openRoute({ allow: [] });
+    await world.upstream.reset();
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['POST', '/v1/messages'],
+    ] as const) {
+      const res = await request(`${url}${path}`, { method, body: method === 'POST' ? '{}' : null });
+      expect(res.statusCode).toBe(403);
+      expect(await res.body.json()).toEqual({ code: 'not_allowed' });
+    }
+    expect(await world.upstream.requests()).toEqual([]);
+  });
 });

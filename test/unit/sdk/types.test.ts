@@ -96,6 +96,12 @@ describe('SecretGateway', () => {
     }
   });
 
+  it('needs only its upstream (SPEC marks only it required); no allow rules admit nothing', () => {
+    const g = new SecretGateway({ upstream: 'https://api.example' });
+    expect(g.allow).toEqual([]);
+    expect(g.headers).toEqual({});
+  });
+
   it('has no field for a credential and rejects unknown keys', () => {
     rejects(
       () => new SecretGateway({ upstream: 'https://a.example', allow: [], apiKey: 'x' } as never),
