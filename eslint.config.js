@@ -4,18 +4,14 @@ import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-/** The pure rule files of `gateway/` (DESIGN.md §2 puts them in `rules/`): no listener, no I/O. */
-const GATEWAY_RULES = ['request-path', 'allow-rule', 'header-rules', 'address-rules', 'upstream'].map(
-  (name) => `gateway/${name}.js`,
-);
-
 /**
  * Library folders: every other folder (`folder`) or single file (`folder/file.js`) they may import, and
  * the packages (`node:*` for any built-in). A library folder never imports a process folder, except a
  * file named here.
  */
 const LIBRARY_FOLDERS = {
-  rules: { imports: [], packages: ['zod'] },
+  // node:net: isIP and its kin, pure parsing of an address (the gateway's and egress's address rules).
+  rules: { imports: [], packages: ['zod', 'node:net'] },
   // node:crypto: a derivation both ends of a wire compute alike (a preview's port token).
   protocol: { imports: ['rules'], packages: ['zod', 'node:crypto'] },
   machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
@@ -24,7 +20,7 @@ const LIBRARY_FOLDERS = {
     imports: ['rules', 'protocol', 'machines', 'actors'],
     packages: ['node:*', 'undici', 'xstate', 'rxjs'],
   },
-  presets: { imports: ['rules', ...GATEWAY_RULES], packages: ['zod', 'node:fs'] },
+  presets: { imports: ['rules'], packages: ['zod', 'node:fs'] },
   'runtime-drivers': { imports: ['machines', 'rules', 'protocol'], packages: ['node:crypto', 'zod'] },
   'sandbox-drivers': { imports: ['rules', 'protocol'], packages: ['node:*'] },
   templates: { imports: [], packages: ['node:*'] },

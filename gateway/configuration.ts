@@ -5,11 +5,16 @@
  */
 import { LIMITS } from '../rules/limits.js';
 import { ROUTE_NAME } from '../rules/names.js';
-import { parseAllowRule, type AllowRule } from './allow-rule.js';
+import { parseAllowRule, type AllowRule } from '../rules/allow-rule.js';
 import { configurationFailure, type ConfigurationFailure } from './configuration-failure.js';
-import { duplicateHeaderNames, headerKey, headerNameProblem, isSafeHeaderValue } from './header-rules.js';
+import {
+  duplicateHeaderNames,
+  headerKey,
+  headerNameProblem,
+  isSafeHeaderValue,
+} from '../rules/header-rules.js';
 import { SecretValue } from './secret-value.js';
-import { parseUpstream, type Upstream } from './upstream.js';
+import { parseUpstream, type Upstream } from '../rules/upstream.js';
 
 /** One route as the host receives it: header values already resolved from the secret store. */
 export interface RouteConfiguration {

@@ -7,7 +7,7 @@
  */
 import type { CheckedRoute } from './configuration.js';
 import { isPlaceholderCredential } from '../rules/placeholder-key.js';
-import { TRANSPORT_HEADERS, headerKey } from './header-rules.js';
+import { TRANSPORT_HEADERS, headerKey } from '../rules/header-rules.js';
 
 /** Transport headers that still describe the request body, so they pass through. */
 const BODY_FRAMING = 'content-length';

@@ -5,7 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CheckedRoute } from './configuration.js';
-import { TRANSPORT_HEADERS, headerKey } from './header-rules.js';
+import { TRANSPORT_HEADERS, headerKey } from '../rules/header-rules.js';
 import type { InjectedValues } from './injected-values.js';
 
 function nominated(headers: IncomingHttpHeaders): Set<string> | undefined {

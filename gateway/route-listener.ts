@@ -12,8 +12,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { recordText } from '../protocol/daemon-events.js';
-import { checkRequestPath } from './request-path.js';
-import { isAllowed } from './allow-rule.js';
+import { checkRequestPath } from '../rules/request-path.js';
+import { isAllowed } from '../rules/allow-rule.js';
 import type { CheckedRoute } from './configuration.js';
 import type { ConnectionCount, ConnectionLimits } from './connection-limits.js';
 import { forward, type ExchangeDeps } from './exchange.js';

@@ -8,7 +8,7 @@ import dns, { type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import { buildConnector } from 'undici';
-import { classifyAddress, type AddressClass } from './address-rules.js';
+import { classifyAddress, type AddressClass } from '../rules/address-rules.js';
 
 /** The connector refused an address; nothing was sent to it. */
 export class RefusedAddressError extends Error {

@@ -5,8 +5,8 @@
  * (`sdk/preset-gateways.ts`). Building one makes no network call and loads no optional dependency.
  */
 import { z } from 'zod';
-import { basePathProblem } from '../gateway/request-path.js';
-import { parseUpstream } from '../gateway/upstream.js';
+import { basePathProblem } from '../rules/request-path.js';
+import { parseUpstream } from '../rules/upstream.js';
 import { LIMITS } from '../rules/limits.js';
 import { REGION } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';

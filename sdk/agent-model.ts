@@ -1,6 +1,6 @@
 /** `AgentModel`: which model an agent uses, through which gateway route (SPEC "AgentModel"). */
 import { z } from 'zod';
-import { basePathProblem } from '../gateway/request-path.js';
+import { basePathProblem } from '../rules/request-path.js';
 import { AGENT_PROVIDERS, type AgentProvider } from '../rules/agent-providers.js';
 import { NAME_RULES, REGION, ROUTE_NAME, printableText } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';

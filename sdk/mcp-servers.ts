@@ -3,7 +3,7 @@
  * in the sandbox, `McpRemote` is reached only through a gateway route.
  */
 import { z } from 'zod';
-import { checkRequestPath } from '../gateway/request-path.js';
+import { checkRequestPath } from '../rules/request-path.js';
 import { ENV_NAME, ENV_NAME_RULE, NAME_RULES, ROUTE_NAME } from '../rules/names.js';
 import { parseOptions } from '../rules/parse-options.js';
 

@@ -1,6 +1,6 @@
 /**
  * The credential broker's rules as sandboxd holds them (issue 27 item 2): each host's headers, checked
- * again here as the gateway host checks its routes (names by `gateway/header-rules.ts`, values
+ * again here as the gateway host checks its routes (names by `rules/header-rules.ts`, values
  * non-empty and free of control characters), each value a `SecretValue` at once. A refusal names the
  * rule's host and the header's name, never a value.
  */
@@ -10,7 +10,7 @@ import {
   headerKey,
   headerNameProblem,
   isSafeHeaderValue,
-} from '../../gateway/header-rules.js';
+} from '../../rules/header-rules.js';
 import type { InjectedHeader } from '../../gateway/configuration.js';
 import { SecretValue } from '../../gateway/secret-value.js';
 import type { credentialRuleWire } from '../../protocol/credentials-wire.js';

@@ -20,7 +20,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { Socket } from 'node:net';
 import type { Agent } from 'undici';
-import { classifyAddress } from '../../gateway/address-rules.js';
+import { classifyAddress } from '../../rules/address-rules.js';
 import { ConnectionCount, CONNECTION_LIMITS } from '../../gateway/connection-limits.js';
 import { forward } from '../../gateway/exchange.js';
 import { InjectedValues } from '../../gateway/injected-values.js';

@@ -7,7 +7,7 @@
  */
 import { promises as dns } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { classifyAddress } from '../../gateway/address-rules.js';
+import { classifyAddress } from '../../rules/address-rules.js';
 import { denyingEntry, type EgressPolicy } from '../../rules/egress-policy.js';
 
 /** What a lookup found: usable addresses with their TTLs, and why others were dropped. */

@@ -14,7 +14,7 @@ import { EGRESS_PORTS } from '../../protocol/egress-wire.js';
 /**
  * Destinations no sandbox reaches in any mode: this network, loopback, link-local (the metadata address
  * among them), multicast, the reserved block and broadcast, and the other metadata address of
- * `gateway/address-rules.ts` (100.100.100.200).
+ * `rules/address-rules.ts` (100.100.100.200).
  */
 export const FORBIDDEN_NETWORKS = [
   '0.0.0.0/8',

@@ -1,8 +1,8 @@
 import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
-import { ALLOWED_METHODS, isAllowed, parseAllowRule, type AllowRule } from '../../gateway/allow-rule.js';
+import { ALLOWED_METHODS, isAllowed, parseAllowRule, type AllowRule } from '../../rules/allow-rule.js';
 import { checkConfiguration, type CheckedRoute } from '../../gateway/configuration.js';
-import { TRANSPORT_HEADERS, headerKey } from '../../gateway/header-rules.js';
+import { TRANSPORT_HEADERS, headerKey } from '../../rules/header-rules.js';
 import { InjectedValues } from '../../gateway/injected-values.js';
 import { buildUpstreamHeaders } from '../../gateway/request-headers.js';
 import { filterResponseHeaders } from '../../gateway/response-headers.js';

@@ -1,6 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
-import { checkRequestPath } from '../../gateway/request-path.js';
+import { checkRequestPath } from '../../rules/request-path.js';
 
 const hexByte = fc.integer({ min: 0, max: 255 }).map((b) => `%${b.toString(16).padStart(2, '0')}`);
 const pathish = fc

@@ -49,7 +49,9 @@ describe('folder import rules', () => {
 
   it('names the folder, what it may import and where the rule is written', async () => {
     const messages = await expectRefused('presets/probe.ts', "import { x } from '../sdk/agent-model.js';");
-    expect(messages).toContain('presets/ is a library folder: it may import rules/, gateway/request-path.js');
+    expect(messages).toContain(
+      'presets/ is a library folder: it may import rules/ (presets/README.md and DESIGN.md §2)',
+    );
     expect(messages).toContain('presets/README.md and DESIGN.md §2');
   });
 
@@ -66,7 +68,7 @@ describe('folder import rules', () => {
     ['protocol/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
     ['protocol/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
     ['machines/probe.ts', "import { SANDBOXD_VERSION } from '../protocol/versions.js';"],
-    ['machines/probe.ts', "import { parseUpstream } from '../gateway/upstream.js';"],
+    ['machines/probe.ts', "import { GatewayHost } from '../gateway/gateway-host.js';"],
     ['machines/probe.ts', "import { readFileSync } from 'node:fs';"],
     ['gateway/probe.ts', "import { TokenCheck } from '../daemon/token.js';"],
     ['gateway/probe.ts', "import { ControlPlane } from '../control-plane/control-plane.js';"],
@@ -96,8 +98,8 @@ describe('folder import rules', () => {
       [
         "import { readFileSync } from 'node:fs';",
         "import { z } from 'zod';",
-        "import { basePathProblem } from '../gateway/request-path.js';",
-        "import { parseUpstream } from '../gateway/upstream.js';",
+        "import { basePathProblem } from '../rules/request-path.js';",
+        "import { parseUpstream } from '../rules/upstream.js';",
         "import { LIMITS } from '../rules/limits.js';",
         "import { loadCatalogue } from './catalogue.js';",
         "import bundled from './catalogue.json' with { type: 'json' };",
@@ -137,7 +139,7 @@ describe('folder import rules', () => {
         "import { x } from '../protocol/control-plane-api.js';",
         "import { GATEWAY_MIN_VERSION } from '../protocol/versions.js';",
         "import { PRESETS } from '../presets/builders.js';",
-        "import { checkRequestPath } from '../gateway/request-path.js';",
+        "import { checkRequestPath } from '../rules/request-path.js';",
         "const aws = () => import('@aws-sdk/client-secrets-manager');",
       ],
     ],

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isLocalhostName } from '../../../gateway/address-rules.js';
-import { isAllowed, matchesAllowRule, parseAllowRule } from '../../../gateway/allow-rule.js';
+import { classifyAddress, isLocalhostName } from '../../../rules/address-rules.js';
+import { isAllowed, matchesAllowRule, parseAllowRule } from '../../../rules/allow-rule.js';
 import {
   duplicateHeaderNames,
   headerNameProblem,
   isSafeHeaderValue,
   TRANSPORT_HEADERS,
-} from '../../../gateway/header-rules.js';
-import { checkRequestPath } from '../../../gateway/request-path.js';
-import { parseUpstream } from '../../../gateway/upstream.js';
+} from '../../../rules/header-rules.js';
+import { checkRequestPath } from '../../../rules/request-path.js';
+import { parseUpstream } from '../../../rules/upstream.js';
 
 describe('request path', () => {
   it.each([
