@@ -17,23 +17,11 @@ export const GATEWAY_MIN_VERSION = '0.6.0';
 /** The first daemon with the agent, `sbx.agent` (SPEC 0.8.0). */
 export const AGENT_MIN_VERSION = '0.8.0';
 
-/** The first daemon whose agent timeout and abort reach the execution's whole process tree (SPEC 0.10.0). */
-export const AGENT_TREE_KILL_MIN_VERSION = '0.10.0';
-
-/** The first agent image with the HTTP proxy-support dependency (SPEC 0.10.0). */
-export const AGENT_PROXY_SUPPORT_MIN_VERSION = '0.10.0';
-
-/** The first template tooling whose runtime_b image streams token usage with `compatible` (SPEC 0.10.0). */
-export const TOKEN_USAGE_STREAMING_MIN_VERSION = '0.10.0';
-
 /** Every gate above by feature, for checks that walk them all. */
 export const VERSION_GATES = Object.freeze({
   series: SERIES_VERSION,
   gateways: GATEWAY_MIN_VERSION,
   agent: AGENT_MIN_VERSION,
-  agentTreeKill: AGENT_TREE_KILL_MIN_VERSION,
-  agentProxySupport: AGENT_PROXY_SUPPORT_MIN_VERSION,
-  tokenUsageStreaming: TOKEN_USAGE_STREAMING_MIN_VERSION,
 });
 
 /** `major.minor.patch` as numbers: each part's leading digits, 0 where there are none or no part. */

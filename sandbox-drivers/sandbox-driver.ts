@@ -128,8 +128,6 @@ export interface SandboxDriver {
   destroy(id: string): Promise<void>;
   /** Ids of sandboxes that have resources on this host (for reconciliation after a restart). */
   list(): Promise<string[]>;
-  /** sandboxd's URL for a sandbox that exists, re-derived from its resources. */
-  daemonUrl(id: string): Promise<string | undefined>;
   /** What the sandbox uses now (CPU, memory, disk, network); undefined when it has no resources. */
   usage(id: string): Promise<SandboxUsage | undefined>;
   /**

@@ -504,11 +504,6 @@ export class NamespaceDriver implements SandboxDriver {
     return [...ids].sort();
   }
 
-  async daemonUrl(id: string): Promise<string | undefined> {
-    const address = await sandboxAddressOf(this.instance, id);
-    return address === undefined ? undefined : `http://${address}:${String(SANDBOXD_PORT)}`;
-  }
-
   async usage(id: string): Promise<SandboxUsage | undefined> {
     return sandboxUsage(this.instance, id);
   }

@@ -45,16 +45,7 @@ export interface MemorySandbox {
 
 /** The operations of `SandboxDriver` that name a sandbox or can fail. */
 export type DriverOperation =
-  | 'template'
-  | 'launch'
-  | 'snapshot'
-  | 'egress'
-  | 'pause'
-  | 'resume'
-  | 'destroy'
-  | 'list'
-  | 'daemonUrl'
-  | 'watch';
+  'template' | 'launch' | 'snapshot' | 'egress' | 'pause' | 'resume' | 'destroy' | 'list' | 'watch';
 
 /** One call a control plane made on a driver. */
 export interface DriverCall {
@@ -287,10 +278,6 @@ export class MemoryDriver implements SandboxDriver {
     return this.#call('list', undefined, () =>
       this.host.ids().filter((id) => this.host.sandbox(id)?.instance === this.instance),
     );
-  }
-
-  daemonUrl(id: string): Promise<string | undefined> {
-    return this.#call('daemonUrl', id, () => (this.sandbox(id) === undefined ? undefined : daemonUrlOf(id)));
   }
 
   /**

@@ -18,9 +18,6 @@ describe('the versions file', () => {
       series: '0.10.0',
       gateways: '0.6.0',
       agent: '0.8.0',
-      agentTreeKill: '0.10.0',
-      agentProxySupport: '0.10.0',
-      tokenUsageStreaming: '0.10.0',
     });
   });
 
