@@ -1,15 +1,14 @@
 /**
- * The sandbox lifecycle apart from the handle: option resolution, the control-plane calls that bring a
- * sandbox to a handle (create with the operator key, connect with the sandbox token), gateways opened on
- * a new handle, and the all-sandbox event feed. `Sandbox.create`, `Sandbox.connect` and `Sandbox.events`
- * delegate here; `SandboxPool` launches its hot slots and opens handles on them here, never through
- * `Sandbox.create`, so `Sandbox.create({ pool })` → `pool.take()` is the only way between the two.
- *
- * This module and `sandbox.ts` import each other (the statics call in, handles are built here through
- * `sandboxHandle`); neither uses the other at module evaluation, so either may load first.
+ * The sandbox lifecycle apart from the handle, as E2B's `SandboxApi` is: option resolution, the
+ * control-plane calls that launch or connect a sandbox (returning what a handle is built on, never a
+ * handle), the calls that need no handle (`getInfo`, `getMetrics`, `list`, the feeds), inherited by
+ * `Sandbox`. `sandbox.ts` builds handles on what this module returns; this module never imports it.
+ * `SandboxPool` launches its hot slots here too, so `Sandbox.create({ pool })` → `pool.take()` is the only
+ * way between the two.
  */
 import type { PortsAccess } from './sandbox-ports.js';
 import type { Observable } from 'rxjs';
+import { sandboxMetrics, type SandboxMetric } from './sandbox-metrics.js';
 import { z } from 'zod';
 import {
   connectedSandboxSchema,
@@ -25,11 +24,11 @@ import { SANDBOX_ID, SANDBOX_ID_RULE } from '../rules/names.js';
 import { AuthenticationError } from '../rules/errors.js';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { ControlPlaneClient, controlPlaneUrl, operatorKey } from './control-plane-client.js';
-import { sandboxHandle, type Sandbox } from './sandbox.js';
 import { homePersistenceOf, type HomePersistence } from './home-persistence.js';
-import { deliverSecrets, type SandboxSecrets } from './sandbox-secrets.js';
+import type { SandboxSecrets } from './sandbox-secrets.js';
 import type { CredentialRule } from './sandbox-credentials.js';
 import type { SecretGateway } from './secret-gateway.js';
+import type { SandboxPool } from './sandbox-pool.js';
 import { SecretCache } from './secret-store/secret-cache.js';
 import {
   resolveSandboxOptions,
@@ -80,13 +79,24 @@ const eventsOptions = z.strictObject({
 
 const sandboxIdSchema = z.string().regex(SANDBOX_ID, SANDBOX_ID_RULE);
 
+/** What `Sandbox.create` opens a handle on: a pool to take from, or a sandbox launched for it. */
+export type CreatePlan =
+  { readonly pool: SandboxPool } | { readonly launched: LaunchedSandbox; readonly opening: HandleOpening };
+
+/** How a creating handle opens: what only it holds, and whether a failure leaves the sandbox. */
+export interface HandleOpening {
+  readonly creating: CreatingHandle;
+  readonly keepOnFailure: boolean;
+}
+
 /**
- * `Sandbox.create`: checks every option before any call, hands over to the pool when one is given,
- * else launches a sandbox, restores its saved home (`persist`) and opens its gateways.
+ * `Sandbox.create` up to the handle: checks every option before any call, hands over to the pool when
+ * one is given, else launches a sandbox and restores its saved home (`persist`); a failed restore ends
+ * the sandbox unless `keepOnFailure`.
  */
-export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
+export async function launchForCreate(options: SandboxOptions): Promise<CreatePlan> {
   const o = resolveSandboxOptions(options);
-  if (o.pool !== undefined) return o.pool.take();
+  if (o.pool !== undefined) return { pool: o.pool };
   const home = homePersistenceOf(o);
   const launched = await launchSandbox(o);
   // The saved home is in place before any handle (or agent) can use it; a failure ends the sandbox.
@@ -96,17 +106,20 @@ export async function createSandbox(options: SandboxOptions): Promise<Sandbox> {
       throw error;
     });
   }
-  return openSandbox(launched, {
-    creating: {
-      home,
-      gateways: o.gateways,
-      secretCache: o.secretCache ?? new SecretCache(),
-      createdWith: options,
-      secrets: o.secrets,
-      credentials: o.credentials,
+  return {
+    launched,
+    opening: {
+      creating: {
+        home,
+        gateways: o.gateways,
+        secretCache: o.secretCache ?? new SecretCache(),
+        createdWith: options,
+        secrets: o.secrets,
+        credentials: o.credentials,
+      },
+      keepOnFailure: o.keepOnFailure,
     },
-    keepOnFailure: o.keepOnFailure,
-  });
+  };
 }
 
 /**
@@ -147,39 +160,6 @@ export async function launchSandbox(
   };
 }
 
-/**
- * A new creating handle on a launched sandbox, its gateways opened: secrets resolved now and
- * ConfigureSandbox sent, then its credential rules, then its `secrets`. When that fails the sandbox is ended unless
- * `keepOnFailure`.
- */
-export async function openSandbox(
-  launched: LaunchedSandbox,
-  options: { readonly creating: CreatingHandle; readonly keepOnFailure: boolean },
-): Promise<Sandbox> {
-  const sbx = sandboxHandle(launched, options.creating);
-  const { gateways, secrets = {}, credentials = [] } = options.creating;
-  const none = Object.keys(gateways).length === 0 && Object.keys(secrets).length === 0;
-  if (none && credentials.length === 0) return sbx;
-  try {
-    if (Object.keys(gateways).length > 0) await sbx.gateways.configure();
-    // Before any command of the caller's runs: every one gets the proxy and the CA.
-    if (credentials.length > 0) await sbx.credentials.configure();
-    await deliverSecrets(
-      {
-        url: launched.daemonUrl,
-        accessToken: launched.accessToken,
-        requestTimeoutMs: launched.plane.requestTimeoutMs,
-      },
-      secrets,
-      options.creating.secretCache,
-    );
-  } catch (error) {
-    if (!options.keepOnFailure) await sbx.kill().catch(() => undefined);
-    throw error;
-  }
-  return sbx;
-}
-
 /** Ends a launched sandbox no handle was opened on (a pool slot never taken). */
 export async function endLaunched(launched: LaunchedSandbox): Promise<void> {
   await launched.plane.call('DELETE', `/v1/sandboxes/${launched.sandboxId}`, sandboxInfoSchema, {
@@ -187,8 +167,14 @@ export async function endLaunched(launched: LaunchedSandbox): Promise<void> {
   });
 }
 
-/** `Sandbox.connect`: a handle without gateway definitions on an existing sandbox, resumed when suspended. */
-export async function connectSandbox(sandboxId: string, options: SandboxConnectOptions): Promise<Sandbox> {
+/**
+ * `Sandbox.connect` up to the handle: the control plane's answer for an existing sandbox (resumed when
+ * suspended), with the caller's token.
+ */
+export async function connectLaunched(
+  sandboxId: string,
+  options: SandboxConnectOptions,
+): Promise<LaunchedSandbox> {
   const id = parseOptions(sandboxIdSchema, sandboxId, 'Sandbox.connect', ['sandboxId']);
   const o = parseOptions(connectOptions, options, 'Sandbox.connect');
   const token = o.accessToken ?? process.env.SDK_ACCESS_TOKEN;
@@ -199,19 +185,14 @@ export async function connectSandbox(sandboxId: string, options: SandboxConnectO
   const connected = await plane.call('POST', `/v1/sandboxes/${id}/connect`, connectedSandboxSchema, {
     token,
   });
-  const sbx = sandboxHandle({
+  return {
     sandboxId: id,
     accessToken: token,
     daemonUrl: connected.daemonUrl,
     plane,
     seq: connected.seq,
     ports: { previewUrl: connected.previewUrl, previewKey: connected.previewKey },
-  });
-  // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
-  await sbx.gateways.readState().catch((error: unknown) => {
-    if (!(error instanceof AuthenticationError)) throw error;
-  });
-  return sbx;
+  };
 }
 
 /** `Sandbox.events`: every sandbox's state changes, with the operator key. */
@@ -282,4 +263,88 @@ export function inspectFeed(options: {
     token: operatorKey(),
     ...(o.after === undefined ? {} : { after: o.after }),
   });
+}
+
+/**
+ * The calls on sandboxes that need no handle, as E2B's `SandboxApi`: `Sandbox` extends it, so they are
+ * `Sandbox.events`, `Sandbox.getInfo`, `Sandbox.getMetrics`, `Sandbox.list` and `Sandbox.inspect$`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-extraneous-class -- a base of statics, as E2B's SandboxApi: `Sandbox` inherits them
+export class SandboxApi {
+  /**
+   * State changes of every sandbox of a control plane, each with its sequence number: the current state
+   * of every sandbox first, then every change. Needs the operator key (`SDK_API_KEY`).
+   *
+   * @example
+   * ```ts
+   * Sandbox.events().subscribe(({ sandboxId, state }) => console.log(sandboxId, state));
+   * ```
+   */
+  static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
+    return sandboxEvents(options);
+  }
+
+  /**
+   * One sandbox's facts without a handle (also once it has ended): with `accessToken`, else the
+   * operator key (`SDK_API_KEY`).
+   */
+  static getInfo(
+    sandboxId: string,
+    options: { controlPlaneUrl?: string; accessToken?: string; requestTimeoutMs?: number } = {},
+  ): Promise<SandboxInfo> {
+    return sandboxInfo(sandboxId, options);
+  }
+
+  /**
+   * A sandbox's metrics samples without a handle (see `sbx.getMetrics`): with `accessToken`, else the
+   * operator key (`SDK_API_KEY`).
+   */
+  static getMetrics(
+    sandboxId: string,
+    options: {
+      controlPlaneUrl?: string;
+      accessToken?: string;
+      requestTimeoutMs?: number;
+      start?: Date | number;
+      end?: Date | number;
+    } = {},
+  ): Promise<SandboxMetric[]> {
+    return sandboxMetrics(sandboxId, options);
+  }
+
+  /**
+   * The control plane's sandboxes, ended ones included, those in one of `state` whose metadata holds
+   * every entry of `metadata` when given. Needs the operator key (`SDK_API_KEY`).
+   *
+   * @example
+   * ```ts
+   * const mine = await Sandbox.list({ metadata: { owner: 'ci' }, state: ['running', 'suspended'] });
+   * ```
+   */
+  static list(
+    options: {
+      controlPlaneUrl?: string;
+      metadata?: Record<string, string>;
+      state?: SandboxInfo['state'][];
+      requestTimeoutMs?: number;
+    } = {},
+  ): Promise<SandboxInfo[]> {
+    return listSandboxes(options);
+  }
+  /**
+   * Every transition of every actor of a control plane (sandboxes, gateway routes, agent executions),
+   * each with the actor's own sequence number and the feed's `cursor`: after `after` when given, else
+   * from each actor's latest transition; a broken stream goes on after the last cursor. Needs the
+   * operator key (`SDK_API_KEY`).
+   *
+   * @example
+   * ```ts
+   * Sandbox.inspect$().subscribe((r) => console.log(r.cursor, r.kind, r.actorId, r.event.type, '→', r.state));
+   * ```
+   */
+  static inspect$(
+    options: { controlPlaneUrl?: string; after?: number } = {},
+  ): Observable<InspectionFeedRecord> {
+    return inspectFeed(options);
+  }
 }

@@ -1,16 +1,16 @@
 /**
  * `SandboxPool` (SPEC "SDK operations"): hot slots of launched sandboxes without gateways and without
  * a handle; `take` opens a handle on one and its gateways then, so a slot never carries secrets before
- * it is taken. Slots are launched and handles opened by the lifecycle module, never through
- * `Sandbox.create`: `Sandbox.create({ pool })` calls `take`, and nothing here calls back.
+ * it is taken. Slots are launched by the lifecycle module and handles opened by `Sandbox[openHandle]`,
+ * never through `Sandbox.create`: `Sandbox.create({ pool })` calls `take`, and nothing here calls back.
  */
 import { z } from 'zod';
 import { httpUrlSchema, parseOptions } from '../rules/parse-options.js';
 import { prepareAgentSchema } from '../protocol/agent-wire.js';
 import { DaemonClient } from './daemon-client.js';
 import { PoolConfig } from './pool-config.js';
-import type { Sandbox } from './sandbox.js';
-import { endLaunched, launchSandbox, openSandbox, type LaunchedSandbox } from './sandbox-lifecycle.js';
+import { Sandbox, openHandle } from './sandbox.js';
+import { endLaunched, launchSandbox, type LaunchedSandbox } from './sandbox-lifecycle.js';
 import { resolveSandboxOptions, type ResolvedSandboxOptions } from './sandbox-options.js';
 import { gatewayMapSchema } from './secret-gateway.js';
 import { SecretCache } from './secret-store/secret-cache.js';
@@ -81,7 +81,7 @@ export class SandboxPool {
     this.#fill();
     const secretCache = o.secretCache ?? new SecretCache();
     const withGateways = Object.keys(o.gateways).length > 0;
-    return openSandbox(slot, {
+    return Sandbox[openHandle](slot, {
       creating: {
         gateways: o.gateways,
         secretCache,

@@ -1,9 +1,9 @@
 /**
  * `Sandbox`: the handle on one isolated sandbox. It talks to the control plane for its own sandbox
  * (pause, resume, kill, state) and to the sandbox's daemon for commands and gateways, with the sandbox
- * access token; an ended sandbox refuses every call before any traffic. Bringing a sandbox to a handle
- * (create, connect, gateways opened at create, the all-sandbox feed) is `sandbox-lifecycle.ts`'s: the
- * statics here delegate to it, and it alone builds handles.
+ * access token; an ended sandbox refuses every call before any traffic. Launching or connecting a sandbox
+ * is `sandbox-lifecycle.ts`'s, which returns data and never imports this module; handles are built here,
+ * on what it returns, and the calls that need no handle are inherited from its `SandboxApi`.
  */
 import { inspect, type InspectOptions } from 'node:util';
 import { map, type Observable } from 'rxjs';
@@ -11,7 +11,6 @@ import {
   connectedSandboxSchema,
   sandboxInfoSchema,
   setTimeoutRequestSchema,
-  type InspectionFeedRecord,
   type SandboxEvent,
   type SandboxInfo,
   forkedSandboxesSchema,
@@ -19,7 +18,7 @@ import {
   snapshotSchema,
   type SnapshotInfo,
 } from '../protocol/control-plane-api.js';
-import { InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
 import { Commands } from './commands.js';
 import { Files } from './files.js';
 import { operatorKey, type ControlPlaneClient } from './control-plane-client.js';
@@ -29,20 +28,19 @@ import { DaemonClient } from './daemon-client.js';
 import { daemonEventSchema, type DaemonEvent } from '../protocol/daemon-events.js';
 import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
 import { SandboxAgent } from './sandbox-agent.js';
-import { readMetrics, sandboxMetrics, type MetricsRange, type SandboxMetric } from './sandbox-metrics.js';
+import { readMetrics, type MetricsRange, type SandboxMetric } from './sandbox-metrics.js';
 import { SandboxGateways } from './sandbox-gateways.js';
 import type { HomePersistence } from './home-persistence.js';
 import {
-  connectSandbox,
-  createSandbox,
-  inspectFeed,
-  listSandboxes,
-  sandboxEvents,
-  sandboxInfo,
+  SandboxApi,
+  connectLaunched,
+  launchForCreate,
   type CreatingHandle,
+  type HandleOpening,
   type LaunchedSandbox,
   type SandboxConnectOptions,
 } from './sandbox-lifecycle.js';
+import { deliverSecrets } from './sandbox-secrets.js';
 import type { SandboxOptions } from './sandbox-options.js';
 import { SandboxEgress } from './sandbox-egress.js';
 import { SandboxCredentials } from './sandbox-credentials.js';
@@ -54,16 +52,11 @@ export type SandboxState = SandboxInfo['state'];
 
 export type { SandboxConnectOptions, SandboxEvent, SandboxInfo };
 
-/** Set once by `Sandbox`'s static block: the private constructor, for `sandboxHandle`. */
-let construct: (launched: LaunchedSandbox, creating?: CreatingHandle) => Sandbox;
-
 /**
- * A handle on a sandbox the lifecycle module launched or connected (`creating` on the handle that
- * created it). Only `sandbox-lifecycle.ts` builds handles; this is not in the package entry.
+ * The key of `Sandbox`'s static that opens a handle on a launched sandbox: for the pool and the E2B
+ * shim, not in the package entry.
  */
-export function sandboxHandle(launched: LaunchedSandbox, creating?: CreatingHandle): Sandbox {
-  return construct(launched, creating);
-}
+export const openHandle: unique symbol = Symbol('openHandle');
 
 /**
  * A sandbox handle.
@@ -77,7 +70,7 @@ export function sandboxHandle(launched: LaunchedSandbox, creating?: CreatingHand
  * await sbx.kill();
  * ```
  */
-export class Sandbox {
+export class Sandbox extends SandboxApi {
   /** The sandbox id. */
   readonly sandboxId: string;
   /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
@@ -107,11 +100,8 @@ export class Sandbox {
   /** Why the sandbox ended, once this handle has learnt it: every later call fails before any traffic. */
   #endReason: string | undefined;
 
-  static {
-    construct = (launched, creating) => new Sandbox(launched, creating);
-  }
-
   private constructor(launched: LaunchedSandbox, creating?: CreatingHandle) {
+    super();
     this.sandboxId = launched.sandboxId;
     this.#accessToken = launched.accessToken;
     this.#plane = launched.plane;
@@ -208,8 +198,9 @@ export class Sandbox {
    * then ended unless `keepOnFailure`
    * @throws SandboxError when the sandbox cannot be launched
    */
-  static create(options: SandboxOptions = {}): Promise<Sandbox> {
-    return createSandbox(options);
+  static async create(options: SandboxOptions = {}): Promise<Sandbox> {
+    const plan = await launchForCreate(options);
+    return 'pool' in plan ? plan.pool.take() : Sandbox[openHandle](plan.launched, plan.opening);
   }
 
   /**
@@ -218,85 +209,44 @@ export class Sandbox {
    *
    * @throws AuthenticationError without a token, or with one the sandbox refuses
    */
-  static connect(sandboxId: string, options: SandboxConnectOptions = {}): Promise<Sandbox> {
-    return connectSandbox(sandboxId, options);
+  static async connect(sandboxId: string, options: SandboxConnectOptions = {}): Promise<Sandbox> {
+    const sbx = new Sandbox(await connectLaunched(sandboxId, options));
+    // SPEC Authentication 1: a refused token leaves the gateways empty; the first authenticated call raises.
+    await sbx.gateways.readState().catch((error: unknown) => {
+      if (!(error instanceof AuthenticationError)) throw error;
+    });
+    return sbx;
   }
 
   /**
-   * State changes of every sandbox of a control plane, each with its sequence number: the current state
-   * of every sandbox first, then every change. Needs the operator key (`SDK_API_KEY`).
-   *
-   * @example
-   * ```ts
-   * Sandbox.events().subscribe(({ sandboxId, state }) => console.log(sandboxId, state));
-   * ```
+   * A new creating handle on a launched sandbox, its gateways opened: secrets resolved now and
+   * ConfigureSandbox sent, then its credential rules, then its `secrets`. When that fails the sandbox is
+   * ended unless `keepOnFailure`. For `create`, the pool's `take` and the E2B shim; keyed by a symbol
+   * the package entry does not export.
    */
-  static events(options: { controlPlaneUrl?: string } = {}): Observable<SandboxEvent> {
-    return sandboxEvents(options);
-  }
-
-  /**
-   * One sandbox's facts without a handle (also once it has ended): with `accessToken`, else the
-   * operator key (`SDK_API_KEY`).
-   */
-  static getInfo(
-    sandboxId: string,
-    options: { controlPlaneUrl?: string; accessToken?: string; requestTimeoutMs?: number } = {},
-  ): Promise<SandboxInfo> {
-    return sandboxInfo(sandboxId, options);
-  }
-
-  /**
-   * A sandbox's metrics samples without a handle (see `sbx.getMetrics`): with `accessToken`, else the
-   * operator key (`SDK_API_KEY`).
-   */
-  static getMetrics(
-    sandboxId: string,
-    options: {
-      controlPlaneUrl?: string;
-      accessToken?: string;
-      requestTimeoutMs?: number;
-      start?: Date | number;
-      end?: Date | number;
-    } = {},
-  ): Promise<SandboxMetric[]> {
-    return sandboxMetrics(sandboxId, options);
-  }
-
-  /**
-   * The control plane's sandboxes, ended ones included, those in one of `state` whose metadata holds
-   * every entry of `metadata` when given. Needs the operator key (`SDK_API_KEY`).
-   *
-   * @example
-   * ```ts
-   * const mine = await Sandbox.list({ metadata: { owner: 'ci' }, state: ['running', 'suspended'] });
-   * ```
-   */
-  static list(
-    options: {
-      controlPlaneUrl?: string;
-      metadata?: Record<string, string>;
-      state?: SandboxInfo['state'][];
-      requestTimeoutMs?: number;
-    } = {},
-  ): Promise<SandboxInfo[]> {
-    return listSandboxes(options);
-  }
-  /**
-   * Every transition of every actor of a control plane (sandboxes, gateway routes, agent executions),
-   * each with the actor's own sequence number and the feed's `cursor`: after `after` when given, else
-   * from each actor's latest transition; a broken stream goes on after the last cursor. Needs the
-   * operator key (`SDK_API_KEY`).
-   *
-   * @example
-   * ```ts
-   * Sandbox.inspect$().subscribe((r) => console.log(r.cursor, r.kind, r.actorId, r.event.type, '→', r.state));
-   * ```
-   */
-  static inspect$(
-    options: { controlPlaneUrl?: string; after?: number } = {},
-  ): Observable<InspectionFeedRecord> {
-    return inspectFeed(options);
+  static async [openHandle](launched: LaunchedSandbox, opening: HandleOpening): Promise<Sandbox> {
+    const sbx = new Sandbox(launched, opening.creating);
+    const { gateways, secrets = {}, credentials = [] } = opening.creating;
+    const none = Object.keys(gateways).length === 0 && Object.keys(secrets).length === 0;
+    if (none && credentials.length === 0) return sbx;
+    try {
+      if (Object.keys(gateways).length > 0) await sbx.gateways.configure();
+      // Before any command of the caller's runs: every one gets the proxy and the CA.
+      if (credentials.length > 0) await sbx.credentials.configure();
+      await deliverSecrets(
+        {
+          url: launched.daemonUrl,
+          accessToken: launched.accessToken,
+          requestTimeoutMs: launched.plane.requestTimeoutMs,
+        },
+        secrets,
+        opening.creating.secretCache,
+      );
+    } catch (error) {
+      if (!opening.keepOnFailure) await sbx.kill().catch(() => undefined);
+      throw error;
+    }
+    return sbx;
   }
 
   /**
@@ -313,7 +263,7 @@ export class Sandbox {
         { field: 'gateways' },
       );
     }
-    return createSandbox(options);
+    return Sandbox.create(options);
   }
 
   /**
@@ -436,15 +386,16 @@ export class Sandbox {
         body: { count },
       },
     );
-    return forked.sandboxes.map((created) =>
-      sandboxHandle({
-        sandboxId: created.sandboxId,
-        accessToken: created.accessToken,
-        daemonUrl: created.daemonUrl,
-        plane: this.#plane,
-        seq: created.seq,
-        ports: { previewUrl: created.previewUrl, previewKey: created.previewKey },
-      }),
+    return forked.sandboxes.map(
+      (created) =>
+        new Sandbox({
+          sandboxId: created.sandboxId,
+          accessToken: created.accessToken,
+          daemonUrl: created.daemonUrl,
+          plane: this.#plane,
+          seq: created.seq,
+          ports: { previewUrl: created.previewUrl, previewKey: created.previewKey },
+        }),
     );
   }
 

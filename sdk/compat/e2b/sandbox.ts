@@ -15,8 +15,8 @@ import { parseOptions } from '../../../rules/parse-options.js';
 import { sandboxInfoSchema, setTimeoutRequestSchema } from '../../../protocol/control-plane-api.js';
 import { LIMITS } from '../../../rules/limits.js';
 import { egressPolicyWire } from '../../../protocol/egress-wire.js';
-import { Sandbox as NativeSandbox } from '../../sandbox.js';
-import { launchSandbox, openSandbox } from '../../sandbox-lifecycle.js';
+import { Sandbox as NativeSandbox, openHandle } from '../../sandbox.js';
+import { launchSandbox } from '../../sandbox-lifecycle.js';
 import { resolveSandboxOptions } from '../../sandbox-options.js';
 import { putSecretEnvs } from '../../sandbox-secrets.js';
 import { SecretCache } from '../../secret-store/secret-cache.js';
@@ -607,7 +607,7 @@ async function launchE2B(resolved: ResolvedCreate): Promise<NativeSandbox> {
   return e2bCall(async () => {
     const options = resolveSandboxOptions(resolved.native);
     const launched = await launchSandbox(options, resolved.apiKey);
-    const sbx = await openSandbox(launched, {
+    const sbx = await NativeSandbox[openHandle](launched, {
       creating: { gateways: {}, secretCache: new SecretCache(), createdWith: resolved.native },
       keepOnFailure: false,
     });
