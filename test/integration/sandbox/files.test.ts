@@ -82,6 +82,11 @@ describe('sbx.files in a sandbox', () => {
       expect(await sbx.files.getInfo(`${HOME}/project/src`)).toMatchObject({ type: 'dir', uid: 1000 });
       expect(await sbx.files.makeDir(`${HOME}/made/deeper`)).toBe(true);
       expect(await sbx.files.makeDir(`${HOME}/made/deeper`)).toBe(false);
+      // A new folder is watched once its creation was seen (inotify watches folder by folder): a rename
+      // into it before then would be seen as a remove here and a create there.
+      await expect
+        .poll(() => events.map((e) => `${e.type} ${e.name}`), { timeout: 30_000 })
+        .toContain('create made/deeper');
       expect((await sbx.files.rename(`${HOME}/project/a.txt`, `${HOME}/made/a.txt`)).path).toBe(
         `${HOME}/made/a.txt`,
       );
