@@ -13,11 +13,12 @@
 import type { Agent } from 'undici';
 import { tunnelAgent } from './daemon-tunnel.js';
 import { PreviewProxy } from './preview-proxy.js';
+import { DaemonProxy, type DaemonUse } from './daemon-proxy.js';
 import { Previews } from './previews.js';
 import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { join } from 'node:path';
-import type { Observable } from 'rxjs';
+import { filter, firstValueFrom, fromEvent, takeUntil, type Observable } from 'rxjs';
 import type { InspectionRecord } from '../actors/actor-system.js';
 import type { SandboxMachineInput } from '../machines/sandbox-machine.js';
 import {
@@ -164,6 +165,8 @@ export class ControlPlane {
   readonly previewProxy: PreviewProxy;
   /** Terminals for the operator (the inspector's panel), on sandboxd with the control plane's credential. */
   readonly terminals: OperatorTerminals;
+  /** The SDKs' calls to a sandbox's sandboxd, resuming a suspended one with auto-resume on the way. */
+  readonly daemonProxy = new DaemonProxy({ reach: (id, bearer, use) => this.#reachDaemon(id, bearer, use) });
 
   /**
    * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
@@ -303,12 +306,11 @@ export class ControlPlane {
       wallClock: options.now === undefined,
       onTraffic: (sandbox, at) => this.#scheduler.traffic(sandbox, at),
       onEvent: (sandboxId, event) => {
-        const started = this.#view.record(sandboxId, event);
+        this.#view.record(sandboxId, event);
         // Only the actors the records took (a bounded number per sandbox) reach the inspection feed.
         if (event.type === 'transition' && this.#view.records.hosts(sandboxId, event.actorId)) {
           this.#projection.recordDaemonTransition(sandboxId, event);
         }
-        if (started) void this.#learnExecution(sandboxId);
       },
     });
     this.#stopExitWatch = this.#driver.onExit((id) => void this.#daemonExited(id));
@@ -335,13 +337,35 @@ export class ControlPlane {
     return { url: sandbox.facts.daemonUrl, token: controlTokenFor(this.#controlKey, id) };
   }
 
-  /** The agent started running in a sandbox: learn its execution's id for the table. */
-  async #learnExecution(id: string): Promise<void> {
-    const sandbox = this.#registry.find(id);
-    if (sandbox === undefined || sandbox.actor.state !== 'running') return;
-    const target = { url: sandbox.facts.daemonUrl, token: controlTokenFor(this.#controlKey, id) };
-    const list = await listExecutions(target).catch(() => undefined);
-    if (list !== undefined) this.#view.records.setExecution(id, list.current);
+  /**
+   * The sandboxd of a sandbox the bearer may use, for a call through the daemon proxy: a running one's
+   * at once, journaling nothing; a suspended one's after the call resumed it (auto-resume), or refused;
+   * for a passive read, once something else resumed it.
+   *
+   * @throws AuthenticationError; SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`
+   */
+  async #reachDaemon(id: string, bearer: string | undefined, use: DaemonUse): Promise<string> {
+    const sandbox = this.#authorization.authorized(id, bearer);
+    if (use.passive && sandbox.actor.state === 'suspended') {
+      await firstValueFrom(
+        sandbox.actor.state$.pipe(
+          filter((state) => state !== 'suspended'),
+          takeUntil(fromEvent(use.signal, 'abort')),
+        ),
+        { defaultValue: undefined },
+      );
+      this.#registry.live(id); // ended meanwhile: `sandbox_ended`
+      // The reader went away while it slept: it never resumes the sandbox.
+      if (use.signal.aborted) throw new SandboxError('the caller went away', { code: 'sandbox_suspended' });
+    }
+    if (sandbox.actor.state !== 'running') await this.#scheduler.call(sandbox, { type: 'sdk_call' });
+    // The call may have resumed it; the compiler cannot see the actor's state change.
+    if ((sandbox.actor.state as string) !== 'running') {
+      throw new SandboxError('the sandbox is suspended without auto-resume; resume it first', {
+        code: 'sandbox_suspended',
+      });
+    }
+    return sandbox.facts.daemonUrl;
   }
 
   /** A sandbox's sandboxd died: the sandbox ends as failed (a pooled one is dropped and destroyed). */
@@ -689,6 +713,7 @@ export class ControlPlane {
     this.#closed = true;
     this.#followers.close();
     void this.#tunnels.destroy().catch(() => undefined);
+    void this.daemonProxy.close().catch(() => undefined);
     this.#stopExitWatch();
     this.#metrics.close();
     this.#driver.close();

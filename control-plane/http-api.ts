@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import { exposePortRequestSchema, PORT_PLACEHOLDER } from '../protocol/preview-wire.js';
 import { parseOptions } from '../rules/parse-options.js';
 import { previewRequestOf, type PreviewRequest } from './preview-target.js';
+import { daemonPathOf, daemonRequestOf, type DaemonRequest } from './daemon-proxy.js';
 import { sandboxStateSchema, type CreateSandboxRequest } from '../protocol/control-plane-api.js';
 import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
 import { z } from 'zod';
@@ -179,7 +180,7 @@ export function createControlPlaneServer(
     'POST /v1/sandboxes': async ({ req, caller }) => {
       operatorOnly(caller);
       const created = await plane.create((await readJson(req)) as CreateSandboxRequest); // checked inside
-      return json(201, withPreviewUrl(req, created));
+      return json(201, reachable(req, created));
     },
     'POST /v1/templates': async ({ req, res, caller }) => {
       streamNdjson(res, plane.buildTemplate(await readJson(req), caller));
@@ -210,7 +211,7 @@ export function createControlPlaneServer(
     'POST /v1/sandboxes/:id/connect': async ({ req, params, caller }) => {
       // A wrong token does not fail connect (SPEC Authentication 1); no credential at all does.
       if (caller === undefined) throw new AuthenticationError('missing sandbox access token');
-      return json(200, withPreviewUrl(req, await plane.connect(id(params), caller)));
+      return json(200, reachable(req, await plane.connect(id(params), caller)));
     },
     'GET /v1/sandboxes/:id/previews': ({ params, caller }) =>
       json(200, {
@@ -256,7 +257,7 @@ export function createControlPlaneServer(
       const forked = await plane.fork(id(params), await readJson(req), caller);
       return json(201, {
         ...forked,
-        sandboxes: forked.sandboxes.map((sandbox) => withPreviewUrl(req, sandbox)),
+        sandboxes: forked.sandboxes.map((sandbox) => reachable(req, sandbox)),
       });
     },
     'GET /v1/snapshots': ({ caller }) => json(200, { snapshots: plane.snapshots(caller) }),
@@ -282,8 +283,11 @@ export function createControlPlaneServer(
   });
 
   const previewDomain = options.previewDomain?.toLowerCase();
-  /** A sandbox's answer with its preview URL pattern, on the host and port the caller used. */
-  const withPreviewUrl = <T extends { sandboxId: string }>(
+  /**
+   * A sandbox's answer as its caller reaches it, on the host and port the caller used: its preview URL
+   * pattern, and its sandboxd behind this control plane's daemon proxy.
+   */
+  const reachable = <T extends { sandboxId: string; daemonUrl: string }>(
     req: IncomingMessage,
     answer: T,
   ): T & { previewUrl: string } => {
@@ -292,7 +296,7 @@ export function createControlPlaneServer(
       previewDomain === undefined
         ? `http://${host}/v1/sandboxes/${answer.sandboxId}/ports/${PORT_PLACEHOLDER}/`
         : `http://${PORT_PLACEHOLDER}-${answer.sandboxId}.${previewDomain}${/:[0-9]+$/.exec(host)?.[0] ?? ''}/`;
-    return { ...answer, previewUrl };
+    return { ...answer, previewUrl, daemonUrl: daemonPathOf(`http://${host}`, answer.sandboxId) };
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
@@ -309,6 +313,18 @@ export function createControlPlaneServer(
   };
 
   const server = createServer((req, res) => {
+    const daemon = daemonRequestOf(req.url);
+    if (daemon !== undefined) {
+      forwardDaemon(req, res, daemon).catch((error: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        const envelope = envelopeOf(error, 'the control plane failed to forward the call');
+        send(res, httpStatusOf(envelope), envelope);
+      });
+      return;
+    }
     const preview = previewRequestOf(req, previewDomain);
     // A preview answers with the page's own headers (framing, scripts): none of the API's is added.
     if (preview !== undefined && preview !== 'add-slash') {
@@ -339,6 +355,11 @@ export function createControlPlaneServer(
       },
     );
   });
+  const forwardDaemon = async (req: IncomingMessage, res: ServerResponse, daemon: DaemonRequest) => {
+    refuseForeignHost(req, server.address(), allowedHosts);
+    refuseCrossOrigin(req);
+    await plane.daemonProxy.request(req, res, daemon);
+  };
   const forwardPreview = async (
     req: IncomingMessage,
     res: ServerResponse,

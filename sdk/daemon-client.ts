@@ -28,8 +28,13 @@ export interface DaemonEndpoint {
   readonly accessToken: string;
   /** Deadline of one call (not of event streams). */
   readonly requestTimeoutMs?: number;
-  /** Runs before every call (the sandbox handle reports activity to the control plane there). */
-  readonly beforeCall?: () => Promise<void>;
+  /**
+   * Runs before every call, making none of its own: the sandbox handle refuses there, before any
+   * traffic, once it knows its sandbox ended.
+   */
+  readonly beforeCall?: () => void;
+  /** Hears every refusal of a call (the handle learns there that its sandbox ended). */
+  readonly onRefusal?: (error: unknown) => void;
 }
 
 const dispatcher = new Agent({ bodyTimeout: 0, headersTimeout: 60_000 });
@@ -39,13 +44,15 @@ export class DaemonClient {
   readonly url: string;
   readonly #token: string;
   readonly #timeoutMs: number;
-  readonly #beforeCall: () => Promise<void>;
+  readonly #beforeCall: () => void;
+  readonly #onRefusal: (error: unknown) => void;
 
   constructor(endpoint: DaemonEndpoint) {
     this.url = endpoint.url;
     this.#token = endpoint.accessToken;
     this.#timeoutMs = endpoint.requestTimeoutMs ?? 60_000;
-    this.#beforeCall = endpoint.beforeCall ?? (() => Promise.resolve());
+    this.#beforeCall = endpoint.beforeCall ?? (() => undefined);
+    this.#onRefusal = endpoint.onRefusal ?? (() => undefined);
   }
 
   /** Sends a JSON call and parses the answer with `schema`. */
@@ -55,13 +62,17 @@ export class DaemonClient {
     schema: T,
     body?: unknown,
   ): Promise<z.output<T>> {
-    const res = await this.#send(method, path, body === undefined ? undefined : JSON.stringify(body));
-    return readAnswer(res, schema, `the daemon to ${method} ${path}`);
+    return this.#heard(async () => {
+      const res = await this.#send(method, path, body === undefined ? undefined : JSON.stringify(body));
+      return readAnswer(res, schema, `the daemon to ${method} ${path}`);
+    });
   }
 
   /** Sends raw bytes (stdin). */
   async sendBytes(path: string, data: Uint8Array): Promise<void> {
-    await readAnswer(await this.#send('POST', path, data), z.unknown(), `the daemon to POST ${path}`);
+    await this.#heard(async () =>
+      readAnswer(await this.#send('POST', path, data), z.unknown(), `the daemon to POST ${path}`),
+    );
   }
 
   /**
@@ -74,8 +85,11 @@ export class DaemonClient {
     length: number | undefined;
     trailers: Readonly<Record<string, unknown>>;
   }> {
-    const res = await this.#send('GET', path, undefined);
-    if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
+    const res = await this.#heard(async () => {
+      const answer = await this.#send('GET', path, undefined);
+      if (answer.statusCode >= 400) throw errorFromEnvelope(await answer.body.json().catch(() => undefined));
+      return answer;
+    });
     const length = Number(res.headers['content-length'] ?? Number.NaN);
     return {
       body: res.body,
@@ -91,8 +105,9 @@ export class DaemonClient {
     contentType: string,
     schema: T,
   ): Promise<z.output<T>> {
-    const res = await this.#send('PUT', path, body, contentType);
-    return readAnswer(res, schema, `the daemon to PUT ${path}`);
+    return this.#heard(async () =>
+      readAnswer(await this.#send('PUT', path, body, contentType), schema, `the daemon to PUT ${path}`),
+    );
   }
 
   /**
@@ -173,6 +188,16 @@ export class DaemonClient {
     return this.#lines(method, path, options, false);
   }
 
+  /** Runs `call`; a refusal is heard by `onRefusal` on its way to the caller. */
+  async #heard<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.#onRefusal(error);
+      throw error;
+    }
+  }
+
   /** `lines`; with `resumable`, a stream that broke throws a `StreamBroke` for `events` to re-attach. */
   async #lines(
     method: 'GET' | 'POST',
@@ -180,7 +205,7 @@ export class DaemonClient {
     options: LinesOptions,
     resumable: boolean,
   ): Promise<AsyncIterable<unknown>> {
-    await this.#beforeCall();
+    this.#beforeCall();
     const [body, contentType] =
       options.text !== undefined
         ? [options.text, 'text/plain; charset=utf-8']
@@ -202,7 +227,11 @@ export class DaemonClient {
     } catch {
       throw new SandboxError(`the sandbox daemon did not answer ${method} ${path}`);
     }
-    if (res.statusCode >= 400) throw errorFromEnvelope(await res.body.json().catch(() => undefined));
+    if (res.statusCode >= 400) {
+      const refusal = errorFromEnvelope(await res.body.json().catch(() => undefined));
+      this.#onRefusal(refusal);
+      throw refusal;
+    }
     return sdkErrors(ndjsonValues(res.body), path, resumable);
   }
 
@@ -220,7 +249,7 @@ export class DaemonClient {
     body: string | Uint8Array | Readable | undefined,
     contentType?: string,
   ) {
-    await this.#beforeCall();
+    this.#beforeCall();
     try {
       return await request(`${this.url}${path}`, {
         method,

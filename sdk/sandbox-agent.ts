@@ -46,7 +46,7 @@ export interface AgentFeedEvent {
 /** What the agent of one handle works with. */
 export interface SandboxAgentContext {
   readonly sandboxId: string;
-  /** The handle's daemon client (its calls report activity first, and refuse once the sandbox ended). */
+  /** The handle's daemon client (its calls refuse before any traffic once the sandbox ended). */
   readonly client: DaemonClient;
   /** The handle's gateways: routes with their listeners, and definitions on the creating handle. */
   readonly gateways: SandboxGateways;

@@ -73,9 +73,9 @@ export const openHandle: unique symbol = Symbol('openHandle');
 export class Sandbox extends SandboxApi {
   /** The sandbox id. */
   readonly sandboxId: string;
-  /** Commands in the sandbox (each call first reports activity, resuming a suspended sandbox). */
+  /** Commands in the sandbox (a suspended sandbox with auto-resume is resumed where the call reaches it). */
   readonly commands: Commands;
-  /** Files in the sandbox, read and written as its user (each call first reports activity). */
+  /** Files in the sandbox, read and written as its user. */
   readonly files: Files;
   /** Terminals in the sandbox (issue 28): `create`, `connect`. */
   readonly pty: Pty;
@@ -112,8 +112,11 @@ export class Sandbox extends SandboxApi {
       url: launched.daemonUrl,
       accessToken: launched.accessToken,
       requestTimeoutMs: launched.plane.requestTimeoutMs,
-      beforeCall: async () => {
-        await this.#action('activity');
+      beforeCall: () => {
+        this.#refuseWhenEnded();
+      },
+      onRefusal: (error) => {
+        if (error instanceof SandboxError && error.code === 'sandbox_ended') this.#endReason ??= 'ended';
       },
     });
     this.commands = new Commands(this.#daemon);
@@ -454,7 +457,7 @@ export class Sandbox extends SandboxApi {
     );
   }
 
-  #action(verb: 'pause' | 'connect' | 'activity'): Promise<SandboxInfo> {
+  #action(verb: 'pause' | 'connect'): Promise<SandboxInfo> {
     const schema = verb === 'connect' ? connectedSandboxSchema : sandboxInfoSchema;
     return this.#acting(() =>
       this.#plane.call('POST', `/v1/sandboxes/${this.sandboxId}/${verb}`, schema, {
@@ -463,17 +466,21 @@ export class Sandbox extends SandboxApi {
     );
   }
 
-  /**
-   * Runs a call that acts on the sandbox (every daemon call goes through `activity` first): refused
-   * before any traffic once the handle knows its sandbox ended; an answer or refusal that says it ended
-   * is remembered.
-   */
-  async #acting(call: () => Promise<SandboxInfo>): Promise<SandboxInfo> {
+  /** Refuses before any traffic once the handle knows its sandbox ended. */
+  #refuseWhenEnded(): void {
     if (this.#endReason !== undefined) {
       throw new SandboxError(`sandbox ${this.sandboxId} has ended (${this.#endReason})`, {
         code: 'sandbox_ended',
       });
     }
+  }
+
+  /**
+   * Runs a call that acts on the sandbox: refused before any traffic once the handle knows its sandbox
+   * ended; an answer or refusal that says it ended is remembered.
+   */
+  async #acting(call: () => Promise<SandboxInfo>): Promise<SandboxInfo> {
+    this.#refuseWhenEnded();
     try {
       return this.#learn(await call());
     } catch (error) {

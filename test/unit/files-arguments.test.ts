@@ -16,7 +16,7 @@ const files = new Files(
     accessToken: 'token',
     beforeCall: () => {
       calls += 1;
-      return Promise.reject(new Error('no call may be made'));
+      throw new Error('no call may be made');
     },
   }),
 );

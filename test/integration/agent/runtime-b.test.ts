@@ -5,6 +5,7 @@
  * entrypoints).
  */
 import { execFile } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentProvider } from '../../../rules/agent-providers.js';
@@ -221,6 +222,59 @@ describe('runtime_b in a closed-egress sandbox', () => {
     expect(result.toolCalls[2]?.output).toContain('hello from a tool');
     expect(await sbx.files.read('/home/user/hello.txt')).toBe('hello from a tool\n');
     expect(await sbx.files.exists('/home/user/home/user/hello.txt')).toBe(false);
+  });
+
+  it('reaches its first event in 3 requests on a first run, 2 on a later one, journaling no SDK call', async () => {
+    // A configuration this handle has not written yet (its own instructions), then the same again.
+    const spec = world.spec('compatible', { instructions: `counted ${String(Date.now())}` });
+    const history = async (): Promise<string[]> => {
+      const res = await fetch(`${world.cp.url}/v1/sandboxes/${sbx.sandboxId}/history`, {
+        headers: { authorization: `Bearer ${sbx.accessToken}` },
+      });
+      const { entries } = (await res.json()) as { entries: { event: { type: string } }[] };
+      return entries.map((entry) => entry.event.type);
+    };
+    const requestsBeforeFirstEvent = async (): Promise<string[]> => {
+      script(text('counted'));
+      const seen: string[] = [];
+      // The SDK's requests only: those to the control plane (its own hops to sandboxd go elsewhere).
+      const count = (message: unknown): void => {
+        const { origin, method, path } = (
+          message as { request: { origin: string; method: string; path: string } }
+        ).request;
+        if (new URL(origin).origin === new URL(world.cp.url).origin)
+          seen.push(`${method} ${path.split('?')[0] ?? ''}`);
+      };
+      subscribe('undici:request:create', count);
+      let counted: string[] | undefined;
+      try {
+        const types: string[] = [];
+        for await (const event of sbx.agent.stream('count', { spec, runtime: 'runtime_b' })) {
+          counted ??= [...seen];
+          types.push(event.type);
+        }
+        expect(types.at(-1)).toBe('done');
+      } finally {
+        unsubscribe('undici:request:create', count);
+      }
+      return counted ?? seen;
+    };
+    const before = (await history()).length;
+    const daemon = `/v1/sandboxes/${sbx.sandboxId}/daemon`;
+    const first = await requestsBeforeFirstEvent();
+    expect(first).toEqual([
+      `PUT ${daemon}/v1/agent/config`,
+      `POST ${daemon}/v1/agent/executions`,
+      expect.stringMatching(new RegExp(`^POST ${daemon}/v1/agent/executions/[^/]+/prompt$`)),
+    ]);
+    const later = await requestsBeforeFirstEvent();
+    expect(later).toEqual([
+      `POST ${daemon}/v1/agent/executions`,
+      expect.stringMatching(new RegExp(`^POST ${daemon}/v1/agent/executions/[^/]+/prompt$`)),
+    ]);
+    // What the runs journaled: the idle policy's time and traffic at most, never an SDK call.
+    const journaled = (await history()).slice(before);
+    expect(journaled.filter((type) => type !== 'clock' && type !== 'traffic')).toEqual([]);
   });
 
   it('denies bash when the permissions deny it', async () => {

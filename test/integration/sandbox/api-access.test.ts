@@ -166,7 +166,7 @@ describe('the inspection feed', () => {
 });
 
 describe('calls a command costs', () => {
-  it('runs a foreground command in two HTTP calls: the SDK call to the control plane, then one to sandboxd', async () => {
+  it('runs a foreground command in one SDK request, which the control plane forwards to sandboxd', async () => {
     const sbx = await create();
     const seen: string[] = [];
     const count = (message: unknown): void => {
@@ -180,7 +180,11 @@ describe('calls a command costs', () => {
     } finally {
       unsubscribe('undici:request:create', count);
     }
-    expect(seen).toEqual([`POST /v1/sandboxes/${sbx.sandboxId}/activity`, 'POST /v1/processes?stream=true']);
+    // The SDK's one request, and the control plane's hop to sandboxd (it runs in this process too).
+    expect(seen).toEqual([
+      `POST /v1/sandboxes/${sbx.sandboxId}/daemon/v1/processes?stream=true`,
+      'POST /v1/processes?stream=true',
+    ]);
     await sbx.kill();
   });
 });

@@ -1,6 +1,6 @@
 /**
  * A fake sandbox for the SDK agent's unit tests: one node:http server on 127.0.0.1 answering as both
- * the control plane (create, connect, activity, kill) and sandboxd (version, gateways, and the agent
+ * the control plane (create, connect, kill) and sandboxd (version, gateways, and the agent
  * endpoints of `protocol/agent-wire.ts` in their wire format). Tests script what an execution sends
  * (`onPrompt`), refuse starts, forget configurations, end the sandbox, and read every request made.
  */
@@ -146,7 +146,7 @@ export class FakeSandboxd {
   readonly executions = new Map<string, FakeExecution>();
   /** Gateway routes and their listener ports (state of `GET /v1/gateways`). */
   routes: Record<string, number> = { llm: 41001 };
-  /** The sandbox ended: the control plane refuses activity. */
+  /** The sandbox ended: the control plane and its daemon proxy refuse every call but create and kill. */
   ended = false;
   /** The next starts are refused with this envelope. */
   refuseStart: ErrorEnvelope | undefined;
@@ -213,11 +213,12 @@ export class FakeSandboxd {
     };
     const envelope = (status: number, e: ErrorEnvelope): void => json(status, e);
     const plane = route.match(/^(POST|DELETE) \/v1\/sandboxes(?:\/([a-f0-9]{12})(?:\/(\w+))?)?$/);
+    // An ended sandbox: the control plane refuses its calls, and its daemon proxy every daemon call.
+    if (this.ended && (plane === null || plane[3] !== undefined)) {
+      envelope(409, { code: 'sandbox_ended', message: `sandbox ${SANDBOX_ID} has ended` });
+      return;
+    }
     if (plane !== null) {
-      if (this.ended && plane[3] !== undefined) {
-        envelope(409, { code: 'sandbox_ended', message: `sandbox ${SANDBOX_ID} has ended` });
-        return;
-      }
       json(200, {
         ...this.#info(plane[1] === 'DELETE' ? 'ended' : 'running'),
         ...(plane[2] === undefined || plane[3] === 'connect'
@@ -284,7 +285,7 @@ export class FakeSandboxd {
       }
       if (!this.configs.has(start.configHash)) {
         envelope(404, {
-          code: 'not_found',
+          code: 'agent_config_missing',
           message: 'no agent configuration with this hash: write it first',
         });
         return;
