@@ -47,9 +47,9 @@ export class InspectorView {
     });
   }
 
-  /** Adds a record of the sandbox's daemon; true when it set the agent running. */
-  record(sandboxId: string, event: DaemonEvent): boolean {
-    return this.records.append(sandboxId, event);
+  /** Adds a record of the sandbox's daemon. */
+  record(sandboxId: string, event: DaemonEvent): void {
+    this.records.append(sandboxId, event);
   }
 
   /** Rows of `live` sandboxes (memory read from the driver), then of those that ended here, newest first. */

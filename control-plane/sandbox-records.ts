@@ -73,16 +73,16 @@ export class SandboxRecords {
   readonly #forgotten = new Set<string>();
 
   /**
-   * Adds one of sandboxd's records; returns true when it set the agent running (its id is unknown). A
-   * record of an ended sandbox is dropped, also once its records are no longer kept.
+   * Adds one of sandboxd's records (an agent's `run` names the execution it starts). A record of an
+   * ended sandbox is dropped, also once its records are no longer kept.
    */
-  append(sandboxId: string, event: DaemonEvent): boolean {
-    if (this.#forgotten.has(sandboxId)) return false;
+  append(sandboxId: string, event: DaemonEvent): void {
+    if (this.#forgotten.has(sandboxId)) return;
     const entry = this.#entry(sandboxId);
-    if (entry.ended) return false;
+    if (entry.ended) return;
     const { seq: daemonSeq, ...rest } = event;
     entry.log.append({ ...rest, sandboxId, daemonSeq });
-    return this.#summarize(entry, event);
+    this.#summarize(entry, event);
   }
 
   /**
@@ -114,12 +114,6 @@ export class SandboxRecords {
     const entry = this.#entries.get(sandboxId);
     if (entry === undefined || entry.agentState === 'idle' || entry.executionId === undefined) return null;
     return { executionId: entry.executionId, state: entry.agentState };
-  }
-
-  /** The running execution's id, learnt from sandboxd. */
-  setExecution(sandboxId: string, executionId: string | null): void {
-    const entry = this.#entries.get(sandboxId);
-    if (entry !== undefined) entry.executionId = executionId ?? undefined;
   }
 
   /** The sandbox ended: its streams complete; its records stay readable while it is among the last ended. */
@@ -171,7 +165,7 @@ export class SandboxRecords {
     return entry;
   }
 
-  #summarize(entry: SandboxEntry, event: DaemonEvent): boolean {
+  #summarize(entry: SandboxEntry, event: DaemonEvent): void {
     const routeName =
       event.type === 'route'
         ? event.route
@@ -180,10 +174,10 @@ export class SandboxRecords {
           : undefined;
     // More routes or actors than a sandbox can have: the log keeps the record, the summary does not.
     if (routeName !== undefined && !entry.routes.has(routeName) && entry.routes.size >= ROUTES_KEPT) {
-      return false;
+      return;
     }
     if (event.type === 'transition' && !entry.actors.has(event.actorId)) {
-      if (entry.actors.size >= ACTORS_KEPT) return false;
+      if (entry.actors.size >= ACTORS_KEPT) return;
       entry.actors.add(event.actorId);
     }
     if (event.type === 'route') {
@@ -203,11 +197,9 @@ export class SandboxRecords {
         lastErrorClass: previous?.lastErrorClass ?? null,
       });
     } else if (event.type === 'transition' && event.kind === 'agent_execution') {
-      const started = entry.agentState === 'idle' && event.state !== 'idle';
       entry.agentState = event.state;
+      if (event.executionId !== undefined) entry.executionId = event.executionId;
       if (event.state === 'idle') entry.executionId = undefined;
-      return started;
     }
-    return false;
   }
 }

@@ -142,7 +142,7 @@ export class AgentHost {
    * Starts an execution: the runtime spawns and waits for its prompt.
    *
    * @throws AgentError `busy` while one runs, `runtime_missing` without the runtime binary
-   * @throws SdkError `not_found` for a configuration this daemon does not hold, `invalid_argument` for a
+   * @throws SdkError `agent_config_missing` for a configuration this daemon does not hold, `invalid_argument` for a
    *   working directory that does not exist or the sandbox user cannot enter
    */
   async start(start: StartExecution): Promise<string> {
@@ -162,7 +162,7 @@ export class AgentHost {
     }
     const config = this.#configs.get(start.configHash);
     if (config === undefined) {
-      throw new RequestError('not_found', 'no agent configuration with this hash: write it first');
+      throw new RequestError('agent_config_missing', 'no agent configuration with this hash: write it first');
     }
     const plan = this.#withEnvironment(planRuntime(start, config, this.#site));
     if (!plan.files.every((file) => existsSync(file))) {
@@ -191,7 +191,7 @@ export class AgentHost {
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
     this.#starting = { entry, runtime };
-    this.#send({ type: 'run', limits });
+    this.#send({ type: 'run', limits, executionId: id });
     return id;
   }
 
@@ -234,12 +234,15 @@ export class AgentHost {
    * with configuration `configHash`, or the last one written (`runtime-standby.ts`); runtime_b starts in
    * half a second and needs no more.
    *
-   * @throws SdkError `not_found` for a configuration this daemon does not hold
+   * @throws SdkError `agent_config_missing` for a configuration this daemon does not hold
    */
   prepare(runtime: StartExecution['runtime'] = 'runtime_a', configHash?: string): void {
     const named = configHash === undefined ? undefined : this.#configs.get(configHash);
     if (configHash !== undefined && named?.runtime !== 'runtime_a') {
-      throw new RequestError('not_found', 'no runtime_a configuration with this hash: write it first');
+      throw new RequestError(
+        'agent_config_missing',
+        'no runtime_a configuration with this hash: write it first',
+      );
     }
     const runtimeA = runtime === 'runtime_a';
     const binary = runtimeA ? runtimeABinary(this.#agentsDir) : runtimeBFiles(this.#agentsDir).node;

@@ -193,6 +193,10 @@ actors.inspect$.subscribe((record) => {
     actorSeq: record.seq,
     event: record.event.type,
     state: record.state,
+    // A run names the execution it starts: the control plane learns its id here, never by asking.
+    ...('executionId' in record.event && typeof record.event.executionId === 'string'
+      ? { executionId: record.event.executionId }
+      : {}),
   });
 });
 const server = createDaemonServer({

@@ -39,7 +39,8 @@ export interface AgentExecutionContext {
 /** Events of the agent execution machine. */
 export type AgentExecutionEvent =
   | ClockEvent
-  | { readonly type: 'run'; readonly limits: ExecutionLimits }
+  /** A run: the id of the execution it starts rides along for those who watch (the control plane's table). */
+  | { readonly type: 'run'; readonly limits: ExecutionLimits; readonly executionId?: string }
   | { readonly type: 'step_started' }
   | { readonly type: 'step_finished'; readonly totalTokens: number }
   | { readonly type: 'runtime_exited' }

@@ -93,7 +93,7 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
   }),
   /**
    * A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type and
-   * new state.
+   * new state; the agent's `run` names the execution it starts.
    */
   z.strictObject({
     ...base,
@@ -103,6 +103,7 @@ export const daemonEventSchema = z.discriminatedUnion('type', [
     actorSeq: z.number().int().positive(),
     event: name,
     state: name,
+    executionId: name.optional(),
   }),
 ]);
 

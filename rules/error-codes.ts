@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'process_not_found'
   /** No such endpoint, on either server. */
   | 'not_found'
+  /** sandboxd holds no agent configuration with the hash a start named: write it, then start again. */
+  | 'agent_config_missing'
   /** The endpoint exists, not with this method (the answer's `Allow` header lists the methods). */
   | 'method_not_allowed'
   | 'sandbox_ended'
@@ -56,6 +58,7 @@ export const ERROR_HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   sandbox_not_found: 404,
   process_not_found: 404,
   not_found: 404,
+  agent_config_missing: 404,
   method_not_allowed: 405,
   sandbox_ended: 409,
   sandbox_suspended: 409,
@@ -83,6 +86,7 @@ export const ERROR_CLASS: Readonly<Record<ErrorCode, ErrorClassName>> = {
   sandbox_not_found: 'SandboxError',
   process_not_found: 'SandboxError',
   not_found: 'SandboxError',
+  agent_config_missing: 'SandboxError',
   method_not_allowed: 'SandboxError',
   sandbox_ended: 'SandboxError',
   sandbox_suspended: 'SandboxError',

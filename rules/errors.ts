@@ -118,6 +118,7 @@ export type SandboxErrorCode =
   | 'sandbox_not_found'
   | 'process_not_found'
   | 'not_found'
+  | 'agent_config_missing'
   | 'method_not_allowed'
   | 'sandbox_ended'
   | 'sandbox_suspended'

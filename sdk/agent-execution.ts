@@ -57,7 +57,7 @@ export interface ExecutionPlan {
 
 /** sandboxd's refusal of a start whose configuration it does not hold. */
 function configurationMissing(error: unknown): boolean {
-  return error instanceof SandboxError && error.code === 'not_found' && /configuration/i.test(error.message);
+  return error instanceof SandboxError && error.code === 'agent_config_missing';
 }
 
 type Started =

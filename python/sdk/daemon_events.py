@@ -88,7 +88,7 @@ class RouteChange(_Record):
 
 class ActorTransition(_Record):
     """A transition of an actor sandboxd hosts (a gateway route, the agent): its machine event's type
-    and the new state."""
+    and the new state; the agent's ``run`` names the execution it starts (``execution_id``)."""
 
     type: Literal["transition"] = "transition"
     actor_id: _Name
@@ -96,6 +96,7 @@ class ActorTransition(_Record):
     actor_seq: int = Field(gt=0)
     event: _Name
     state: _Name
+    execution_id: _Name | None = None
 
 
 class EgressDecision(_Record):
@@ -188,7 +189,9 @@ def _cursor_of(record: InspectionRecord) -> int:
 
 def daemon_feed(daemon_url: str, token: str, after: int) -> Feed[DaemonEvent]:
     """sandboxd's feed (``GET /v1/events?after=``, the sandbox token), from after ``after`` (0: the oldest
-    record sandboxd still holds). Reading it reports no activity: reading is not using the sandbox."""
+    record sandboxd still holds). Reading it is not using the sandbox: sandboxd records no call for it,
+    and the control plane never resumes a suspended sandbox for it (the read waits until something else
+    resumes it)."""
     return Feed(f"{daemon_url}/v1/events", token, after, parse=parse_daemon_event)
 
 

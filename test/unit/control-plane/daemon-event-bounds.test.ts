@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EMPTY } from 'rxjs';
 import { followDaemon, MAX_DAEMON_LINE_CHARS } from '../../../control-plane/daemon-feed.js';
 import { SandboxRecords } from '../../../control-plane/sandbox-records.js';
 import {
@@ -202,9 +203,10 @@ describe("a sandbox's records", () => {
     records.end('never-heard-of');
 
     for (const id of ['gone', 'never-heard-of']) {
-      expect(records.append(id, route('late'))).toBe(false);
-      expect(records.append(id, transition('late'))).toBe(false);
+      records.append(id, route('late'));
+      records.append(id, transition('late'));
       expect(records.routes(id)).toEqual([]);
+      expect(records.stream(id, 0, false)).toBe(EMPTY);
       expect(records.hosts(id, 'late')).toBe(false);
     }
   });

@@ -39,7 +39,7 @@ describe('GET /v1/snapshot-carry', () => {
       configHash: 'f'.repeat(64),
     });
     expect(unknown.status).toBe(404);
-    expect(((await unknown.json()) as { code: string }).code).toBe('not_found');
+    expect(((await unknown.json()) as { code: string }).code).toBe('agent_config_missing');
     expect(await carry()).toEqual({ gatewayPorts: {} });
 
     const prepared = await world.call('POST', '/v1/agent/prepare', {
