@@ -71,11 +71,12 @@ def target_op(core: SandboxCore, options: AttachOptions) -> Op[tuple[str, int]]:
 
 
 def attached_op(core: SandboxCore, execution_id: str, after: int, control: OpenControl) -> Op[Opened]:
-    """Opens an existing execution's stream after the cursor ``after`` (0: from its start); reports
-    activity first, as every daemon call does."""
+    """Opens an existing execution's stream after the cursor ``after`` (0: from its start): no call of its
+    own, the stream is the events call (refused before any traffic once the handle knows its sandbox
+    ended, as every daemon call)."""
+    yield from ()  # an operation, as every opening of a stream, though it makes no call
     if control.closed():
         return Opened("closed")
-    yield from core.activity_op()
     return Opened("lines", lines=events_call(core, execution_id, after))
 
 
@@ -109,6 +110,7 @@ def running_op(core: SandboxCore) -> Op[str]:
 
 def agent_feed(core: SandboxCore, execution_id: str) -> Feed[AgentFeedEvent]:
     """The execution's events from its start (``GET /v1/agent/executions/:id/events?after=``), resumed
-    after the last cursor; it ends after the last event. Reading reports no activity."""
+    after the last cursor; it ends after the last event. Its reads reach sandboxd through the control
+    plane as every daemon call does (a suspended sandbox with auto-resume is resumed there)."""
     url = f"{core._daemon.url}{execution_path(execution_id, '/events')}"
     return Feed(url, core.access_token, 0, parse=_feed_parser(execution_id), seq_of=_cursor_of)

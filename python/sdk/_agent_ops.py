@@ -222,7 +222,5 @@ def open_op(core: SandboxCore, configs: ConfigWrites, plan: ExecutionPlan, contr
             yield from abort_op(core, started)
         except SdkException:
             pass  # the events tell how it ended
-        yield from core.activity_op()
         return Opened("lines", lines=events_call(core, started))
-    yield from core.activity_op()
     return Opened("lines", lines=prompt_call(core, started, plan.prompt))

@@ -58,7 +58,9 @@ class _Exchange:
         headers = [("host", f"{self.host}:{self.port}"), ("authorization", f"Bearer {token}")]
         if chunked:
             headers += [("content-type", HOME_ARCHIVE_TYPE), ("transfer-encoding", "chunked")]
-        self.head = self.conn.send(h11.Request(method=method, target=HOME_ARCHIVE_PATH, headers=headers))
+        # Under the URL's own path: the daemon URL is the control plane's proxy, /v1/sandboxes/<id>/daemon.
+        target = parsed.raw_path.split(b"?")[0].rstrip(b"/") + HOME_ARCHIVE_PATH.encode()
+        self.head = self.conn.send(h11.Request(method=method, target=target, headers=headers))
         self.status = 0
         self.trailers: dict[str, str] | None = None
         self.body = bytearray()

@@ -4,7 +4,7 @@ control plane is, the operator key, and the sandbox calls the SDK makes with the
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 from urllib.parse import urlencode
 
 from pydantic import TypeAdapter
@@ -104,11 +104,9 @@ def kill_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:
     return Call(plane, "DELETE", f"/v1/sandboxes/{sandbox_id}", model_parser(SandboxInfo), token)
 
 
-def action_call(
-    plane: Peer, sandbox_id: str, token: str, verb: Literal["pause", "activity"]
-) -> Call[SandboxInfo]:
-    """``POST /v1/sandboxes/:id/pause`` or ``…/activity`` (an SDK call is about to reach the sandbox)."""
-    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/{verb}", model_parser(SandboxInfo), token)
+def pause_call(plane: Peer, sandbox_id: str, token: str) -> Call[SandboxInfo]:
+    """``POST /v1/sandboxes/:id/pause``: suspends the sandbox, memory kept."""
+    return Call(plane, "POST", f"/v1/sandboxes/{sandbox_id}/pause", model_parser(SandboxInfo), token)
 
 
 def egress_call(plane: Peer, sandbox_id: str, token: str, body: dict[str, Any]) -> Call[EgressPolicyWire]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from ._http import Call, Peer, model_parser
+from ._http import Call, Peer, PeerHooks, model_parser
 from ._wire import (
     CredentialState,
     EmptyAnswer,
@@ -28,9 +28,10 @@ def _parse_process_list(payload: object) -> list[ProcessInfo]:
     return _PROCESS_LIST.validate_python(payload, strict=True)
 
 
-def daemon(url: str) -> Peer:
-    """The sandbox daemon at ``url`` as a peer of calls."""
-    return Peer(url, "the daemon", "the sandbox daemon")
+def daemon(url: str, hooks: PeerHooks | None = None) -> Peer:
+    """The sandbox daemon at ``url`` (the control plane's proxy to it) as a peer of calls; ``hooks``
+    (what the sandbox handle knows of its end) hear every call and its refusals."""
+    return Peer(url, "the daemon", "the sandbox daemon", hooks)
 
 
 def run_stream_call(peer: Peer, token: str, start: dict[str, Any]) -> Call[ProcessEvent]:

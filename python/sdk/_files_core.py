@@ -316,13 +316,9 @@ class FilesCore:
     def write_op(
         self, path: str, body: bytes | Iterable[bytes] | AsyncIterable[bytes], account: Account = "user"
     ) -> Op[EntryInfo]:
-        """Writes ``body`` (checked, in the driver's form) into ``path`` after reporting activity."""
+        """Writes ``body`` (checked, in the driver's form) into ``path``."""
         answer: EntryInfo = yield from self.core.daemon_op(self.write_call(path, body, account))
         return answer
-
-    def activity_op(self) -> Op[object]:
-        """Reports activity before a streamed call (resuming a suspended sandbox)."""
-        return self.core.activity_op()
 
     def get_info_op(self, path: str, user: object = "user", call: str = "files.get_info") -> Op[EntryInfo]:
         """What ``path`` names (a symlink as itself)."""

@@ -73,7 +73,7 @@ def save_op(home: HomePersistence, core: SandboxCore) -> HomeOp[None]:
 
     :raises SandboxException: when the role, the bucket or tar failed
     """
-    yield from core.activity_op()
+    core.refuse_when_ended()  # nothing at all, not even the role, once the handle knows it ended
     # The role first: a denied one fails before tar reads a byte.
     opening = partial(S3HomeStore.open, home.location, home.execution_role_arn, session_name(core.sandbox_id))
     store: S3HomeStore = yield Blocking(opening)
@@ -185,8 +185,16 @@ def _archive_url(core: SandboxCore) -> str:
     return core.launched.daemon_url
 
 
+def _heard(core: SandboxCore, step: object, error: BaseException) -> None:
+    """The handle hears a refusal of an archive call, as the transport's daemon calls are heard (the
+    archive calls go to sandboxd over h11, not through the transport)."""
+    if isinstance(step, (ReadArchive, PutArchive)) and isinstance(error, SdkException):
+        core.on_refusal(error)
+
+
 def drive_home(op: HomeOp[R], transport: Transport, core: SandboxCore) -> R:
-    """Runs ``op`` with sync I/O."""
+    """Runs ``op`` with sync I/O; the archive calls are refused before any traffic once the handle knows
+    its sandbox ended, as every daemon call is."""
     client = ArchiveClient(_archive_url(core), core.access_token, transport.request_timeout)
     download: Iterator[bytes] | None = None
     try:
@@ -197,16 +205,20 @@ def drive_home(op: HomeOp[R], transport: Transport, core: SandboxCore) -> R:
                 if isinstance(step, Blocking):
                     answer = step.work()
                 elif isinstance(step, ReadArchive):
-                    download = download or client.download()
+                    if download is None:
+                        core.refuse_when_ended()
+                        download = client.download()
                     answer = next(download, b"")
                 elif isinstance(step, ArchiveTrailers):
                     answer = client.trailers
                 elif isinstance(step, PutArchive):
+                    core.refuse_when_ended()
                     client.upload(step.chunks)
                     answer = None
                 else:
                     answer = transport.call(step)
             except BaseException as error:  # handed to the operation, which may catch it
+                _heard(core, step, error)
                 step = op.throw(error)
                 continue
             step = op.send(answer)
@@ -238,16 +250,20 @@ async def adrive_home(op: HomeOp[R], transport: AsyncTransport, core: SandboxCor
                 if isinstance(step, Blocking):
                     answer = await asyncio.to_thread(step.work)
                 elif isinstance(step, ReadArchive):
-                    download = download or client.download()
+                    if download is None:
+                        core.refuse_when_ended()
+                        download = client.download()
                     answer = await anext(download, b"")
                 elif isinstance(step, ArchiveTrailers):
                     answer = client.trailers
                 elif isinstance(step, PutArchive):
+                    core.refuse_when_ended()
                     await client.upload(_chunks_in_thread(step.chunks))
                     answer = None
                 else:
                     answer = await transport.call(step)
             except BaseException as error:
+                _heard(core, step, error)
                 step = op.throw(error)
                 continue
             step = op.send(answer)

@@ -6,7 +6,8 @@ receive their parsed answers (or have the call's exception thrown in). :func:`dr
 with a :class:`Transport`, :func:`adrive` with an :class:`AsyncTransport`: only the I/O differs.
 
 Answers are JSON; an answer with status 400 or more is an error envelope and becomes its SDK exception
-(``sdk.errors.error_from_envelope``). NDJSON answers are read line by line as they arrive. No message
+(``sdk.errors.error_from_envelope``). NDJSON answers are read line by line as they arrive. A peer's
+hooks hear each call to it before anything is sent (and may refuse it there) and each refusal. No message
 carries a token, a body or sandbox content.
 """
 
@@ -24,6 +25,7 @@ from typing import (
     Generic,
     Iterable,
     Iterator,
+    Protocol,
     TypeVar,
     cast,
 )
@@ -45,6 +47,18 @@ MAX_NDJSON_LINE_BYTES = 64 * 1024 * 1024
 DEFAULT_REQUEST_TIMEOUT = 120.0
 
 
+class PeerHooks(Protocol):
+    """What a sandbox handle hears of its calls to one peer (TypeScript's ``DaemonEndpoint`` has the
+    same two: ``beforeCall`` and ``onRefusal``)."""
+
+    def before_call(self) -> None:
+        """Runs before every call, making none of its own; raises to refuse the call before any traffic."""
+
+    def on_refusal(self, error: SdkException) -> None:
+        """Hears every refusal of a call (an error answer, or a malformed or missing one) on its way to
+        the caller."""
+
+
 @dataclass(frozen=True)
 class Peer:
     """A server the SDK calls: its base URL and how messages name it."""
@@ -54,6 +68,9 @@ class Peer:
     name: str
     #: Names the server in an unreachable message (``the control plane at http://…``).
     unreachable_name: str
+    #: Hears every call to this peer and its refusals (a sandbox handle's sandboxd:
+    #: ``sdk._sandbox_core.KnownEnd``).
+    hooks: PeerHooks | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -105,6 +122,18 @@ def _build(
     return client.build_request(
         call.method, f"{call.peer.url}{call.path}", headers=_headers(call), content=body, timeout=timeout
     )
+
+
+def _before(call: Call[Any]) -> None:
+    if call.peer.hooks is not None:
+        call.peer.hooks.before_call()
+
+
+def _heard(call: Call[Any], error: SdkException) -> SdkException:
+    """``error``, a refusal of ``call``, once the peer's hooks heard it."""
+    if call.peer.hooks is not None:
+        call.peer.hooks.on_refusal(error)
+    return error
 
 
 def _unreachable(call: Call[Any]) -> SandboxException:
@@ -190,19 +219,26 @@ class Transport:
         self._client = httpx.Client(timeout=request_timeout, trust_env=False)
 
     def call(self, call: Call[T]) -> T:
-        """Sends ``call`` and returns its parsed answer."""
+        """Sends ``call`` and returns its parsed answer (its peer's hooks hear the call and a refusal)."""
+        _before(call)
         response = None
         try:
             response = self._client.send(_build(self._client, call, httpx.Timeout(self.request_timeout)))
         except httpx.HTTPError:
             pass  # raised below, without httpx's error as context (its request holds the token)
         if response is None:
-            raise _unreachable(call)
-        return read_answer(call, response.status_code, response.content)
+            raise _heard(call, _unreachable(call))
+        try:
+            return read_answer(call, response.status_code, response.content)
+        except SdkException as error:
+            _heard(call, error)
+            raise
 
     def open_stream(self, call: Call[Any], read_timeout: float | None = None) -> httpx.Response:
         """Sends ``call`` and returns its answer with the body unread (the caller closes it); an error
-        status raises the envelope's exception. ``read_timeout`` bounds each wait for bytes (None: none)."""
+        status raises the envelope's exception. ``read_timeout`` bounds each wait for bytes (None: none).
+        The peer's hooks hear the call and a refusal, not what breaks later in the body."""
+        _before(call)
         timeout = httpx.Timeout(self.request_timeout, read=read_timeout)
         response = None
         try:
@@ -210,7 +246,7 @@ class Transport:
         except httpx.HTTPError:
             pass
         if response is None:
-            raise _unreachable(call)
+            raise _heard(call, _unreachable(call))
         if response.status_code >= 400:
             body = b""
             try:
@@ -219,7 +255,7 @@ class Transport:
                 pass  # a refusal whose body broke off: its envelope is then malformed
             finally:
                 response.close()
-            raise error_from_envelope(_decode(body))
+            raise _heard(call, error_from_envelope(_decode(body)))
         return response
 
     @contextmanager
@@ -255,18 +291,24 @@ class AsyncTransport:
         self._client = httpx.AsyncClient(timeout=request_timeout, trust_env=False)
 
     async def call(self, call: Call[T]) -> T:
-        """Sends ``call`` and returns its parsed answer."""
+        """Sends ``call`` and returns its parsed answer (its peer's hooks hear the call and a refusal)."""
+        _before(call)
         response = None
         try:
             response = await self._client.send(_build(self._client, call, httpx.Timeout(self.request_timeout)))
         except httpx.HTTPError:
             pass  # raised below, without httpx's error as context (its request holds the token)
         if response is None:
-            raise _unreachable(call)
-        return read_answer(call, response.status_code, response.content)
+            raise _heard(call, _unreachable(call))
+        try:
+            return read_answer(call, response.status_code, response.content)
+        except SdkException as error:
+            _heard(call, error)
+            raise
 
     async def open_stream(self, call: Call[Any], read_timeout: float | None = None) -> httpx.Response:
         """As :meth:`Transport.open_stream`, awaited (the caller closes the answer with ``aclose``)."""
+        _before(call)
         timeout = httpx.Timeout(self.request_timeout, read=read_timeout)
         response = None
         try:
@@ -274,7 +316,7 @@ class AsyncTransport:
         except httpx.HTTPError:
             pass
         if response is None:
-            raise _unreachable(call)
+            raise _heard(call, _unreachable(call))
         if response.status_code >= 400:
             body = b""
             try:
@@ -283,7 +325,7 @@ class AsyncTransport:
                 pass  # a refusal whose body broke off: its envelope is then malformed
             finally:
                 await response.aclose()
-            raise error_from_envelope(_decode(body))
+            raise _heard(call, error_from_envelope(_decode(body)))
         return response
 
     @asynccontextmanager

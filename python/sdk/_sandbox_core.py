@@ -5,8 +5,10 @@ built on a :class:`~sdk._sandbox_lifecycle.Launched` record, which the lifecycle
 (``sdk._sandbox_lifecycle``) returns.
 
 Mirrors ``sdk/sandbox.ts``: an ended sandbox refuses every call that acts on it before any traffic; an
-answer or a refusal that says it ended is remembered; every daemon call first reports activity to the
-control plane (which resumes a suspended sandbox).
+answer or a refusal that says it ended is remembered. Daemon calls go straight to the daemon URL (the
+control plane's proxy to sandboxd, which resumes a suspended sandbox with auto-resume on the way and
+refuses an ended one with ``sandbox_ended``); the handle hears each of them through its daemon peer's
+hooks (:class:`KnownEnd`), so no call precedes a daemon call.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ._wire import (
 )
 from ._check import Checker, check_int, whole
 from .egress_policy import EgressPolicy
-from .errors import InvalidArgumentException, SandboxException
+from .errors import InvalidArgumentException, SandboxException, SdkException
 
 T = TypeVar("T")
 
@@ -58,6 +60,38 @@ def to_pid(value: object) -> int:
     return value
 
 
+class KnownEnd:
+    """What a handle knows of its sandbox's end, and the hooks of its daemon peer
+    (``sdk._http.PeerHooks``, as TypeScript's ``beforeCall`` and ``onRefusal``): once the sandbox is known
+    to have ended, every call is refused before any traffic; a ``sandbox_ended`` refusal is remembered.
+    Apart from the core, so that the peer refers to no handle (a handle's attributes hold no cycle)."""
+
+    def __init__(self, sandbox_id: str) -> None:
+        self._sandbox_id = sandbox_id
+        #: Why the sandbox ended, once the handle has learnt it.
+        self.reason: str | None = None
+
+    def __repr__(self) -> str:
+        return f"KnownEnd(reason={self.reason!r})"
+
+    def learn(self, reason: str) -> None:
+        """The sandbox ended for ``reason`` (the first reason learnt is kept)."""
+        if self.reason is None:
+            self.reason = reason
+
+    def before_call(self) -> None:
+        """Runs before every call, making none: refuses it (``sandbox_ended``) once the sandbox ended."""
+        if self.reason is not None:
+            message = f"sandbox {self._sandbox_id} has ended ({self.reason})"
+            raise SandboxException(message, "sandbox_ended")
+
+    def on_refusal(self, error: SdkException) -> None:
+        """Hears every refusal of a call: a ``sandbox_ended`` one is remembered, so the next call is
+        refused before any traffic."""
+        if isinstance(error, SandboxException) and error.code == "sandbox_ended":
+            self.learn("ended")
+
+
 class SandboxCore:
     """One sandbox handle's state and operations, for ``Sandbox`` and ``AsyncSandbox``."""
 
@@ -67,9 +101,9 @@ class SandboxCore:
         self.request_timeout = launched.request_timeout
         self.launched = launched
         self._plane = plane_calls.control_plane(launched.plane_url)
-        self._daemon = daemon_calls.daemon(launched.daemon_url)
-        #: Why the sandbox ended, once this handle has learnt it.
-        self.end_reason: str | None = None
+        self._end = KnownEnd(launched.sandbox_id)
+        #: sandboxd through the control plane's proxy; every call to it is heard by ``_end``.
+        self._daemon = daemon_calls.daemon(launched.daemon_url, hooks=self._end)
         #: The sandbox's egress policy as last answered (create, connect, any facts, an update).
         self.egress: EgressPolicy | None = launched.egress
 
@@ -81,12 +115,17 @@ class SandboxCore:
     def __repr__(self) -> str:
         return f"SandboxCore(sandbox_id={self.sandbox_id!r})"
 
+    @property
+    def end_reason(self) -> str | None:
+        """Why the sandbox ended, once this handle has learnt it."""
+        return self._end.reason
+
     # --- the control plane ----------------------------------------------------------------------
 
     def learn(self, info: SandboxInfo) -> SandboxInfo:
         """Remembers that the sandbox ended when ``info`` says so, and its egress policy."""
-        if info.state == "ended" and self.end_reason is None:
-            self.end_reason = info.end_reason or "ended"
+        if info.state == "ended":
+            self._end.learn(info.end_reason or "ended")
         self.egress = EgressPolicy._of(info.egress)
         return info
 
@@ -96,18 +135,24 @@ class SandboxCore:
         return self.learn(info)
 
     def guarded(self, call: Call[T]) -> Op[T]:
-        """A call on the sandbox refused before any traffic once it ended; an answer that says it ended is
+        """A call on the sandbox refused before any traffic once it ended; a refusal that says it ended is
         remembered."""
-        if self.end_reason is not None:
-            message = f"sandbox {self.sandbox_id} has ended ({self.end_reason})"
-            raise SandboxException(message, "sandbox_ended")
+        self._end.before_call()
         try:
             answer: T = yield call
-        except SandboxException as error:
-            if error.code == "sandbox_ended" and self.end_reason is None:
-                self.end_reason = "ended"
+        except SdkException as error:
+            self._end.on_refusal(error)
             raise
         return answer
+
+    def refuse_when_ended(self) -> None:
+        """Refuses (``sandbox_ended``) before any traffic once the handle knows its sandbox ended."""
+        self._end.before_call()
+
+    def on_refusal(self, error: SdkException) -> None:
+        """Hears a refusal of a call that did not go through the transport (the home archive's): a
+        ``sandbox_ended`` one is remembered."""
+        self._end.on_refusal(error)
 
     def info_op(self) -> Op[SandboxInfo]:
         """The sandbox's facts now (also once it ended: from the control plane's record)."""
@@ -124,7 +169,7 @@ class SandboxCore:
 
     def pause_op(self) -> Op[SandboxInfo]:
         """Suspends the sandbox, memory kept."""
-        return self.acting(plane_calls.action_call(self._plane, self.sandbox_id, self.access_token, "pause"))
+        return self.acting(plane_calls.pause_call(self._plane, self.sandbox_id, self.access_token))
 
     def set_timeout_op(self, timeout_ms: int) -> Op[SandboxInfo]:
         """Sets the sandbox to end ``timeout_ms`` from now (checked by the caller; the control plane
@@ -166,16 +211,13 @@ class SandboxCore:
         """The ports made public."""
         return self.guarded(plane_calls.public_ports_call(self._plane, self.sandbox_id, self.access_token))
 
-    def activity_op(self) -> Op[SandboxInfo]:
-        """Reports that an SDK call is about to reach the sandbox (resumes it when suspended)."""
-        call = plane_calls.action_call(self._plane, self.sandbox_id, self.access_token, "activity")
-        return self.acting(call)
-
     # --- the daemon -----------------------------------------------------------------------------
 
     def daemon_op(self, call: Call[T]) -> Op[T]:
-        """A daemon call, after reporting activity."""
-        yield from self.activity_op()
+        """A daemon call as an operation: nothing precedes it (a suspended sandbox with auto-resume is
+        resumed by the control plane where the call reaches it); refused before any traffic once the
+        handle knows its sandbox ended, and a ``sandbox_ended`` refusal is remembered (the daemon peer's
+        hooks, :class:`KnownEnd`, hear every daemon call, streams too)."""
         answer: T = yield call
         return answer
 

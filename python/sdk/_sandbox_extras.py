@@ -120,8 +120,9 @@ class SandboxExtras:
         responses of its gateway routes, commands started and ended, route changes and the transitions of
         the actors it hosts, each with its ``seq``; from the oldest record sandboxd holds, or after
         ``after``. A broken connection is opened again after the last number seen (nothing missed or
-        repeated). Never a header value, a body or output; reading reports no activity. The iterator
-        follows sandboxd until the sandbox ends or the caller stops.
+        repeated). Never a header value, a body or output; reading is not using the sandbox (it never
+        resumes a suspended one: the read waits until something else resumes it). The iterator follows
+        sandboxd until the sandbox ends or the caller stops.
 
         :raises InvalidArgumentException: for a malformed ``after``, before any call
         :raises AuthenticationException: (while iterating) when sandboxd refuses the token

@@ -50,7 +50,6 @@ class AsyncCommandHandle:
 
     async def _follow(self) -> None:
         try:
-            await adrive(self._core.activity_op(), self._transport)
             call = self._core.events_call(self.pid)
             await afollow(self._transport, self._core, call, self._feed, self._collector)
             self._result = self._collector.result()
@@ -96,7 +95,8 @@ class AsyncCommandHandle:
 
 
 class AsyncCommands:
-    """Commands of one sandbox (each call first reports activity, resuming a suspended sandbox)."""
+    """Commands of one sandbox (each call goes straight to sandboxd through the control plane, which
+    resumes a suspended sandbox with auto-resume where the call reaches it)."""
 
     def __init__(self, core: SandboxCore, transport: AsyncTransport) -> None:
         self._core = core
@@ -183,7 +183,6 @@ class AsyncCommands:
         if o.background:
             pid = (await adrive(self._core.start_op(o.start), self._transport)).pid
             return await self._handle(pid, o.on_stdout, o.on_stderr)._started()
-        await adrive(self._core.activity_op(), self._transport)
         collector = OutputCollector(o.on_stdout, o.on_stderr)
 
         async def feed(event: ProcessEvent) -> None:

@@ -143,7 +143,6 @@ class AsyncFiles:
         """
         checked, fmt = check_path(path, "files.read"), check_format(format)
         account = check_user(user, "files.read")
-        await adrive(self._files.activity_op(), self._transport)
         call = self._files.read_call(checked, account)
         response = await self._transport.open_stream(call, self._transport.request_timeout)
         stream = AsyncFileStream(response)
@@ -232,7 +231,6 @@ class AsyncFiles:
         check_flag(recursive, "files.watch_dir", "recursive")
         check_callback(on_exit, "files.watch_dir", "on_exit", optional=True)
         account = check_user(user, "files.watch_dir")
-        await adrive(self._files.activity_op(), self._transport)
         call = self._files.watch_call(checked, recursive, account)
         return await start_async_watch(self._transport, call, on_event, on_exit, self._watches)
 

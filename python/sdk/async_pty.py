@@ -60,7 +60,6 @@ class AsyncPtyHandle:
 
     async def _follow(self) -> None:
         try:
-            await adrive(self._core.activity_op(), self._transport)
             call = self._core.events_call(self.pid)
             await afollow(self._transport, self._core, call, self._feed, self._screen)
             self._result = self._screen.result()

@@ -178,9 +178,9 @@ class AsyncSandbox(AsyncSandboxExtras):
         self._creating = creating
         #: The gateway routes by name (:class:`~sdk.gateways.GatewayStatus`); empty without gateways.
         self.gateways = AsyncGateways(self._gateway_core, transport)
-        #: Commands in the sandbox (each call first reports activity, resuming a suspended sandbox).
+        #: Commands in the sandbox (a suspended sandbox with auto-resume is resumed where a call reaches it).
         self.commands = AsyncCommands(self._core, transport)
-        #: Files in the sandbox, read and written as its user (each call first reports activity).
+        #: Files in the sandbox, read and written as its user (resumed as commands are).
         self.files = AsyncFiles(self._core, transport)
         #: The egress policy: ``policy`` (last known, no call) and ``update(policy)``.
         self.egress = AsyncSandboxEgress(self._core, transport)

@@ -45,7 +45,6 @@ class CommandHandle:
 
     def _follow(self) -> None:
         try:
-            drive(self._core.activity_op(), self._transport)
             follow(self._transport, self._core, self._core.events_call(self.pid), self._feed, self._collector)
             self._result = self._collector.result()
         except BaseException as error:  # kept for wait(); a thread must not raise
@@ -90,7 +89,8 @@ class CommandHandle:
 
 
 class Commands:
-    """Commands of one sandbox (each call first reports activity, resuming a suspended sandbox)."""
+    """Commands of one sandbox (each call goes straight to sandboxd through the control plane, which
+    resumes a suspended sandbox with auto-resume where the call reaches it)."""
 
     def __init__(self, core: SandboxCore, transport: Transport) -> None:
         self._core = core
@@ -173,7 +173,6 @@ class Commands:
             pid = drive(self._core.start_op(o.start), self._transport).pid
             return CommandHandle(self._core, self._transport, pid, o.on_stdout, o.on_stderr)._started()
         # Started and followed in one call: the answer is the command's event stream.
-        drive(self._core.activity_op(), self._transport)
         collector = OutputCollector(o.on_stdout, o.on_stderr)
         follow(self._transport, self._core, self._core.run_stream_call(o.start), collector.feed, collector)
         return collector.result()

@@ -71,7 +71,8 @@ class FileStream:
 
 class Files:
     """Files of one sandbox, as its user, or as its root with ``user="root"`` on any call (each call
-    first reports activity, resuming a suspended sandbox). Paths are absolute."""
+    goes straight to sandboxd through the control plane, which resumes a suspended sandbox with
+    auto-resume where the call reaches it). Paths are absolute."""
 
     def __init__(self, core: SandboxCore, transport: Transport) -> None:
         self._files = FilesCore(core)
@@ -112,7 +113,6 @@ class Files:
         """
         checked, fmt = check_path(path, "files.read"), check_format(format)
         account = check_user(user, "files.read")
-        drive(self._files.activity_op(), self._transport)
         call = self._files.read_call(checked, account)
         response = self._transport.open_stream(call, self._transport.request_timeout)
         stream = FileStream(response)
@@ -229,7 +229,6 @@ class Files:
         check_flag(recursive, "files.watch_dir", "recursive")
         check_callback(on_exit, "files.watch_dir", "on_exit", optional=True)
         account = check_user(user, "files.watch_dir")
-        drive(self._files.activity_op(), self._transport)
         call = self._files.watch_call(checked, recursive, account)
         handle = WatchHandle(self._transport.request_timeout, call, on_event, on_exit, self._forget)
         with self._watches_lock:

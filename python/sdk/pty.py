@@ -25,7 +25,7 @@ from typing import Mapping
 
 from ._accounts import Account
 from ._command_output import afollow
-from ._http import AsyncTransport, Transport, adrive, drive
+from ._http import AsyncTransport, Transport, drive
 from ._sandbox_core import SandboxCore
 from ._sandbox_options import (
     DEFAULT_PTY_CMD,
@@ -88,7 +88,6 @@ class PtyHandle:
             self._task = asyncio.current_task()
             if self._disconnected.is_set():  # disconnect() came before this loop could be cancelled
                 return
-            await adrive(self._core.activity_op(), transport)
             await afollow(transport, self._core, self._core.events_call(self.pid), self._feed, self._screen)
             self._result = self._screen.result()
         except asyncio.CancelledError:
@@ -160,8 +159,8 @@ class PtyHandle:
 
 
 class Pty:
-    """The terminals of one :class:`~sdk.sandbox.Sandbox` (each call first reports activity, resuming a
-    suspended sandbox)."""
+    """The terminals of one :class:`~sdk.sandbox.Sandbox` (each call goes straight to sandboxd through the
+    control plane, which resumes a suspended sandbox with auto-resume where the call reaches it)."""
 
     def __init__(self, core: SandboxCore, transport: Transport) -> None:
         self._core = core

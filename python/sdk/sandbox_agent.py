@@ -1,6 +1,6 @@
 """``sbx.agent`` (SPEC "SDK operations", "Agent execution on one sandbox"; ``sdk/sandbox-agent.ts``): runs a
 coding agent in the sandbox and streams its events. Touching it makes no call; every argument is checked
-before any call; every call reports activity first, so an ended sandbox refuses it before any traffic.
+before any call; once the handle knows its sandbox ended, every call is refused before any traffic.
 :class:`SandboxAgent` serves ``Sandbox``, :class:`AsyncSandboxAgent` serves ``AsyncSandbox``: both plan
 with ``sdk._agent_plan`` and open with the operations of ``sdk._agent_ops``."""
 
@@ -188,8 +188,9 @@ class SandboxAgent(_AgentBase):
         """The running execution's events as they happen, from its start (TypeScript's
         ``sbx.agent.events$``), each with the execution's id and its ``cursor``; a broken connection goes
         on after the last cursor, so nothing is missed or repeated. Ends after the last event (``Done`` or
-        ``AgentFailed``). Any handle holding the sandbox's token can read it; reading reports no activity
-        beyond the first call that finds the execution.
+        ``AgentFailed``). Any handle holding the sandbox's token can read it; its reads reach sandboxd
+        through the control plane as every daemon call does (a suspended sandbox with auto-resume is
+        resumed there).
 
         :raises InvalidArgumentException: (at the first ``next``, field ``execution_id``) when no
             execution runs

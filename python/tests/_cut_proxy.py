@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import socket
 import threading
+from urllib.parse import urlsplit
 
 
 class CutProxy:
-    """``url`` forwards to ``target`` (``http://host:port``); ``streams`` counts the marked requests."""
+    """``url`` forwards to ``target`` (``http://host:port``, with a path or not: a sandbox's daemon URL is
+    the control plane's ``/v1/sandboxes/<id>/daemon``, kept in ``url``); ``streams`` counts the marked
+    requests."""
 
     def __init__(self, target: str, marker: bytes) -> None:
-        host, port = target.removeprefix("http://").rstrip("/").split(":")
-        self._target = (host, int(port))
+        parsed = urlsplit(target)
+        assert parsed.scheme == "http" and parsed.hostname is not None and parsed.port is not None
+        self._target = (parsed.hostname, parsed.port)
         self._marker = marker
         self._server = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}"
+        self.url = f"http://127.0.0.1:{self._server.getsockname()[1]}{parsed.path.rstrip('/')}"
         self.streams = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()

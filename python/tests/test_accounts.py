@@ -2,12 +2,11 @@
 ``sbx.files`` call and by the E2B shim's, and sent as sandboxd reads it (``user`` in a command's start or
 a JSON body, ``&user=root`` in a files call's query); the user's calls are sent as they always were (no
 ``user``); anything else is ``InvalidArgumentException`` on ``user`` before any call. A recording
-transport stands where the control plane and sandboxd would be: it answers the activity report and
-refuses every daemon call, so a test sees what each call carried."""
+transport stands where sandboxd would be: it refuses every daemon call, so a test sees what each call
+carried."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any, Callable, cast
 
 import pytest
@@ -19,7 +18,6 @@ from sdk._sandbox_core import SandboxCore
 from sdk._sandbox_lifecycle import Launched
 from sdk._sandbox_options import resolve_run_options
 from sdk._secret_text import SecretText
-from sdk._wire import EgressPolicyWire
 from sdk.compat.e2b import InvalidArgumentException as E2BInvalidArgumentException
 from sdk.compat.e2b._command_options import plan_run
 from sdk.compat.e2b._files_options import file_call, write_entries
@@ -35,19 +33,14 @@ def core() -> SandboxCore:
 
 
 class Recorder:
-    """A transport that answers the activity report, records every daemon call and refuses it."""
+    """A transport that records every call and refuses it (no call precedes a daemon call)."""
 
     request_timeout = 5.0
 
     def __init__(self) -> None:
         self.calls: list[Call[Any]] = []
-        self.activity = 0
 
     def call(self, call: Call[Any]) -> object:
-        if call.path.endswith("/activity"):
-            self.activity += 1
-            egress = EgressPolicyWire(mode="open", allow=[], deny=[])
-            return SimpleNamespace(state="running", end_reason=None, egress=egress)
         self.calls.append(call)
         raise SandboxException("recorded", "sandbox_suspended")
 
@@ -138,7 +131,7 @@ def test_files_refuse_any_other_user_before_any_call() -> None:
         with pytest.raises(InvalidArgumentException) as raised:
             act()
         assert raised.value.field == "user" and raised.value.message == f"{call}: user: {RULE}"
-    assert recorder.calls == [] and recorder.activity == 0
+    assert recorder.calls == []
 
 
 def test_the_e2b_shim_passes_root_through_and_resolves_its_paths_under_root() -> None:
@@ -181,4 +174,4 @@ def test_the_e2b_shim_refuses_any_other_user_before_any_call(user: object) -> No
     ):
         with pytest.raises(E2BInvalidArgumentException):
             act()
-    assert recorder.calls == [] and recorder.activity == 0
+    assert recorder.calls == []

@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, Iterator
 
+import httpx
 import pytest
 
 from _agent_world import MODEL_KEY, ScriptedModel, agent_sandbox, running_model, text, tool_call, typescript_tool_then_text_events
@@ -109,6 +110,87 @@ def test_run_returns_the_result_and_continues_a_session(sbx: Sandbox, model: Scr
     sbx.agent.prepare(runtime="runtime_a")  # returns at once; the warm-up goes on in the background
     sbx.agent.prepare(runtime="runtime_b")  # nothing to warm up
     no_key(first, second)
+
+
+class Sent:
+    """The HTTP requests the SDK sends (method and path), recorded as httpx sends them."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.requests: list[tuple[str, str]] = []
+        sync_send, async_send = httpx.Client.send, httpx.AsyncClient.send
+
+        def recorded(client: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+            self.requests.append((request.method, request.url.path))
+            return sync_send(client, request, **kwargs)
+
+        async def arecorded(client: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+            self.requests.append((request.method, request.url.path))
+            return await async_send(client, request, **kwargs)
+
+        monkeypatch.setattr(httpx.Client, "send", recorded)
+        monkeypatch.setattr(httpx.AsyncClient, "send", arecorded)
+
+    def take(self) -> list[tuple[str, str]]:
+        """The requests so far, forgotten."""
+        taken, self.requests = self.requests, []
+        return taken
+
+
+def first_and_later_run(sandbox_id: str, execution_id: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """What a handle's first run sends (configuration, start, prompt: sandboxd's calls through the
+    control plane, nothing in between) and what a later run with the same configuration sends."""
+    daemon = f"/v1/sandboxes/{sandbox_id}/daemon/v1/agent"
+    start, prompt = ("POST", f"{daemon}/executions"), ("POST", f"{daemon}/executions/{execution_id}/prompt")
+    return [("PUT", f"{daemon}/config"), start, prompt], [start, prompt]
+
+
+def test_a_first_run_sends_configuration_start_and_prompt_and_a_later_one_start_and_prompt(
+    sbx: Sandbox, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No call precedes a daemon call (a suspended sandbox is resumed by the control plane where the call
+    reaches it): a handle's first stream sends 3 requests before its first event, a later run 2 in all
+    (as TypeScript counts them)."""
+    handle = Sandbox.connect(sbx.sandbox_id, access_token=sbx.access_token)  # a handle that wrote nothing
+    try:
+        model.script(text("the first answer"), text("the second answer"))
+        sent = Sent(monkeypatch)
+        with handle.agent.stream("first", spec=spec()) as stream:
+            assert next(stream).type == "step_started"
+            before_first_event = sent.take()
+            assert [event.type for event in stream][-1] == "done"
+            assert stream.execution_id is not None
+            first, _ = first_and_later_run(handle.sandbox_id, stream.execution_id)
+        assert before_first_event == first
+        assert sent.take() == []  # the rest came on the prompt's stream
+        result = handle.agent.run("second", spec=spec(), session_id=stream.result().session_id)
+        assert result.text == "the second answer"
+        requests = sent.take()
+        execution_id = requests[-1][1].split("/")[-2]
+        assert requests == first_and_later_run(handle.sandbox_id, execution_id)[1]
+    finally:
+        handle.close()
+
+
+async def test_async_a_first_run_sends_configuration_start_and_prompt_and_a_later_one_start_and_prompt(
+    sbx: Sandbox, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handle = await AsyncSandbox.connect(sbx.sandbox_id, access_token=sbx.access_token)
+    try:
+        model.script(text("the first answer"), text("the second answer"))
+        sent = Sent(monkeypatch)
+        assert (await handle.agent.run("first", spec=spec())).text == "the first answer"
+        requests = sent.take()
+        execution_id = requests[-1][1].split("/")[-2]
+        assert requests == first_and_later_run(handle.sandbox_id, execution_id)[0]
+        async with handle.agent.stream("second", spec=spec()) as stream:
+            assert (await anext(stream)).type == "step_started"
+            before_first_event = sent.take()
+            assert stream.execution_id is not None
+            assert before_first_event == first_and_later_run(handle.sandbox_id, stream.execution_id)[1]
+            assert [event.type async for event in stream][-1] == "done"
+        assert sent.take() == []
+    finally:
+        await handle.close()
 
 
 def test_prepare_with_a_spec_starts_its_runtime_in_a_fresh_sandbox(

@@ -137,6 +137,33 @@ async def test_kill_then_every_call_raises_before_any_traffic(
         await sbx.close()
 
 
+async def test_a_second_handle_learns_the_sandbox_ended(
+    control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed through another handle: this one's next daemon call is refused by the control plane with
+    ``sandbox_ended``; the handle remembers it, and every call after is refused before any request."""
+    async with await AsyncSandbox.create() as sbx:
+        other = await AsyncSandbox.connect(sbx.sandbox_id, access_token=sbx.access_token)
+        await sbx.kill()
+        try:
+            with pytest.raises(SandboxException) as first:
+                await other.commands.list()
+            assert first.value.code == "sandbox_ended"
+            with monkeypatch.context() as patched:
+                patched.setattr(httpx.AsyncClient, "send", refuse)
+                for call in (
+                    lambda: other.commands.list(),
+                    lambda: other.commands.run("echo"),
+                    lambda: other.files.read("/home/user/a"),
+                    other.pause,
+                ):
+                    with pytest.raises(SandboxException, match="has ended") as raised:
+                        await call()
+                    assert raised.value.code == "sandbox_ended"
+        finally:
+            await other.close()
+
+
 async def test_async_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:
     async with await AsyncSandbox.create(timeout=120, isolation="namespace") as sbx:
         sandbox_id = sbx.sandbox_id

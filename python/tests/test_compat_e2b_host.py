@@ -70,7 +70,7 @@ class FakePlane:
         if at == ("POST", f"{PLANE}/v1/sandboxes"):
             created = info(daemonUrl=DAEMON, accessToken=TOKEN, previewKey=PREVIEW_KEY, previewUrl=self.preview_url)
             return httpx.Response(201, json=created)
-        if at in (("GET", f"{PLANE}/v1/sandboxes/{SBX}"), ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity")):
+        if at == ("GET", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info())
         if at == ("DELETE", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info(state="ended", endReason="killed"))

@@ -132,7 +132,7 @@ class FakePlane:
             return httpx.Response(200, json={**info, "daemonUrl": DAEMON, "previewUrl": f"{PLANE}/{{port}}/"})
         elif (request.method, verb) == ("DELETE", ""):
             info.update(state="ended", endReason="killed")
-        elif (request.method, verb) != ("POST", "activity"):
+        else:
             return refuse(404, "not_found", "not faked")
         return httpx.Response(200, json=info)
 

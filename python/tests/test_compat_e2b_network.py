@@ -77,7 +77,7 @@ class FakePlane:
             self.egress = body.get("egress") or (OPEN if body.get("allowInternetAccess", True) else CLOSED)
             created = info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN, **PREVIEW)
             return httpx.Response(201, json=created)
-        if at in (("GET", f"{PLANE}/v1/sandboxes/{SBX}"), ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity")):
+        if at == ("GET", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info(self.egress))
         if at == ("DELETE", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info(self.egress, state="ended", endReason="killed"))

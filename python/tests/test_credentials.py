@@ -82,7 +82,7 @@ class BrokerPlane(FakePlane):
         return answered
 
     def daemon_calls(self) -> list[tuple[str, str]]:
-        """Method and path of each call to sandboxd (activity reports to the control plane left out)."""
+        """Method and path of each call to sandboxd."""
         return [(m, url[len(DAEMON) :]) for m, url, _, _ in self.requests if url.startswith(DAEMON)]
 
     def credential_bodies(self) -> list[Any]:
@@ -276,6 +276,7 @@ async def test_the_async_handle_creates_refreshes_and_connects(
             control_plane_url=PLANE,
         )  # fmt: skip
     assert plane.killed()
+    plane.ended = False  # the fake has one sandbox id: connect to it as to another, running sandbox
     connected = await AsyncSandbox.connect(SBX, access_token=TOKEN, control_plane_url=PLANE)
     try:
         assert connected.credentials.status == EMPTY

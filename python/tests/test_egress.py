@@ -59,8 +59,11 @@ def info(egress: dict[str, Any], **more: object) -> dict[str, Any]:
 
 class FakePlane:
     """Answers create (``egress`` as sent, else open or closed as ``allowInternetAccess`` says, with the
-    preview key and URL), connect (the preview key only for the sandbox's token), a sandbox's facts, activity, kill, sandboxd's routes, and ``PUT …/egress`` (the body, or
-    ``answer_egress`` when set); keeps each request's method, URL, authorization and body."""
+    preview key and URL), connect (the preview key only for the sandbox's token), a sandbox's facts, kill,
+    sandboxd's routes, and ``PUT …/egress`` (the body, or ``answer_egress`` when set); keeps each
+    request's method, URL, authorization and body. Once the sandbox ended (killed, or ``ended`` set as by
+    another process), every daemon call is refused with ``sandbox_ended``, as the control plane's proxy
+    to sandboxd does."""
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, str | None, Any]] = []
@@ -68,12 +71,24 @@ class FakePlane:
         self.answer_egress: dict[str, Any] | None = None
         #: An error envelope ``PUT …/egress`` answers with (status 400) when set.
         self.refusal: dict[str, Any] | None = None
+        #: The sandbox ended: the daemon proxy refuses every daemon call.
+        self.ended = False
+
+    def proxy_refusal(self, request: httpx.Request) -> httpx.Response | None:
+        """The daemon proxy's answer to a daemon call once the sandbox ended: 409 ``sandbox_ended``."""
+        if self.ended and str(request.url).startswith(DAEMON):
+            return httpx.Response(409, json={"code": "sandbox_ended", "message": f"sandbox {SBX} has ended"})
+        return None
 
     def answer(self, request: httpx.Request) -> httpx.Response:
         body: Any = json.loads(request.content) if request.content else None
         self.requests.append((request.method, str(request.url), request.headers.get("authorization"), body))
         at = (request.method, str(request.url))
+        refused = self.proxy_refusal(request)
+        if refused is not None:
+            return refused
         if at == ("POST", f"{PLANE}/v1/sandboxes"):
+            self.ended = False  # a new sandbox (the fake has one id)
             self.egress = body.get("egress") or (OPEN if body.get("allowInternetAccess", True) else CLOSED)
             created = info(self.egress, daemonUrl=DAEMON, accessToken=TOKEN, previewKey=PREVIEW_KEY)
             return httpx.Response(201, json={**created, "previewUrl": PREVIEW_URL})
@@ -82,9 +97,10 @@ class FakePlane:
             own = request.headers.get("authorization") == f"Bearer {TOKEN}"
             connected = info(self.egress, daemonUrl=DAEMON, previewUrl=PREVIEW_URL)
             return httpx.Response(200, json={**connected, **({"previewKey": PREVIEW_KEY} if own else {})})
-        if at in (("GET", f"{PLANE}/v1/sandboxes/{SBX}"), ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity")):
+        if at == ("GET", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info(self.egress))
         if at == ("DELETE", f"{PLANE}/v1/sandboxes/{SBX}"):
+            self.ended = True
             return httpx.Response(200, json=info(self.egress, state="ended", endReason="killed"))
         if at == ("GET", f"{DAEMON}/v1/gateways"):  # a connected handle reads the routes' state
             return httpx.Response(200, json={"routes": {}})

@@ -196,5 +196,5 @@ def test_a_files_call_resumes_a_paused_sandbox(control_plane: ControlPlane) -> N
         sandbox.files.write(f"{HOME}/kept.txt", "kept")
         sandbox.pause()
         assert sandbox.get_info().state == "suspended"
-        assert sandbox.files.read(f"{HOME}/kept.txt") == "kept"  # reported as activity first: resumed
+        assert sandbox.files.read(f"{HOME}/kept.txt") == "kept"  # resumed by the control plane on the way
         assert sandbox.get_info().state == "running"

@@ -36,7 +36,7 @@ def info(isolation: str, **more: object) -> dict[str, Any]:
 
 class FakePlane:
     """Answers the create (``isolation`` as sent, else ``namespace``, the control plane's default), a
-    sandbox's facts and activity, and sandboxd's ``PUT /v1/secrets``; keeps each request's method, URL
+    sandbox's facts, and sandboxd's ``PUT /v1/secrets``; keeps each request's method, URL
     and body."""
 
     def __init__(self) -> None:
@@ -53,10 +53,7 @@ class FakePlane:
                 previewUrl=f"{PLANE}/v1/sandboxes/{SBX}/ports/{{port}}/",
             )
             return httpx.Response(201, json=created)
-        if (request.method, str(request.url)) in (
-            ("GET", f"{PLANE}/v1/sandboxes/{SBX}"),
-            ("POST", f"{PLANE}/v1/sandboxes/{SBX}/activity"),  # before each daemon call
-        ):
+        if (request.method, str(request.url)) == ("GET", f"{PLANE}/v1/sandboxes/{SBX}"):
             return httpx.Response(200, json=info(self.isolation))
         if (request.method, str(request.url)) == ("PUT", f"{DAEMON}/v1/secrets"):
             return httpx.Response(200, json={"names": sorted(body)})

@@ -71,7 +71,6 @@ ANSWERS: dict[type[BaseModel], list[tuple[str, str, str, str]]] = {
         ("get", "/v1/sandboxes/{sandboxId}", "200", "application/json"),
         ("delete", "/v1/sandboxes/{sandboxId}", "200", "application/json"),
         ("post", "/v1/sandboxes/{sandboxId}/pause", "200", "application/json"),
-        ("post", "/v1/sandboxes/{sandboxId}/activity", "200", "application/json"),
         ("post", "/v1/sandboxes/{sandboxId}/timeout", "200", "application/json"),
     ],
     SandboxEvent: [
@@ -135,13 +134,9 @@ CALLS: dict[str, tuple[Any, tuple[str, str]]] = {
         ("get", "/v1/sandboxes/{sandboxId}/metrics"),
     ),
     "kill_call": (lambda p: plane_calls.kill_call(p, SBX, "t"), ("delete", "/v1/sandboxes/{sandboxId}")),
-    "action_call:pause": (
-        lambda p: plane_calls.action_call(p, SBX, "t", "pause"),
+    "pause_call": (
+        lambda p: plane_calls.pause_call(p, SBX, "t"),
         ("post", "/v1/sandboxes/{sandboxId}/pause"),
-    ),
-    "action_call:activity": (
-        lambda p: plane_calls.action_call(p, SBX, "t", "activity"),
-        ("post", "/v1/sandboxes/{sandboxId}/activity"),
     ),
     "egress_call": (
         lambda p: plane_calls.egress_call(p, SBX, "t", {"mode": "closed", "allow": [], "deny": []}),

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from _httpx_fake import answer_httpx_with
-from test_egress import DAEMON, PLANE, TOKEN, FakePlane
+from test_egress import DAEMON, PLANE, SBX, TOKEN, FakePlane
 
 from sdk import (
     AsyncPty,
@@ -60,7 +60,8 @@ def event_lines(pid: int, shown: list[bytes], end: dict[str, Any] | None) -> byt
 class DaemonPlane(FakePlane):
     """``test_egress.FakePlane`` with sandboxd's command routes: a start answering ``PID``, its events
     (``shown`` then ``end``), stdin, resize, signal and the list (a terminal with ``pty: true``); an
-    unknown pid's events refused with ``process_not_found``. Daemon requests are kept in ``daemon``."""
+    unknown pid's events refused with ``process_not_found``; once the sandbox ended, refused as the
+    control plane's proxy refuses them (``sandbox_ended``). Daemon requests are kept in ``daemon``."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +76,9 @@ class DaemonPlane(FakePlane):
         raw = request.content
         body: Any = raw if path.endswith("/stdin") else (json.loads(raw) if raw else None)
         self.daemon.append((request.method, path, request.headers.get("authorization"), body))
+        refused = self.proxy_refusal(request)
+        if refused is not None:
+            return refused
         if (request.method, path) == ("POST", "/v1/processes"):
             return httpx.Response(200, json={"pid": PID})
         if (request.method, path) == ("GET", "/v1/processes"):
@@ -208,9 +212,6 @@ def test_input_resize_and_kill_are_sandboxds_calls(plane: DaemonPlane) -> None:
         assert plane.sent("POST", "/signal") == [{"signal": "SIGKILL", "tree": True}]
         paths = {p for _, p, _, _ in plane.daemon if not p.endswith("/events") and p != "/v1/processes"}
         assert paths == {f"/v1/processes/{PID}/stdin", f"/v1/processes/{PID}/resize", f"/v1/processes/{PID}/signal"}
-        # Each daemon call first reports activity, as the commands' calls do.
-        activity = [url for m, url, _, _ in plane.requests if url.endswith("/activity")]
-        assert len(activity) >= 6
 
 
 def test_wait_gives_the_signal_that_ended_it(plane: DaemonPlane) -> None:
@@ -346,6 +347,67 @@ def test_an_ended_sandbox_refuses_terminals_before_any_call(plane: DaemonPlane) 
         sbx.close()
 
 
+#: How a handle refuses a call once it knows its sandbox ended (no request sent).
+KNOWN_ENDED = ("sandbox_ended", f"sandbox {SBX} has ended (ended)")
+
+
+@pytest.mark.parametrize("first", ["stdin", "stream"])
+def test_a_sandbox_ended_elsewhere_is_learnt_from_a_refusal_then_refused_before_any_call(
+    plane: DaemonPlane, first: str
+) -> None:
+    """Killed by another process: the handle's next daemon call (a plain call, or a stream: a command run
+    and followed in one call) reaches the control plane's proxy, which refuses it with ``sandbox_ended``;
+    the handle remembers it, and every call after is refused before any traffic."""
+    with Sandbox.create(control_plane_url=PLANE) as sbx:
+        term = sbx.pty.create(on_data=Screen())
+        term.wait()
+        plane.ended = True
+        plane.requests.clear()
+        plane.daemon.clear()
+        with pytest.raises(SandboxException) as refused:
+            term.send_input("x") if first == "stdin" else sbx.commands.run("echo")
+        assert (refused.value.code, refused.value.message) == ("sandbox_ended", f"sandbox {SBX} has ended")
+        sent = ("POST", f"/v1/processes/{PID}/stdin" if first == "stdin" else "/v1/processes?stream=true")
+        assert [(m, path) for m, path, _, _ in plane.daemon] == [sent] and plane.requests == []
+        plane.daemon.clear()
+        attempts: list[Callable[[], object]] = [
+            lambda: term.send_input("x"), term.kill, lambda: sbx.pty.create(on_data=Screen()),
+            lambda: sbx.commands.run("echo"), lambda: sbx.commands.run("sleep 1", background=True),
+            sbx.commands.list, lambda: sbx.files.read("/home/user/a"), sbx.pause,
+        ]  # fmt: skip
+        for attempt in attempts:
+            with pytest.raises(SandboxException) as caught:
+                attempt()
+            assert (caught.value.code, caught.value.message) == KNOWN_ENDED
+        assert plane.requests == [] and plane.daemon == []
+
+
+async def test_async_a_sandbox_ended_elsewhere_is_learnt_from_a_refusal_then_refused_before_any_call(
+    plane: DaemonPlane,
+) -> None:
+    async with await AsyncSandbox.create(control_plane_url=PLANE) as sbx:
+        term = await sbx.pty.create(on_data=Screen())
+        await term.wait()
+        plane.ended = True
+        plane.requests.clear()
+        plane.daemon.clear()
+        with pytest.raises(SandboxException) as refused:
+            await sbx.commands.run("echo")  # a stream: refused where it opens
+        assert refused.value.code == "sandbox_ended"
+        assert [(m, path) for m, path, _, _ in plane.daemon] == [("POST", "/v1/processes?stream=true")]
+        plane.daemon.clear()
+        attempts: list[Callable[[], Awaitable[object]]] = [
+            lambda: term.send_input("x"), term.kill, lambda: sbx.pty.create(on_data=Screen()),
+            lambda: sbx.commands.run("echo"), sbx.commands.list, lambda: sbx.files.read("/home/user/a"),
+            sbx.pause,
+        ]  # fmt: skip
+        for attempt in attempts:
+            with pytest.raises(SandboxException) as caught:
+                await attempt()
+            assert (caught.value.code, caught.value.message) == KNOWN_ENDED
+        assert plane.requests == [] and plane.daemon == []
+
+
 # --- by pid, and disconnect ------------------------------------------------------------------------
 
 
@@ -360,8 +422,7 @@ def test_by_pid_calls_are_the_handles_requests_and_follow_nothing(plane: DaemonP
         term.resize(cols=100, rows=30)
         term.kill()
         by_handle = list(plane.daemon)
-        handle_activity = [url for _, url, _, _ in plane.requests if url.endswith("/activity")]
-        plane.requests.clear()
+        assert plane.requests == []  # nothing but sandboxd's calls: no call precedes them
         plane.daemon.clear()
 
         sbx.pty.send_input(PID, "ls\n")
@@ -374,8 +435,7 @@ def test_by_pid_calls_are_the_handles_requests_and_follow_nothing(plane: DaemonP
             ("POST", f"/v1/processes/{PID}/resize", f"Bearer {TOKEN}", {"cols": 100, "rows": 30}),
             ("POST", f"/v1/processes/{PID}/signal", f"Bearer {TOKEN}", {"signal": "SIGKILL", "tree": True}),
         ]  # one request each, no event stream opened
-        activity = [url for _, url, _, _ in plane.requests if url.endswith("/activity")]
-        assert len(activity) == len(handle_activity) == 4  # each first reports activity
+        assert plane.requests == []
 
 
 def test_by_pid_calls_refuse_a_bad_pid_size_or_data_before_any_call(plane: DaemonPlane) -> None:

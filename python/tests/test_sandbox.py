@@ -5,7 +5,9 @@ Every test ends the sandboxes it created."""
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.request
 from typing import Any, Callable, Iterator
 
 import httpx
@@ -210,7 +212,12 @@ def test_kill_ends_the_sandbox_and_every_later_call_raises_before_any_traffic(
         sbx.close()
 
 
-def test_a_second_handle_learns_the_sandbox_ended(control_plane: ControlPlane) -> None:
+def test_a_second_handle_learns_the_sandbox_ended(
+    control_plane: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed through another handle: this one's next daemon call (a command run and followed in one
+    stream) is refused by the control plane with ``sandbox_ended``; the handle remembers it, and every
+    call after is refused before any request."""
     with Sandbox.create() as sbx:
         other = Sandbox.connect(sbx.sandbox_id, access_token=sbx.access_token)
         sbx.kill()
@@ -218,10 +225,45 @@ def test_a_second_handle_learns_the_sandbox_ended(control_plane: ControlPlane) -
             with pytest.raises(SandboxException) as first:
                 other.commands.run("echo")
             assert first.value.code == "sandbox_ended"
-            with pytest.raises(SandboxException, match="has ended"):
-                other.pause()
+            with monkeypatch.context() as patched:
+                patched.setattr(httpx.Client, "send", lambda *a, **k: pytest.fail("an HTTP request was sent"))
+                calls: list[Callable[[], object]] = [
+                    lambda: other.commands.run("echo"),
+                    other.commands.list,
+                    lambda: other.files.read("/home/user/a"),
+                    lambda: other.files.write("/home/user/a", "x"),
+                    other.pause,
+                ]
+                for call in calls:
+                    with pytest.raises(SandboxException, match="has ended") as raised:
+                        call()
+                    assert raised.value.code == "sandbox_ended"
         finally:
             other.close()
+
+
+def test_a_call_on_a_suspended_sandbox_without_auto_resume_is_refused_and_not_remembered(
+    control_plane: ControlPlane,
+) -> None:
+    """Without auto-resume the control plane refuses a daemon call on a suspended sandbox with
+    ``sandbox_suspended`` (no call of the SDK precedes it); the handle does not take that for an end:
+    once resumed, the same call goes through."""
+    body = {"template": "sdk-base", "timeoutMs": 120_000, "idlePolicy": {"maxIdleSeconds": 300, "autoResume": False}}
+    request = urllib.request.Request(
+        f"{control_plane.url}/v1/sandboxes", data=json.dumps(body).encode(), method="POST",
+        headers={"authorization": f"Bearer {control_plane.operator_key}", "content-type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        created = json.loads(answer.read())
+    with Sandbox.connect(created["sandboxId"], access_token=created["accessToken"]) as sbx:
+        sbx.pause()
+        for call in (lambda: sbx.commands.run("echo"), sbx.commands.list):
+            with pytest.raises(SandboxException) as refused:
+                call()
+            assert refused.value.code == "sandbox_suspended"
+        assert sbx.get_info().state == "suspended"
+        sbx.connect()
+        assert sbx.commands.run("echo resumed").stdout == "resumed\n"
 
 
 def test_with_kills_the_sandbox_at_exit(control_plane: ControlPlane) -> None:

@@ -80,7 +80,7 @@ def kill_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:
 def pause_op(url: str, api_key: str, sandbox_id: str) -> Op[SandboxInfo]:
     """``POST /v1/sandboxes/:id/pause`` with the key."""
     peer = plane_calls.control_plane(url)
-    info: SandboxInfo = yield plane_calls.action_call(peer, sandbox_id, api_key, "pause")
+    info: SandboxInfo = yield plane_calls.pause_call(peer, sandbox_id, api_key)
     return info
 
 
