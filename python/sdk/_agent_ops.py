@@ -180,7 +180,7 @@ class Opened:
 
 
 def _configuration_missing(error: SdkException) -> bool:
-    return isinstance(error, SandboxException) and error.code == "not_found" and "configuration" in error.message.lower()
+    return isinstance(error, SandboxException) and error.code == "agent_config_missing"
 
 
 def _start_op(core: SandboxCore, configs: ConfigWrites, plan: ExecutionPlan) -> Op[str | AgentException]:

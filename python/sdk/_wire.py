@@ -376,7 +376,8 @@ class CredentialState(_Wire):
 #: Every code of the error envelope (``rules/error-codes.ts``; ``sdk.errors.ERROR_CLASS`` maps them).
 ErrorCode = Literal[
     "invalid_argument", "invalid_allow_path", "secret_not_found", "unauthenticated", "forbidden_origin",
-    "forbidden_host", "sandbox_not_found", "process_not_found", "not_found", "method_not_allowed",
+    "forbidden_host", "sandbox_not_found", "process_not_found", "not_found", "agent_config_missing",
+    "method_not_allowed",
     "sandbox_ended", "sandbox_suspended", "configuration_rejected", "unimplemented", "sandbox_error",
     "agent_failed", "file_not_found", "not_a_directory", "is_a_directory", "permission_denied", "no_space",
     "port_closed", "port_forbidden",

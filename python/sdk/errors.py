@@ -19,6 +19,7 @@ ERROR_CLASS: Final[Mapping[str, str]] = {
     "sandbox_not_found": "SandboxException",
     "process_not_found": "SandboxException",
     "not_found": "SandboxException",
+    "agent_config_missing": "SandboxException",
     "method_not_allowed": "SandboxException",
     "sandbox_ended": "SandboxException",
     "sandbox_suspended": "SandboxException",
