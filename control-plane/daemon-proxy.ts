@@ -8,6 +8,7 @@
  * follows. The create and connect answers name this path as the sandbox's `daemonUrl`.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import { Agent, type Dispatcher } from 'undici';
 import { SandboxError } from '../rules/errors.js';
 
@@ -117,16 +118,27 @@ export class DaemonProxy {
       headersTimeout: 0,
       bodyTimeout: 0,
     };
+    let answer: Dispatcher.ResponseData;
     try {
-      await this.#agent.stream(options, ({ statusCode, headers }) => {
-        res.writeHead(statusCode, kept(headers));
-        res.flushHeaders(); // a stream's head goes out before its first line
-        return res;
-      });
-    } catch (error) {
-      if (res.headersSent || abort.signal.aborted) throw error;
+      answer = await this.#agent.request(options);
+    } catch {
       throw new SandboxError(`the sandbox daemon did not answer ${req.method ?? 'GET'} ${target.path}`);
     }
+    // Trailers are sandboxd's word on how a stream ended (a home archive's exit status): announced in
+    // the head, sent after the body.
+    const head = kept(answer.headers);
+    if (answer.headers['trailer'] !== undefined) head['trailer'] = answer.headers['trailer'];
+    res.writeHead(answer.statusCode, head);
+    res.flushHeaders(); // a stream's head goes out before its first line
+    await pipeline(answer.body, res, { end: false });
+    res.addTrailers(
+      Object.fromEntries(
+        Object.entries(answer.trailers).filter(
+          (entry): entry is [string, string] => typeof entry[1] === 'string',
+        ),
+      ),
+    );
+    res.end();
   }
 
   /** Closes the connections to every sandboxd. */

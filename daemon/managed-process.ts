@@ -3,6 +3,7 @@
  * (bounded history, so a client that re-attaches gets what it missed) and pushed to every listener.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PTY_HELPER_NAME, type ProcessEvent, type TerminalSize } from '../protocol/process-events.js';
 import { inputFrames, resizeFrame } from './pty-frames.js';
 import { RequestError } from './request-error.js';
@@ -23,6 +24,9 @@ export interface CommandSpec extends SpawnSpec {
 
 /** The terminal helper where every sandbox root sees sandboxd's runtime. */
 const PTY_HELPER = `/opt/sdk/${PTY_HELPER_NAME}`;
+
+/** The longest a SIGKILL's answer waits for the process to be gone (one in uninterruptible sleep lingers). */
+const KILL_WAIT_MS = 2_000;
 
 /** The spawn of a command: on a terminal, the helper runs the shell on it (`TERM` set unless given). */
 function spawnSpecOf(spec: CommandSpec): SpawnSpec {
@@ -215,13 +219,25 @@ export class ManagedProcess {
     this.#child.stdin.end();
   }
 
-  /** Signals the command, or with `tree` ends its whole process tree. */
+  /**
+   * Signals the command, or with `tree` ends its whole process tree. A SIGKILL answers once the process
+   * is gone (a caller's `kill -0` right after finds nothing), or after `KILL_WAIT_MS` at most: its exit,
+   * not the end of its output, which a child it left may hold open.
+   */
   async kill(signal: NodeJS.Signals, tree: boolean): Promise<void> {
     if (!this.running) return;
+    const exited = signal === 'SIGKILL' ? this.#exited() : undefined;
     if (tree) await killTree(this.#tree, signal === 'SIGKILL' ? 0 : 2_000, this.#space);
     // The helper that started it passes signals on, but cannot pass SIGKILL: the box delivers them.
     else if (this.#signalInBox) await this.#space.signal(this.#tree, signal);
     else this.#child.kill(signal);
+    if (exited !== undefined) await Promise.race([exited, sleep(KILL_WAIT_MS)]);
+  }
+
+  /** Resolves when the process has exited. */
+  #exited(): Promise<void> {
+    if (this.#child.exitCode !== null || this.#child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => this.#child.once('exit', () => resolve()));
   }
 
   #data(stream: 'stdout' | 'stderr', chunk: Buffer): void {

@@ -237,7 +237,8 @@ export class DaemonClient {
 
   /**
    * One NDJSON connection to `path` with this sandbox's token (for `resumableFeed`): each line parsed by
-   * `parse`, lines it refuses skipped. No activity is reported: reading is not using the sandbox.
+   * `parse`, lines it refuses skipped. No check before it: a feed of a sandbox that ended is refused by
+   * the control plane, which never resumes a sandbox for sandboxd's own feed (`/v1/events`).
    */
   feed<T>(path: string, parse: (value: unknown) => T | undefined): Observable<T> {
     return ndjsonFeed(`${this.url}${path}`, this.#token, parse);

@@ -107,9 +107,13 @@ describe('sbx.files in a sandbox', () => {
           ]),
         );
       await watch.stop();
-      // The helper ended with the watch: only the command below is left running as the user.
-      const left = await sbx.commands.run('ps -u user -o args= | grep -c "[s]andboxd files watch" || true');
-      expect(left.stdout.trim()).toBe('0');
+      // The helper ends with the watch (once sandboxd sees the stream closed, through the control plane's
+      // hop): nothing of it is left running as the user.
+      const helpers = async (): Promise<string> =>
+        (
+          await sbx.commands.run('ps -u user -o args= | grep -c "[s]andboxd files watch" || true')
+        ).stdout.trim();
+      await expect.poll(helpers, { timeout: 30_000 }).toBe('0');
     });
   });
 
