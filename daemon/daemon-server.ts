@@ -27,49 +27,35 @@
  *   CONNECT 127.0.0.1:<port>            a preview's tunnel to the sandbox's loopback (control plane only,
  *                                       never to sandboxd's own ports): port-tunnel.ts
  *
- * The control plane's credential is admitted to `CONTROL_ENDPOINTS` only, and its calls are not recorded.
+ * The routes live by concern (`config-api.ts`, `process-api.ts`, `agent-api.ts` behind its version gate,
+ * `files-api.ts`, `home-archive.ts`); every call passes `call-admission.ts` first (the credential check:
+ * the control plane's is admitted to `CONTROL_ENDPOINTS` only; the call's record).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { z } from 'zod';
-import type { DaemonRecord } from '../protocol/daemon-events.js';
-import { CONTROL_ENDPOINTS, CONTROL_ONLY, TERMINAL_ENDPOINTS, processRecord } from './audit-records.js';
-import { EGRESS_PORTS, egressPolicyWire } from '../protocol/egress-wire.js';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { openPortTunnel } from './port-tunnel.js';
-import type { EgressFilter } from './egress/egress-filter.js';
-import type { CredentialBroker } from './egress/credential-broker.js';
-import { configureCredentialsSchema } from '../protocol/credentials-wire.js';
+import type { DaemonRecord } from '../protocol/daemon-events.js';
+import { EGRESS_PORTS } from '../protocol/egress-wire.js';
 import { envelopeOf, httpStatusOf, type ErrorEnvelope } from '../protocol/error-envelope.js';
-import { configureSandboxSchema, type GatewayState } from '../protocol/gateway-wire.js';
-import {
-  LOGIN_SHELL,
-  signalCommandSchema,
-  startCommandSchema,
-  terminalSizeSchema,
-} from '../protocol/process-events.js';
-import { putSecretsSchema } from '../protocol/secrets-wire.js';
-import type { SnapshotCarry } from '../protocol/snapshot-carry.js';
-import { cursorOf } from '../protocol/cursor.js';
-import { AGENT_MIN_VERSION, meetsVersion } from '../protocol/versions.js';
-import { agentConfigSchema, prepareAgentSchema, startExecutionSchema } from '../protocol/agent-wire.js';
-import type { AgentHost } from './agent-host.js';
 import { Router, type RouteReply } from '../protocol/router.js';
 import type { SequencedLog } from '../actors/sequenced-log.js';
 import type { GatewayHost } from '../gateway/gateway-host.js';
 import { CONNECTION_LIMITS } from '../gateway/connection-limits.js';
-import type { ManagedProcess } from './managed-process.js';
-import type { ProcessTable } from './process-table.js';
-import type { TokenCheck } from './token.js';
-import { RequestError } from './request-error.js';
-import { homeArchiveRoutes } from './home-archive.js';
+import type { AgentHost } from './agent-host.js';
+import { agentRoutes } from './agent-api.js';
+import { CallAdmission } from './call-admission.js';
+import { configRoutes } from './config-api.js';
+import { afterOf, ok, type DaemonHandler } from './daemon-call.js';
+import type { CredentialBroker } from './egress/credential-broker.js';
+import type { EgressFilter } from './egress/egress-filter.js';
+import { StreamQuota, streamAudit } from './event-streams.js';
 import { filesRoutes } from './files-api.js';
-import { StreamQuota, streamAudit, streamLines } from './event-streams.js';
-import { streamProcessEvents } from './process-stream.js';
-import { readBody, readJson as readBodyJson } from './request-body.js';
+import { homeArchiveRoutes } from './home-archive.js';
+import { openPortTunnel } from './port-tunnel.js';
+import { processRoutes } from './process-api.js';
+import type { ProcessTable } from './process-table.js';
 import { SecretEnvs } from './secret-envs.js';
-import { checkedAccount } from './sandbox-account.js';
-import { DEFAULT_ACCOUNT } from '../protocol/sandbox-accounts.js';
+import type { TokenCheck } from './token.js';
 
 /** What the server needs. */
 export interface DaemonServerOptions {
@@ -99,36 +85,6 @@ export interface DaemonServerOptions {
   readonly previewDial?: (port: number) => Promise<Socket>;
 }
 
-/** Largest JSON request body. */
-const MAX_JSON_BYTES = 4 * 1024 * 1024;
-
-/** Largest agent prompt. */
-const MAX_PROMPT_BYTES = 4 * 1024 * 1024;
-
-type Reply = RouteReply;
-
-/** One call as a handler sees it (the token already checked). */
-interface Call {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly url: URL;
-  readonly params: Readonly<Record<string, string>>;
-}
-
-type Handler = (call: Call) => Reply | Promise<Reply>;
-
-/** ConfigureStatus: ports, urls and failure classes, never a value. */
-function gatewayState(host: GatewayHost): GatewayState {
-  return {
-    routes: Object.fromEntries(
-      [...host.status()].map(([name, s]) => [
-        name,
-        { port: s.port, url: s.url, lastErrorClass: s.lastErrorClass ?? null },
-      ]),
-    ),
-  };
-}
-
 function sendJson(
   res: ServerResponse,
   status: number,
@@ -152,9 +108,6 @@ function sendError(res: ServerResponse, envelope: ErrorEnvelope): void {
   sendJson(res, httpStatusOf(envelope), envelope);
 }
 
-const readJson = <T extends z.ZodType>(req: IncomingMessage, schema: T): Promise<z.output<T>> =>
-  readBodyJson(req, schema, MAX_JSON_BYTES);
-
 /**
  * Connections sandboxd holds at once; each has the gateway's request-head deadline. Only the host's
  * side reaches sandboxd's port (the sandbox's table refuses sandbox code), so these bound what a host
@@ -165,263 +118,60 @@ const MAX_CONNECTIONS = 1024;
 /** Open streams of each kind at most (see `event-streams.ts` for what each may hold). */
 const STREAM_LIMITS = { commands: 32, agent: 16, records: 16 } as const;
 
-/** The `?after=` cursor of a stream request. @throws RequestError when it is not a number */
-function afterOf(url: URL): number | undefined {
-  const after = cursorOf(url);
-  if (after === 'invalid') throw new RequestError('invalid_argument', 'after: must be a sequence number');
-  return after;
-}
-
 /** Creates the daemon's HTTP server (not yet listening). */
 export function createDaemonServer(options: DaemonServerOptions): Server {
-  const { processes } = options;
   const keepaliveMs = options.keepaliveMs ?? 10_000;
-
   /** Terminals the control plane's credential opened (`POST /v1/terminals`), while they run. */
   const operatorTerminals = new Set<number>();
-
-  const find = (pid: string | undefined): ManagedProcess => {
-    const found = processes.get(Number(pid));
-    if (found === undefined) throw new RequestError('process_not_found', 'no such process');
-    return found;
-  };
-
-  const quotas = {
-    commands: new StreamQuota(STREAM_LIMITS.commands, 'command event streams'),
-    agent: new StreamQuota(STREAM_LIMITS.agent, 'agent event streams'),
-    records: new StreamQuota(STREAM_LIMITS.records, 'record streams'),
-  };
-  /** A command's events after `?after=` (from its start without) at the client's pace. */
-  const streamEvents = (res: ServerResponse, proc: ManagedProcess, url: URL): void => {
-    const after = afterOf(url);
-    quotas.commands.take(res);
-    streamProcessEvents(res, proc, after ?? 0, keepaliveMs, options.streamStallMs);
-  };
-
-  const ok = (body: unknown = {}): Reply => ({ status: 200, body });
-
   // `secrets=`: in this closure's memory only, for commands; the agent host never sees them.
   const secretEnvs = new SecretEnvs();
+  const records = new StreamQuota(STREAM_LIMITS.records, 'record streams');
 
-  const brokerOf = (): CredentialBroker => {
-    if (options.broker === undefined) {
-      throw new RequestError('invalid_argument', 'credentials are brokered inside a sandbox only');
-    }
-    return options.broker;
-  };
-
-  const { agents } = options;
-  // A template built before the agent (SPEC 0.8.0) reports an older version: its daemon has no agent.
-  const agentsOf = (): AgentHost => {
-    if (!meetsVersion(options.version, AGENT_MIN_VERSION)) {
-      throw new RequestError(
-        'unimplemented',
-        `sandbox image ${options.version} predates the agent (${AGENT_MIN_VERSION})`,
-        'UnimplementedError',
-      );
-    }
-    return agents;
-  };
-  const router = new Router<Handler>({
+  const router = new Router<DaemonHandler>({
     // Readiness; nothing secret (answered before the token check).
     'GET /v1/health': () => ok({ ok: true }),
+    'GET /v1/version': () => ok({ version: options.version }),
     'GET /v1/events': ({ res, url }) => {
       const after = afterOf(url);
-      quotas.records.take(res);
+      records.take(res);
       streamAudit(res, options.audit, after);
       return 'streamed';
     },
-    'POST /v1/gateways': async ({ req }) => {
-      // The body holds header values: it goes to the gateway host and nowhere else.
-      const { routes } = await readJson(req, configureSandboxSchema);
-      const outcome = await options.gateways.apply(routes);
-      if (!outcome.ok) {
-        throw new RequestError(outcome.failure.code, outcome.failure.message, outcome.failure.errorClass);
-      }
-      return ok(gatewayState(options.gateways));
-    },
-    'GET /v1/gateways': () => ok(gatewayState(options.gateways)),
-    // What a memory snapshot's copy takes over (protocol/snapshot-carry.ts): asked as it is taken.
-    'GET /v1/snapshot-carry': (): Reply => {
-      const gatewayPorts = Object.fromEntries(
-        [...options.gateways.status()].map(([name, s]) => [name, s.port]),
-      );
-      const standby = options.agents.carried();
-      return ok({ gatewayPorts, ...(standby === undefined ? {} : { standby }) } satisfies SnapshotCarry);
-    },
-    // The control plane's alone (CONTROL_ONLY): it changes the driver's tables in the same step.
-    'PUT /v1/egress': async ({ req }) => {
-      const policy = await readJson(req, egressPolicyWire);
-      if (options.egress === undefined) throw new RequestError('not_found', 'no egress filter here');
-      options.egress.update(policy);
-      return ok(policy);
-    },
-    'PUT /v1/secrets': async ({ req }) => {
-      // The body holds secret values: they go to `secretEnvs` and nowhere else.
-      secretEnvs.replace((await readJson(req, putSecretsSchema)).envs);
-      return ok({ names: secretEnvs.names });
-    },
-    'POST /v1/credentials': async ({ req }) => {
-      // The body holds header values: they go to the broker and nowhere else.
-      const { rules } = await readJson(req, configureCredentialsSchema);
-      const started = brokerOf().state().proxy !== null;
-      const state = await brokerOf().configure(rules);
-      // A runtime prepared before the proxy existed would run the agent's tools without it.
-      if (!started && state.proxy !== null) options.agents.environmentChanged();
-      return ok(state);
-    },
-    'GET /v1/credentials': () => ok(brokerOf().state()),
-    'GET /v1/version': () => ok({ version: options.version }),
-    ...homeArchiveRoutes(processes.user),
-    ...filesRoutes(processes.user),
-    'POST /v1/processes': async ({ req, res, url }) => {
-      const { user, ...spec } = await readJson(req, startCommandSchema);
-      // Root outside a sandbox is refused (`invalid_argument`) before the command starts.
-      const account = checkedAccount('commands.run', user, processes.user);
-      const streamed = url.searchParams.get('stream') === 'true';
-      if (streamed) quotas.commands.check(); // refused before the command starts
-      const proc = await processes
-        .start({
-          ...spec,
-          account,
-          // The broker's proxy and trust variables, then the secrets, then the command's own.
-          envs: { ...options.broker?.environment(), ...secretEnvs.under(spec.envs) },
-          cwd: spec.cwd,
-          timeoutMs: spec.timeoutMs,
-        })
-        .catch((error: unknown) => {
-          throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
-        });
-      proc.follow((event) => {
-        if (event.type === 'start' || event.type === 'end') {
-          options.audit.append(processRecord(proc.pid, spec.cmd, event));
-        }
-      });
-      // `?stream=true`: the answer is the command's event stream (its start event names the pid), so
-      // running a command in the foreground is one call.
-      if (streamed) {
-        streamEvents(res, proc, url);
-        return 'streamed';
-      }
-      return ok({ pid: proc.pid });
-    },
-    // The operator's terminal (the inspector's panel, through the control plane): a login shell as the
-    // sandbox user, whose calls by pid the control plane's credential may then make.
-    'POST /v1/terminals': async ({ req }) => {
-      const size = await readJson(req, terminalSizeSchema);
-      const proc = await processes
-        .start({
-          cmd: LOGIN_SHELL,
-          pty: size,
-          account: checkedAccount('terminal', DEFAULT_ACCOUNT, processes.user),
-          envs: { ...options.broker?.environment(), ...secretEnvs.under({}) },
-          cwd: undefined,
-          timeoutMs: undefined,
-          killTree: true,
-        })
-        .catch((error: unknown) => {
-          throw new RequestError('sandbox_error', error instanceof Error ? error.message : 'could not start');
-        });
-      operatorTerminals.add(proc.pid);
-      proc.follow((event) => {
-        if (event.type === 'start' || event.type === 'end') {
-          options.audit.append(processRecord(proc.pid, LOGIN_SHELL, event));
-        }
-        if (event.type === 'end') operatorTerminals.delete(proc.pid);
-      });
-      return ok({ pid: proc.pid });
-    },
-    'GET /v1/processes': () =>
-      ok(
-        processes
-          .list()
-          .map((p) => ({ pid: p.pid, cmd: p.cmd, running: p.running, ...(p.pty ? { pty: true } : {}) })),
-      ),
-    'GET /v1/processes/:pid/events': ({ res, url, params }) => {
-      streamEvents(res, find(params['pid']), url);
-      return 'streamed';
-    },
-    'POST /v1/processes/:pid/stdin': async ({ req, params }) => {
-      const proc = find(params['pid']);
-      // One chunk at a time, each once the pipe took it: a command that does not read holds the body.
-      for await (const chunk of req) await proc.writeStdin(chunk as Buffer);
-      return ok();
-    },
-    'POST /v1/processes/:pid/stdin/close': ({ params }) => {
-      find(params['pid']).closeStdin();
-      return ok();
-    },
-    'POST /v1/processes/:pid/resize': async ({ req, params }) => {
-      await find(params['pid']).resize(await readJson(req, terminalSizeSchema));
-      return ok();
-    },
-    'POST /v1/processes/:pid/signal': async ({ req, params }) => {
-      const proc = find(params['pid']);
-      const { signal, tree } = await readJson(req, signalCommandSchema);
-      await proc.kill(signal, tree);
-      return ok();
-    },
-    'PUT /v1/agent/config': async ({ req }) =>
-      ok(agentsOf().writeConfig(await readJson(req, agentConfigSchema))),
-    'POST /v1/agent/executions': async ({ req }) =>
-      ok({ executionId: await agentsOf().start(await readJson(req, startExecutionSchema)) }),
-    'GET /v1/agent/executions': () => ok(agentsOf().list()),
-    'POST /v1/agent/executions/:id/prompt': async ({ req, res, params }): Promise<Reply> => {
-      const id = params['id'] ?? '';
-      const prompt = await readBody(req, MAX_PROMPT_BYTES);
-      agentsOf().prompt(id, prompt);
-      quotas.agent.take(res);
-      streamLines(res, agents.lines(id), keepaliveMs);
-      return 'streamed';
-    },
-    'GET /v1/agent/executions/:id/events': ({ res, url, params }) => {
-      const after = afterOf(url);
-      const lines = agentsOf().lines(params['id'] ?? '', after ?? 0);
-      quotas.agent.take(res);
-      streamLines(res, lines, keepaliveMs);
-      return 'streamed';
-    },
-    'POST /v1/agent/executions/:id/abort': ({ params }) => {
-      agentsOf().abort(params['id'] ?? '');
-      return ok();
-    },
-    'POST /v1/agent/prepare': async ({ req }) => {
-      const host = agentsOf();
-      const { runtime, configHash } = await readJson(req, prepareAgentSchema);
-      host.prepare(runtime, configHash);
-      return ok();
-    },
+    ...configRoutes({ ...options, secretEnvs }),
+    ...homeArchiveRoutes(options.processes.user),
+    ...filesRoutes(options.processes.user),
+    ...processRoutes({
+      processes: options.processes,
+      audit: options.audit,
+      // The broker's proxy and trust variables, then the secrets, then the command's own.
+      environment: (own) => ({ ...options.broker?.environment(), ...secretEnvs.under(own) }),
+      quota: new StreamQuota(STREAM_LIMITS.commands, 'command event streams'),
+      keepaliveMs,
+      ...(options.streamStallMs === undefined ? {} : { streamStallMs: options.streamStallMs }),
+      operatorTerminals,
+    }),
+    ...agentRoutes({
+      agents: options.agents,
+      version: options.version,
+      quota: new StreamQuota(STREAM_LIMITS.agent, 'agent event streams'),
+      keepaliveMs,
+    }),
   });
 
-  const route = async (req: IncomingMessage, res: ServerResponse): Promise<Reply> => {
+  const admission = new CallAdmission({
+    token: options.token,
+    controlToken: options.controlToken,
+    operatorTerminals,
+    audit: options.audit,
+  });
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<RouteReply> => {
     const url = new URL(req.url ?? '/', 'http://sandboxd');
     const match = router.match(req.method ?? '', url.pathname);
-    const endpoint = match.matched ? match.endpoint : undefined;
     // Readiness needs no token.
-    if (match.matched && endpoint === 'GET /v1/health') {
+    if (match.matched && match.endpoint === 'GET /v1/health') {
       return match.handler({ req, res, url, params: match.params });
     }
-    const user = !(endpoint !== undefined && CONTROL_ONLY.has(endpoint)) && options.token.admits(req);
-    const control =
-      !user &&
-      endpoint !== undefined &&
-      (CONTROL_ENDPOINTS.has(endpoint) ||
-        (TERMINAL_ENDPOINTS.has(endpoint) &&
-          match.matched &&
-          operatorTerminals.has(Number(match.params['pid'])))) &&
-      options.controlToken?.admits(req) === true;
-    if (!user && !control) {
-      throw new RequestError('unauthenticated', 'missing or invalid sandbox access token');
-    }
-    // The control plane watching (the inspector) is not the sandbox's activity: it must not keep the
-    // sandbox from going idle. Reading the stream is not activity either.
-    const terminal =
-      endpoint === 'POST /v1/terminals' || (endpoint !== undefined && TERMINAL_ENDPOINTS.has(endpoint));
-    if ((user || (control && terminal)) && endpoint !== 'GET /v1/events') {
-      // The endpoint's pattern, never the path as sent.
-      const called = endpoint ?? 'no such endpoint';
-      options.audit.append({ at: Date.now(), type: 'call', method: req.method ?? '', endpoint: called });
-    }
+    admission.admit(req, match.matched ? match : undefined);
     if (!match.matched) {
       const { status, envelope, headers } = match.refusal;
       return { status, body: envelope, headers };

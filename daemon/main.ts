@@ -70,7 +70,7 @@ const settingsSchema = z.strictObject({
     .optional(),
   /**
    * The control plane's credential: this daemon's event stream, the gateways' status, the agent's
-   * executions and their abort (`CONTROL_ENDPOINTS` in daemon-server.ts).
+   * executions and their abort (`CONTROL_ENDPOINTS` in audit-records.ts).
    */
   controlToken: z.string().min(16).optional(),
   /** Files read into the page cache at start and after each resume (an agent template's `prefetch`). */
