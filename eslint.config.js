@@ -13,7 +13,8 @@ const LIBRARY_FOLDERS = {
   // node:net: isIP and its kin, pure parsing of an address (the gateway's and egress's address rules).
   rules: { imports: [], packages: ['zod', 'node:net'] },
   // node:crypto: a derivation both ends of a wire compute alike (a preview's port token).
-  protocol: { imports: ['rules'], packages: ['zod', 'node:crypto'] },
+  // machines/sandbox-table.js: the sandbox's states, declared once, which the wire's schema takes.
+  protocol: { imports: ['rules', 'machines/sandbox-table.js'], packages: ['zod', 'node:crypto'] },
   machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
   actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
   gateway: {

@@ -12,6 +12,7 @@ import {
   type SandboxMachineEvent,
   type SandboxMachineInput,
 } from '../machines/sandbox-machine.js';
+import type { SandboxState } from '../machines/sandbox-table.js';
 import type { ActorSystem } from './actor-system.js';
 import { EffectFailedError, HostedActor, type JournalWriter as Writer } from './hosted-actor.js';
 
@@ -20,8 +21,8 @@ export { EffectFailedError };
 /** The sandbox machine's snapshot. */
 export type SandboxSnapshot = SnapshotFrom<typeof sandboxMachine>;
 
-/** Sandbox states as the API reports them. */
-export type SandboxStateName = 'running' | 'suspended' | 'ended';
+/** Sandbox states as the API reports them: the table's. */
+export type SandboxStateName = SandboxState;
 
 /** The effects a sandbox machine names, provided by the host (the control plane, with its driver). */
 export interface SandboxEffects {

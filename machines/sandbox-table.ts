@@ -1,8 +1,11 @@
 /** SPEC "States and transitions / Sandbox", as data. Rows are in priority order. */
 import type { TransitionTable } from './transition-table.js';
 
-/** Sandbox states. */
-export type SandboxState = 'running' | 'suspended' | 'ended';
+/** Sandbox states: declared here once; the machine, the actor and the wire (`sandboxStateSchema`) take them. */
+export const SANDBOX_STATES = ['running', 'suspended', 'ended'] as const;
+
+/** A sandbox state. */
+export type SandboxState = (typeof SANDBOX_STATES)[number];
 
 /** Conditions of the sandbox table. */
 export type SandboxCondition = 'deadline_reached' | 'idle_elapsed' | 'auto_resume';
@@ -13,7 +16,7 @@ export const SANDBOX_TABLE: TransitionTable<
   'pause' | 'clock' | 'connect' | 'sdk_call' | 'kill' | 'daemon_exited' | 'freeze_failed' | 'thaw_failed',
   SandboxCondition
 > = {
-  states: ['running', 'suspended', 'ended'],
+  states: SANDBOX_STATES,
   terminal: ['ended'],
   rows: [
     {

@@ -9,6 +9,7 @@ import { sandboxMetadataSchema } from '../rules/sandbox-metadata.js';
 import { webhookUrlSchema } from '../rules/webhook-url.js';
 import { LIMITS } from '../rules/limits.js';
 import { SNAPSHOT_ID, TEMPLATE_NAME } from '../rules/names.js';
+import { SANDBOX_STATES } from '../machines/sandbox-table.js';
 import { egressPolicyWire } from './egress-wire.js';
 
 /**
@@ -144,8 +145,8 @@ export const forkRequestSchema = z.strictObject({
   count: z.number().int().min(1).max(100).default(1),
 });
 
-/** Sandbox states on the wire. */
-export const sandboxStateSchema = z.enum(['running', 'suspended', 'ended']);
+/** Sandbox states on the wire: the table's (SPEC "States and transitions / Sandbox"). */
+export const sandboxStateSchema = z.enum(SANDBOX_STATES);
 
 /** What anyone may read about a sandbox (no token). */
 export const sandboxInfoSchema = z.strictObject({
