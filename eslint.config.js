@@ -14,7 +14,8 @@ const LIBRARY_FOLDERS = {
   rules: { imports: [], packages: ['zod', 'node:net'] },
   // node:crypto: a derivation both ends of a wire compute alike (a preview's port token).
   // machines/sandbox-table.js: the sandbox's states, declared once, which the wire's schema takes.
-  protocol: { imports: ['rules', 'machines/sandbox-table.js'], packages: ['zod', 'node:crypto'] },
+  // rxjs: the resumable feed both the SDK and the control plane read sequenced streams with (no I/O).
+  protocol: { imports: ['rules', 'machines/sandbox-table.js'], packages: ['zod', 'node:crypto', 'rxjs'] },
   machines: { imports: ['rules'], packages: ['xstate', 'zod'] },
   actors: { imports: ['machines'], packages: ['node:*', 'rxjs', 'xstate'] },
   gateway: {

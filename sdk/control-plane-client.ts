@@ -10,7 +10,8 @@ import {
   type SandboxEvent,
 } from '../protocol/control-plane-api.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonFeed, resumableFeed } from './resumable-feed.js';
+import { resumableFeed } from '../protocol/resumable-feed.js';
+import { ndjsonFeed } from './ndjson-feed.js';
 
 /** Where the control plane is: `controlPlaneUrl`, else `SDK_CONTROL_PLANE_URL`, else the local default. */
 export function controlPlaneUrl(explicit?: string): string {

@@ -11,7 +11,7 @@ import { errorFromEnvelope } from '../protocol/error-envelope.js';
 import { SandboxError, SdkError } from '../rules/errors.js';
 import { processEventSchema, type ProcessEvent } from '../protocol/process-events.js';
 import { readAnswer } from './json-answer.js';
-import { ndjsonFeed } from './resumable-feed.js';
+import { ndjsonFeed } from './ndjson-feed.js';
 import { ndjsonValues } from '../protocol/ndjson.js';
 
 /** How `lines` sends its request. */

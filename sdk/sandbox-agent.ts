@@ -13,7 +13,7 @@ import {
   type StartExecution,
 } from '../protocol/agent-wire.js';
 import { defer, from, switchMap, type Observable } from 'rxjs';
-import { resumableFeed } from './resumable-feed.js';
+import { resumableFeed } from '../protocol/resumable-feed.js';
 import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
 import { InvalidArgumentError } from '../rules/errors.js';
 import { checkAgentGateways } from './agent-checks.js';

@@ -7,7 +7,7 @@ import { TestScheduler } from 'rxjs/testing';
 import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../rules/errors.js';
-import { resumableFeed } from '../../../sdk/resumable-feed.js';
+import { resumableFeed } from '../../../protocol/resumable-feed.js';
 
 interface Item {
   readonly seq: number;
@@ -93,6 +93,34 @@ describe('resumableFeed', () => {
       expectObservable(observable).toBe(`${marble}z|`, values);
       ts2.flush();
       expect(afters).toEqual([undefined, 1, 2, 3, 4, 5, 6, 7]);
+    });
+  });
+
+  it('as a follower, opens again after a refusal and after a clean end, waiting at most maxDelayMs', () => {
+    const ts = scheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const afters: (number | undefined)[] = [];
+      const connections = [
+        () => cold('a|', { a: v(1) }),
+        () => cold<Item>('#', undefined, new InvalidArgumentError('refused')),
+        () => cold<Item>('#'),
+        () => cold('b-', { b: v(2) }),
+      ];
+      const observable = resumableFeed(
+        (cursor) => {
+          afters.push(cursor);
+          const next = connections[afters.length - 1];
+          if (next === undefined) throw new Error('no more connections');
+          return next();
+        },
+        (item) => item.seq,
+        { after: 0, follow: true, retries: Infinity, delayMs: 10, maxDelayMs: 15, scheduler: ts },
+      );
+      // a at 0, the end at 1 and 10 frames' wait; the refusal at 11 waits 10; the break at 21 waits 15
+      // (20, bounded); b at 36.
+      expectObservable(observable, '^ 40ms !').toBe('a 35ms b', { a: v(1), b: v(2) });
+      ts.flush();
+      expect(afters).toEqual([0, 1, 1, 1]);
     });
   });
 });
