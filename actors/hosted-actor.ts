@@ -1,7 +1,9 @@
 /**
- * The one actor runtime (DESIGN.md §5): an XState actor (`createActor`) of a machine whose effects are
- * actions the host provides. A transition only queues the effects it names; the host's typed effects
- * run them afterwards, in order. Two ways to feed an actor:
+ * The one actor runtime (DESIGN.md §5), as XState's pure API means it: each event goes through
+ * `transition(machine, snapshot, event)`, which returns the next snapshot and the actions the
+ * transition names with their parameters; the host runs those effects itself, in order, each with its
+ * parameters, and hears what the machine emits (`emit`, delivered to `on` listeners). Two ways to feed
+ * an actor:
  *   - `send`: journaled. The event is written with the actor's next sequence number (only when the
  *     machine can take it) and applied once that resolved; an effect that fails comes back as its
  *     failure event, journaled and applied too, so the state never claims what did not happen.
@@ -11,9 +13,11 @@
  */
 import {
   createActor,
-  type AnyActor,
+  initialTransition,
+  transition,
   type AnyMachineSnapshot,
   type AnyStateMachine,
+  type EmittedFrom,
   type EventFromLogic,
   type InputFrom,
   type SnapshotFrom,
@@ -22,6 +26,20 @@ import type { ActorKind, ActorSystem } from './actor-system.js';
 
 /** Writes a journaled event durably; the event is applied only after it resolves. */
 export type JournalWriter<TEvent> = (event: TEvent, seq: number) => Promise<void> | void;
+
+/** An effect's parameters, as the machine's transition gave them (none for most). */
+export type EffectParams = Readonly<Record<string, unknown>> | undefined;
+
+/** What the host runs for each effect the machine names: the actor's id and the effect's parameters. */
+export type Effects<TEffect extends string, TResult> = Readonly<
+  Record<TEffect, (id: string, params: EffectParams) => TResult>
+>;
+
+/** An event the machine emitted (`emit`). */
+export interface EmittedEvent {
+  readonly type: string;
+  readonly [key: string]: unknown;
+}
 
 /** An effect failed; its failure event was journaled and applied. */
 export class EffectFailedError extends Error {
@@ -35,7 +53,7 @@ export class EffectFailedError extends Error {
 export interface HostedActorOptions<TMachine extends AnyStateMachine, TEffect extends string> {
   readonly id: string;
   readonly kind: ActorKind;
-  /** The effect actions the machine names; running the machine queues them. */
+  /** The effect actions the machine names; a transition returns them for the host to run. */
   readonly effects: readonly TEffect[];
   /** The event that reports a failed effect; an effect without one rethrows its failure. */
   readonly failures?: Partial<Record<TEffect, EventFromLogic<TMachine>>>;
@@ -50,40 +68,45 @@ export interface HostedActorOptions<TMachine extends AnyStateMachine, TEffect ex
   readonly onTransition?: (state: string) => void;
 }
 
+/** An action `transition()` returned: a named effect, or one of XState's own (`xstate.emit`). */
+interface ReturnedAction {
+  readonly type: string;
+  readonly params?: unknown;
+}
+
+const EMIT = 'xstate.emit';
+
 /** One hosted actor. Journaled events are handled one at a time. */
 export class HostedActor<TMachine extends AnyStateMachine, TEffect extends string> {
   readonly id: string;
+  readonly #machine: TMachine;
   readonly #options: HostedActorOptions<TMachine, TEffect>;
-  readonly #actor: AnyActor;
-  #pending: TEffect[] = [];
+  readonly #effectNames: ReadonlySet<string>;
+  readonly #listeners = new Map<string, Set<(event: EmittedEvent) => void>>();
+  #snapshot: AnyMachineSnapshot;
   #seq: number;
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(machine: TMachine, options: HostedActorOptions<TMachine, TEffect>) {
     this.id = options.id;
+    this.#machine = machine;
     this.#options = options;
+    this.#effectNames = new Set(options.effects);
     this.#seq = options.restore?.seq ?? 0;
-    const queued = Object.fromEntries(
-      options.effects.map((effect) => [effect, () => void this.#pending.push(effect)]),
-    );
-    // The machine's own action map is typed per machine; the effect names are checked by `TEffect`.
-    const provided = machine.provide({ actions: queued } as never) as AnyStateMachine;
-    this.#actor = createActor(provided, {
-      ...(options.input === undefined ? {} : { input: options.input }),
-      ...(options.restore === undefined ? {} : { snapshot: options.restore.snapshot as never }),
-    });
-    this.#actor.start();
-    this.#pending = [];
+    // A persisted snapshot is restored by XState's own reading of it; a new actor starts from its input.
+    // (The machine's own input and snapshot types are per machine; these are checked by `TMachine`.)
+    const logic = machine as AnyStateMachine;
+    this.#snapshot =
+      options.restore === undefined
+        ? (initialTransition(logic, options.input as never)[0] as AnyMachineSnapshot)
+        : (createActor(logic, {
+            snapshot: options.restore.snapshot as never,
+          }).getSnapshot() as AnyMachineSnapshot);
   }
 
   /** The current snapshot. */
   get snapshot(): SnapshotFrom<TMachine> {
-    return this.#actor.getSnapshot() as SnapshotFrom<TMachine>;
-  }
-
-  /** The machine snapshot's own interface (`can`, `value`), whatever the machine. */
-  get #machineSnapshot(): AnyMachineSnapshot {
-    return this.#actor.getSnapshot() as AnyMachineSnapshot;
+    return this.#snapshot as SnapshotFrom<TMachine>;
   }
 
   /** The sequence number of the last event applied. */
@@ -93,7 +116,20 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
 
   /** The persisted snapshot and its sequence number, for compaction (JSON-safe). */
   persisted(): { readonly snapshot: unknown; readonly seq: number } {
-    return { snapshot: this.#actor.getPersistedSnapshot(), seq: this.#seq };
+    return { snapshot: this.#machine.getPersistedSnapshot(this.#snapshot), seq: this.#seq };
+  }
+
+  /** Hears every event of `type` the machine emits (after the transition's effects ran); returns the stop. */
+  on<K extends EmittedFrom<TMachine>['type']>(
+    type: K,
+    listener: (event: Extract<EmittedFrom<TMachine>, { type: K }>) => void,
+  ): () => void {
+    const listeners = this.#listeners.get(type) ?? new Set();
+    this.#listeners.set(type, listeners);
+    // Delivered by type: the event is the machine's emitted event of that type.
+    const heard = listener as (event: EmittedEvent) => void;
+    listeners.add(heard);
+    return () => listeners.delete(heard);
   }
 
   /**
@@ -103,7 +139,6 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
   replay(event: EventFromLogic<TMachine>, seq = this.#seq + 1): void {
     if (seq <= this.#seq) return;
     this.#apply(event, seq, true);
-    this.#pending = [];
   }
 
   /**
@@ -114,50 +149,75 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
   send(
     event: EventFromLogic<TMachine>,
     journal: JournalWriter<EventFromLogic<TMachine>>,
-    effects: Readonly<Record<TEffect, (id: string) => Promise<void>>>,
+    effects: Effects<TEffect, Promise<void>>,
   ): Promise<void> {
     const run = this.#queue.then(() => this.#handle(event, journal, effects));
     this.#queue = run.catch(() => undefined);
     return run;
   }
 
-  /** An event applied at once, its effects run before this returns (see the module comment). */
-  sendNow(event: EventFromLogic<TMachine>, effects: Readonly<Record<TEffect, (id: string) => void>>): void {
-    if (!this.#machineSnapshot.can(event)) return;
-    this.#apply(event, this.#seq + 1, false);
-    for (const effect of this.#pending.splice(0)) effects[effect](this.id);
+  /**
+   * An event applied at once, its effects run before this returns (see the module comment); returns
+   * what the machine emitted (a refusal, an outcome), also given to the `on` listeners.
+   */
+  sendNow(event: EventFromLogic<TMachine>, effects: Effects<TEffect, void>): EmittedEvent[] {
+    if (!this.#snapshot.can(event)) return [];
+    const actions = this.#apply(event, this.#seq + 1, false);
+    for (const action of actions) {
+      if (this.#isEffect(action)) effects[action.type](this.id, action.params as EffectParams);
+    }
+    return this.#deliver(actions);
   }
 
-  /** Stops the actor (its machine takes no more events). */
+  /** Stops the actor: it takes no more events. */
   stop(): void {
-    this.#actor.stop();
+    this.#snapshot = { ...this.#snapshot, status: 'stopped' } as AnyMachineSnapshot;
   }
 
   async #handle(
     event: EventFromLogic<TMachine>,
     journal: JournalWriter<EventFromLogic<TMachine>>,
-    effects: Readonly<Record<TEffect, (id: string) => Promise<void>>>,
+    effects: Effects<TEffect, Promise<void>>,
   ): Promise<void> {
-    if (!this.#machineSnapshot.can(event)) return;
+    if (!this.#snapshot.can(event)) return;
     const seq = this.#seq + 1;
     await journal(event, seq);
-    this.#apply(event, seq, false);
-    for (const effect of this.#pending.splice(0)) {
+    const actions = this.#apply(event, seq, false);
+    for (const action of actions) {
+      if (!this.#isEffect(action)) continue;
       try {
-        await effects[effect](this.id);
+        await effects[action.type](this.id, action.params as EffectParams);
       } catch (error) {
-        const failed = this.#options.failures?.[effect];
+        const failed = this.#options.failures?.[action.type];
         if (failed === undefined) throw error;
         await this.#handle(failed, journal, effects);
-        throw new EffectFailedError(effect);
+        throw new EffectFailedError(action.type);
       }
     }
+    this.#deliver(actions);
   }
 
-  #apply(event: EventFromLogic<TMachine>, seq: number, replayed: boolean): void {
-    this.#actor.send(event);
+  #isEffect(action: ReturnedAction): action is ReturnedAction & { readonly type: TEffect } {
+    return this.#effectNames.has(action.type);
+  }
+
+  /** The transition's emitted events, given to their listeners. */
+  #deliver(actions: readonly ReturnedAction[]): EmittedEvent[] {
+    const emitted = actions
+      .filter((action) => action.type === EMIT)
+      .map((action) => (action.params as { event: EmittedEvent }).event);
+    for (const event of emitted)
+      for (const listener of this.#listeners.get(event.type) ?? []) listener(event);
+    return emitted;
+  }
+
+  /** The next snapshot and its actions; replayed, the actions are dropped by the caller. */
+  #apply(event: EventFromLogic<TMachine>, seq: number, replayed: boolean): readonly ReturnedAction[] {
+    if (this.#snapshot.status === 'stopped') return [];
+    const [next, actions] = transition(this.#machine, this.#snapshot as never, event);
+    this.#snapshot = next as AnyMachineSnapshot;
     this.#seq = seq;
-    const state = stateName(this.#machineSnapshot.value);
+    const state = stateName(this.#snapshot.value);
     this.#options.system?.record({
       actorId: this.id,
       kind: this.#options.kind,
@@ -168,6 +228,7 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
       replayed,
     });
     this.#options.onTransition?.(state);
+    return actions;
   }
 }
 

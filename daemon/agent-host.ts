@@ -9,11 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
-import { HostedActor, stateName } from '../actors/hosted-actor.js';
+import { HostedActor, stateName, type EmittedEvent, type Effects } from '../actors/hosted-actor.js';
 import {
   agentExecutionMachine,
   agentNextDueAt,
   type AgentExecutionEvent,
+  type ExecutionOutcome,
 } from '../machines/agent-execution-machine.js';
 import type { ProcessEvent } from '../protocol/process-events.js';
 import type { CarriedStandby } from '../protocol/snapshot-carry.js';
@@ -38,15 +39,9 @@ import { runtimeBFiles } from './runtime-b-launch.js';
 import { Prefetch, StandbySlot } from './runtime-standby.js';
 
 type StartOrEnd = Extract<ProcessEvent, { type: 'start' | 'end' }>;
-type AgentEffect = 'startRuntime' | 'rejectBusy' | 'terminateTree' | 'freezeAndKillTree' | 'reportOutcome';
+type AgentEffect = 'startRuntime' | 'terminateTree' | 'freezeAndKillTree';
 
-const EFFECTS: readonly AgentEffect[] = [
-  'startRuntime',
-  'rejectBusy',
-  'terminateTree',
-  'freezeAndKillTree',
-  'reportOutcome',
-];
+const EFFECTS: readonly AgentEffect[] = ['startRuntime', 'terminateTree', 'freezeAndKillTree'];
 
 /** Ended executions kept for late readers. */
 const KEPT_EXECUTIONS = 3;
@@ -78,6 +73,8 @@ interface Entry {
   readonly tree: ExecutionTree;
   readonly start: StartExecution;
   process?: ManagedProcess | undefined;
+  /** The runtime `start` spawned (or adopted), until the machine's `startRuntime` takes it on. */
+  runtime?: ManagedProcess | undefined;
   promptSent: boolean;
   /** A step has started and not finished: only then is a `step_finished` taken. */
   stepOpen: boolean;
@@ -88,21 +85,17 @@ export class AgentHost {
   readonly #options: AgentHostOptions;
   readonly #configs: AgentConfigs;
   readonly #actor: HostedActor<typeof agentExecutionMachine, AgentEffect>;
-  readonly #effects: Readonly<Record<AgentEffect, () => void>>;
+  readonly #effects: Effects<AgentEffect, void>;
   readonly #entries = new Map<string, Entry>();
   /** Trees a normal end left populated: removed once they are empty. */
   readonly #leftTrees: ExecutionTree[] = [];
   #current: Entry | undefined;
-  /** The execution `start` entered, with its runtime (spawned, or adopted), for the machine's `run`. */
-  #starting: { entry: Entry; runtime: ManagedProcess } | undefined;
   /** The tree of a runtime being spawned by `start` (not yet an execution). */
   #launching: ExecutionTree | undefined;
   /** A runtime `prepare()` started for the next run. */
   readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
   /** The runtime_a configuration written last: what `prepare()` starts a runtime with. */
   #lastConfig: StoredConfig | undefined;
-  /** Calls the machine refused with `busy` (its rejectBusy effect). */
-  #busyRefusals = 0;
   #clock: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
   readonly #prefetch = new Prefetch();
@@ -116,9 +109,9 @@ export class AgentHost {
       effects: EFFECTS,
       system: options.system,
     });
+    this.#actor.on('outcome', (event) => this.#reportOutcome(event.outcome));
     this.#effects = {
-      startRuntime: () => this.#startRuntime(),
-      rejectBusy: () => void (this.#busyRefusals += 1),
+      startRuntime: (_, params) => this.#startRuntime(params?.['executionId']),
       terminateTree: () => {
         void this.#current?.tree.signal('SIGTERM').catch(() => undefined);
         this.#watchTree();
@@ -127,7 +120,6 @@ export class AgentHost {
         void this.#current?.tree.freezeAndKill().catch(() => undefined);
         this.#watchTree();
       },
-      reportOutcome: () => this.#reportOutcome(),
     };
   }
 
@@ -154,11 +146,8 @@ export class AgentHost {
     if (this.#launching !== undefined) {
       throw new AgentError('busy', 'another agent execution is running on this sandbox');
     }
-    if (this.#current !== undefined) {
-      const refusals = this.#busyRefusals;
-      this.#send({ type: 'run', limits });
-      if (this.#busyRefusals > refusals)
-        throw new AgentError('busy', 'another agent execution is running on this sandbox');
+    if (this.#current !== undefined && this.#send({ type: 'run', limits }).some((e) => e.type === 'busy')) {
+      throw new AgentError('busy', 'another agent execution is running on this sandbox');
     }
     const config = this.#configs.get(start.configHash);
     if (config === undefined) {
@@ -185,12 +174,12 @@ export class AgentHost {
       }),
       tree,
       start,
+      runtime,
       promptSent: false,
       stepOpen: false,
     };
     this.#entries.set(id, entry);
     this.#forgetOldEntries();
-    this.#starting = { entry, runtime };
     this.#send({ type: 'run', limits, executionId: id });
     return id;
   }
@@ -365,8 +354,9 @@ export class AgentHost {
     return entry;
   }
 
-  #send(event: AgentExecutionEvent): void {
-    this.#actor.sendNow(event, this.#effects);
+  /** Sends `event` to the machine; returns what it emitted (after the `on` listeners heard it). */
+  #send(event: AgentExecutionEvent): EmittedEvent[] {
+    const emitted = this.#actor.sendNow(event, this.#effects);
     clearTimeout(this.#clock);
     const due = agentNextDueAt(this.#actor.snapshot);
     if (due !== undefined) {
@@ -375,13 +365,14 @@ export class AgentHost {
         Math.max(0, due - Date.now()),
       );
     }
+    return emitted;
   }
 
-  #startRuntime(): void {
-    const starting = this.#starting;
-    this.#starting = undefined;
-    if (starting === undefined) return;
-    const { entry, runtime: proc } = starting;
+  #startRuntime(executionId: unknown): void {
+    const entry = typeof executionId === 'string' ? this.#entries.get(executionId) : undefined;
+    const proc = entry?.runtime;
+    if (entry === undefined || proc === undefined) return;
+    entry.runtime = undefined;
     this.#current = entry;
     entry.process = proc;
     proc.started.catch(() => {
@@ -450,13 +441,13 @@ export class AgentHost {
     }, TREE_POLL_MS);
   }
 
-  #reportOutcome(): void {
+  /** The machine emitted its outcome: the execution's last event, then its tree let go. */
+  #reportOutcome(outcome: ExecutionOutcome | undefined): void {
     clearInterval(this.#poll);
     this.#poll = undefined;
     const entry = this.#current;
     this.#current = undefined;
     if (entry === undefined) return;
-    const { outcome } = this.#actor.snapshot.context;
     entry.execution.finish(
       outcome === undefined || outcome.kind === 'done'
         ? { type: 'done' }

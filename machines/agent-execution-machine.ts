@@ -3,7 +3,7 @@
  * with running split into `active`, `terminating` (SIGTERM sent, 5 s grace) and `stopping` (tree frozen
  * and killed, waiting for it to be empty). Effects are named actions the agent runner provides.
  */
-import { assign, setup } from 'xstate';
+import { assign, emit, setup } from 'xstate';
 import type { AgentFailureReason } from '../rules/agent-reasons.js';
 import { LIMITS } from '../rules/limits.js';
 import { timeAfter, type ClockEvent } from './clock.js';
@@ -36,6 +36,10 @@ export interface AgentExecutionContext {
   readonly outcome: ExecutionOutcome | undefined;
 }
 
+/** What the machine emits for its host: a run refused as busy, the outcome to report. */
+export type AgentExecutionEmitted =
+  { readonly type: 'busy' } | { readonly type: 'outcome'; readonly outcome: ExecutionOutcome | undefined };
+
 /** Events of the agent execution machine. */
 export type AgentExecutionEvent =
   | ClockEvent
@@ -53,7 +57,7 @@ const abortNow = {
   actions: [{ type: 'stop', params: { reason: 'aborted' } }, 'freezeAndKillTree'],
 } as const;
 
-const failed = { target: '#agentExecution.idle', actions: ['fail', 'reportOutcome'] } as const;
+const failed = { target: '#agentExecution.idle', actions: ['fail', 'outcome'] } as const;
 
 /**
  * The agent execution machine.
@@ -65,18 +69,23 @@ const failed = { target: '#agentExecution.idle', actions: ['fail', 'reportOutcom
  * ```
  */
 export const agentExecutionMachine = setup({
-  types: { context: {} as AgentExecutionContext, events: {} as AgentExecutionEvent },
+  types: {
+    context: {} as AgentExecutionContext,
+    events: {} as AgentExecutionEvent,
+    emitted: {} as AgentExecutionEmitted,
+  },
   actions: {
-    /** Start the runtime as a command with tree kill. */
-    startRuntime: () => undefined,
-    /** End the new call with reason `busy`; the running execution is untouched. */
-    rejectBusy: () => undefined,
+    /** Start the runtime of execution `executionId` as a command with tree kill (the host runs it). */
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- declares the parameters the host gets
+    startRuntime: (_, params: { executionId: string | undefined }) => undefined,
+    /** Emits `busy`: the new call ends with that reason; the running execution is untouched. */
+    busy: emit({ type: 'busy' }),
     /** SIGTERM to the runtime and its descendants. */
     terminateTree: () => undefined,
     /** Freeze the execution's tree (SIGSTOP), then SIGKILL all of it, without grace. */
     freezeAndKillTree: () => undefined,
-    /** Emit the final event (`done` or `agent_failed` with `outcome.reason`). */
-    reportOutcome: () => undefined,
+    /** Emits `outcome`: the final event (`done`, or `agent_failed` with its reason) is the host's to send. */
+    outcome: emit(({ context }) => ({ type: 'outcome', outcome: context.outcome })),
     advance: assign({
       now: ({ context, event }) => timeAfter(context.now, event),
     }),
@@ -141,15 +150,23 @@ export const agentExecutionMachine = setup({
   on: { clock: { actions: 'advance' } },
   states: {
     idle: {
-      on: { run: { target: 'running', actions: ['begin', 'startRuntime'] } },
+      on: {
+        run: {
+          target: 'running',
+          actions: [
+            'begin',
+            { type: 'startRuntime', params: ({ event }) => ({ executionId: event.executionId }) },
+          ],
+        },
+      },
     },
     running: {
       initial: 'active',
-      on: { run: { actions: 'rejectBusy' } },
+      on: { run: { actions: 'busy' } },
       states: {
         active: {
           on: {
-            runtime_exited: { target: '#agentExecution.idle', actions: ['succeed', 'reportOutcome'] },
+            runtime_exited: { target: '#agentExecution.idle', actions: ['succeed', 'outcome'] },
             runtime_failed: failed,
             abort: abortNow,
             step_started: [

@@ -27,7 +27,7 @@ const busy = (from: AgentExecutionState) =>
     from,
     trigger: 'run',
     to: from,
-    effects: ['rejectBusy'],
+    effects: ['busy'],
     spec: 'run() while running: the new call ends with busy',
   }) as const;
 
@@ -50,14 +50,14 @@ export const AGENT_EXECUTION_TABLE: TransitionTable<AgentExecutionState, Trigger
       from: 'running.active',
       trigger: 'runtime_exited',
       to: 'idle',
-      effects: ['reportOutcome'],
+      effects: ['outcome'],
       spec: 'normal end: done',
     },
     {
       from: 'running.active',
       trigger: 'runtime_failed',
       to: 'idle',
-      effects: ['reportOutcome'],
+      effects: ['outcome'],
       spec: 'runtime fails: agent_failed',
     },
     {
@@ -110,14 +110,14 @@ export const AGENT_EXECUTION_TABLE: TransitionTable<AgentExecutionState, Trigger
       from: 'running.terminating',
       trigger: 'tree_empty',
       to: 'idle',
-      effects: ['reportOutcome'],
+      effects: ['outcome'],
       spec: 'timeout reported once none remain',
     },
     {
       from: 'running.stopping',
       trigger: 'tree_empty',
       to: 'idle',
-      effects: ['reportOutcome'],
+      effects: ['outcome'],
       spec: 'reason reported once none remain',
     },
   ],

@@ -14,7 +14,10 @@ export interface TransitionRow<State extends string, Trigger extends string, Con
   readonly when?: Condition;
   /** State it reaches. */
   readonly to: State;
-  /** Named effects (machine actions) the step must request. */
+  /**
+   * What the step must ask of its host: named effects (machine actions, run with their parameters) and
+   * the types of the events it emits (see `effectName`).
+   */
   readonly effects?: readonly string[];
   /** The SPEC row this encodes, for the reader. */
   readonly spec: string;
@@ -26,4 +29,14 @@ export interface TransitionTable<State extends string, Trigger extends string, C
   /** States that absorb every event. */
   readonly terminal: readonly State[];
   readonly rows: readonly TransitionRow<State, Trigger, Condition>[];
+}
+
+/**
+ * How a row names an action `transition()` returned: an effect by its name, an emitted event
+ * (`xstate.emit`) by the event's type.
+ */
+export function effectName(action: { readonly type: string; readonly params?: unknown }): string {
+  if (action.type !== 'xstate.emit') return action.type;
+  const emitted = (action.params as { readonly event?: { readonly type?: unknown } } | undefined)?.event;
+  return typeof emitted?.type === 'string' ? emitted.type : action.type;
 }

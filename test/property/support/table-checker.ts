@@ -14,7 +14,7 @@ import {
   type AnyStateMachine,
   type StateValue,
 } from 'xstate';
-import type { TransitionTable } from '../../../machines/transition-table.js';
+import { effectName, type TransitionTable } from '../../../machines/transition-table.js';
 
 /** The spec's meaning of each condition, over a model the oracle keeps itself. */
 export interface Oracle<Model, Event extends { readonly type: string }, Condition extends string> {
@@ -63,7 +63,7 @@ export function checkAgainstTable<Model, Event extends { readonly type: string }
       const from = stateKey(snapshot.value as StateValue);
       const [next, executed] = transition(machine, snapshot, event as never);
       const to = stateKey(next.value as StateValue);
-      const actions = executed.map((a: { type: string }) => a.type);
+      const actions = executed.map(effectName);
       if (table.terminal.includes(from)) {
         expect(persist(machine, next), `terminal ${from} must absorb ${event.type}`).toEqual(
           persist(machine, snapshot),

@@ -6,6 +6,7 @@ import {
   type AgentExecutionEvent,
 } from '../../../machines/agent-execution-machine.js';
 import { gatewayRouteMachine } from '../../../machines/gateway-route-machine.js';
+import { effectName } from '../../../machines/transition-table.js';
 import {
   sandboxMachine,
   sandboxNextDueAt,
@@ -22,13 +23,13 @@ function drive(machine: AnyStateMachine, input: unknown, events: readonly object
     AnyMachineSnapshot,
     { type: string }[],
   ];
-  const effects: string[] = actions.map((a) => a.type);
+  const effects: string[] = actions.map(effectName);
   for (const event of events) {
     [snapshot, actions] = transition(machine, snapshot, event as never) as [
       AnyMachineSnapshot,
       { type: string }[],
     ];
-    effects.push(...actions.map((a) => a.type));
+    effects.push(...actions.map(effectName));
   }
   return { snapshot, effects };
 }
@@ -137,13 +138,13 @@ describe('agent execution machine', () => {
 
   it('answers a second run with busy and leaves the first untouched', () => {
     const busy = agent([run, { type: 'step_started' }, run]);
-    expect(busy.effects).toEqual(['startRuntime', 'rejectBusy']);
+    expect(busy.effects).toEqual(['startRuntime', 'busy']);
     expect(busy.snapshot.context.steps).toBe(1);
   });
 
   it('a normal end reports done and kills nothing', () => {
     const done = agent([run, { type: 'runtime_exited' }]);
-    expect(done.effects).toEqual(['startRuntime', 'reportOutcome']);
+    expect(done.effects).toEqual(['startRuntime', 'outcome']);
     expect(done.snapshot.context.outcome).toEqual({ kind: 'done' });
   });
 });
