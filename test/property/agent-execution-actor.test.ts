@@ -52,7 +52,7 @@ class Send implements fc.Command<Model, Real> {
         ? { ...drawn, executionId: `exe_${String(model.runs + 1)}` }
         : drawn.type === 'clock' && 'delta' in drawn
           ? { type: 'clock', now: model.now + drawn.delta }
-          : (drawn as AgentExecutionEvent);
+          : drawn;
     if (event.type === 'clock') model.now = event.now;
     const from = model.state;
     const row = AGENT_EXECUTION_TABLE.rows.find(
