@@ -7,23 +7,11 @@
  * request journals nothing here: sandboxd reports its traffic on its event stream, which the idle policy
  * follows. The create and connect answers name this path as the sandbox's `daemonUrl`.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Agent, type Dispatcher } from 'undici';
 import { SandboxError } from '../rules/errors.js';
-
-/** Headers of one hop, never forwarded (RFC 9110 §7.6.1). */
-const HOP_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-]);
+import { withoutHopHeaders } from './hop-headers.js';
 
 /** The sandboxd path this proxy answers for, `/v1/sandboxes/<id>/daemon/<rest>`. */
 const DAEMON_PATH = /^\/v1\/sandboxes\/([^/]+)\/daemon(\/.*)$/;
@@ -45,14 +33,6 @@ export function daemonRequestOf(url: string | undefined): DaemonRequest | undefi
 /** The path of a sandbox's sandboxd on a control plane at `origin`. */
 export function daemonPathOf(origin: string, sandboxId: string): string {
   return `${origin}/v1/sandboxes/${sandboxId}/daemon`;
-}
-
-function kept(headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>) {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_HEADERS.has(name)) out[name] = value;
-  }
-  return out;
 }
 
 /** What the proxy needs of its control plane. */
@@ -111,7 +91,7 @@ export class DaemonProxy {
       origin: url,
       path: target.path,
       method: req.method as Dispatcher.HttpMethod,
-      headers: kept(req.headers),
+      headers: withoutHopHeaders(req.headers),
       body: hasBody ? req : null,
       signal: abort.signal,
       // The SDK bounds its own calls; a stream of events or output may be quiet for long.
@@ -126,7 +106,7 @@ export class DaemonProxy {
     }
     // Trailers are sandboxd's word on how a stream ended (a home archive's exit status): announced in
     // the head, sent after the body.
-    const head = kept(answer.headers);
+    const head = withoutHopHeaders(answer.headers);
     if (answer.headers['trailer'] !== undefined) head['trailer'] = answer.headers['trailer'];
     res.writeHead(answer.statusCode, head);
     res.flushHeaders(); // a stream's head goes out before its first line

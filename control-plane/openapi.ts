@@ -296,7 +296,10 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: { '200': { description: 'applied', content: json(previewPortInfoSchema) }, ...errors },
         },
       },
-      '/v1/sandboxes/{sandboxId}/activity': action('An SDK call: resumes with autoResume', sandboxInfoSchema),
+      '/v1/sandboxes/{sandboxId}/activity': action(
+        'A call about to reach sandboxd another way than the daemon proxy: resumes with autoResume',
+        sandboxInfoSchema,
+      ),
       '/v1/sandboxes/{sandboxId}/snapshots': {
         post: {
           summary: 'Take a snapshot of a sandbox (memory with gVisor, files with namespaces); it goes on',

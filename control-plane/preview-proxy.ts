@@ -6,39 +6,25 @@
  * browser's navigation (303 to the same URL without it), so the page, its iframes and its WebSockets
  * carry it; sandbox code never sees the token.
  */
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { upgrade, type Agent, type Dispatcher } from 'undici';
 import { PREVIEW_COOKIE, PREVIEW_TOKEN_HEADER } from '../protocol/preview-wire.js';
 import { SandboxError } from '../rules/errors.js';
 import { tunnelOrigin } from './daemon-tunnel.js';
+import { HOP_HEADERS, withoutHopHeaders } from './hop-headers.js';
 import { cookiesWithoutPreview, type PreviewRequest } from './preview-target.js';
 import type { Previews } from './previews.js';
 
-/** Headers of one hop, never forwarded (RFC 9110 §7.6.1), and the preview's own credential. */
-const HOP_HEADERS: ReadonlySet<string> = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'host',
-  'cookie',
-  PREVIEW_TOKEN_HEADER,
-]);
+/** Headers never forwarded: one hop's, and the preview's own credential. */
+const NOT_FORWARDED: ReadonlySet<string> = new Set([...HOP_HEADERS, 'cookie', PREVIEW_TOKEN_HEADER]);
 
 /** How long a request that resumed its sandbox waits for the port to take connections again. */
 const AFTER_RESUME_MS = 10_000;
 
 /** The headers sandbox code's server gets: the client's, less one hop's and the token. */
 function forwardedHeaders(req: IncomingMessage, preview: PreviewRequest): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value;
-  }
+  const headers = withoutHopHeaders(req.headers, NOT_FORWARDED);
   const cookie = cookiesWithoutPreview(req.headers.cookie);
   if (cookie !== undefined) headers['cookie'] = cookie;
   // A dev server allows its own loopback name (Vite refuses other hosts): the public one goes aside.
@@ -47,17 +33,6 @@ function forwardedHeaders(req: IncomingMessage, preview: PreviewRequest): Record
   headers['x-forwarded-proto'] = 'http';
   if (preview.cookiePath !== '/') headers['x-forwarded-prefix'] = preview.cookiePath.slice(0, -1);
   return headers;
-}
-
-/** The port's response headers for the client, less one hop's. */
-function responseHeaders(
-  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>,
-): Record<string, string | string[]> {
-  const kept: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_HEADERS.has(name)) kept[name] = value;
-  }
-  return kept;
 }
 
 /**
@@ -121,7 +96,7 @@ export class PreviewProxy {
     };
     await this.#retryingAfterResume(resumed, () =>
       this.#agent.stream(options, ({ statusCode, headers }) => {
-        res.writeHead(statusCode, responseHeaders(headers));
+        res.writeHead(statusCode, withoutHopHeaders(headers, NOT_FORWARDED));
         res.flushHeaders(); // a stream's head goes out before its first event
         return res;
       }),

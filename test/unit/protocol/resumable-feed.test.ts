@@ -7,7 +7,7 @@ import { TestScheduler } from 'rxjs/testing';
 import type { Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../rules/errors.js';
-import { resumableFeed } from '../../../protocol/resumable-feed.js';
+import { resumableFeed, type ResumeOptions } from '../../../protocol/resumable-feed.js';
 
 interface Item {
   readonly seq: number;
@@ -18,7 +18,12 @@ const scheduler = (): TestScheduler =>
 const v = (seq: number): Item => ({ seq });
 
 /** A feed whose connections are the given cold observables, in order; records each `after`. */
-function feed(connections: (() => Observable<Item>)[], ts: TestScheduler, after?: number) {
+function feed(
+  connections: (() => Observable<Item>)[],
+  ts: TestScheduler,
+  after?: number,
+  options: Omit<ResumeOptions, 'after' | 'scheduler'> = { delayMs: 10 },
+) {
   const afters: (number | undefined)[] = [];
   const observable = resumableFeed(
     (cursor) => {
@@ -28,7 +33,7 @@ function feed(connections: (() => Observable<Item>)[], ts: TestScheduler, after?
       return next();
     },
     (item) => item.seq,
-    { after, delayMs: 10, scheduler: ts },
+    { ...options, after, scheduler: ts },
   );
   return { observable, afters };
 }
@@ -99,22 +104,16 @@ describe('resumableFeed', () => {
   it('as a follower, opens again after a refusal and after a clean end, waiting at most maxDelayMs', () => {
     const ts = scheduler();
     ts.run(({ cold, expectObservable }) => {
-      const afters: (number | undefined)[] = [];
-      const connections = [
-        () => cold('a|', { a: v(1) }),
-        () => cold<Item>('#', undefined, new InvalidArgumentError('refused')),
-        () => cold<Item>('#'),
-        () => cold('b-', { b: v(2) }),
-      ];
-      const observable = resumableFeed(
-        (cursor) => {
-          afters.push(cursor);
-          const next = connections[afters.length - 1];
-          if (next === undefined) throw new Error('no more connections');
-          return next();
-        },
-        (item) => item.seq,
-        { after: 0, follow: true, retries: Infinity, delayMs: 10, maxDelayMs: 15, scheduler: ts },
+      const { observable, afters } = feed(
+        [
+          () => cold('a|', { a: v(1) }),
+          () => cold<Item>('#', undefined, new InvalidArgumentError('refused')),
+          () => cold<Item>('#'),
+          () => cold('b-', { b: v(2) }),
+        ],
+        ts,
+        0,
+        { follow: true, retries: Infinity, delayMs: 10, maxDelayMs: 15 },
       );
       // a at 0, the end at 1 and 10 frames' wait; the refusal at 11 waits 10; the break at 21 waits 15
       // (20, bounded); b at 36.
