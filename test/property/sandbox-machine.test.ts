@@ -1,43 +1,9 @@
 import { fc, test } from '@fast-check/vitest';
-import { expect } from 'vitest';
 import { sandboxMachine, type SandboxMachineEvent } from '../../machines/sandbox-machine.js';
-import { SANDBOX_TABLE, type SandboxCondition } from '../../machines/sandbox-table.js';
+import { SANDBOX_TABLE } from '../../machines/sandbox-table.js';
 import { LIMITS } from '../../rules/limits.js';
-import { checkAgainstTable, withAbsoluteTime, type Oracle } from './support/table-checker.js';
-
-interface Model {
-  readonly now: number;
-  readonly deadline: number;
-  readonly maxIdleMs: number;
-  readonly autoResume: boolean;
-  readonly lastActivity: number;
-}
-
-const later = (m: Model, e: SandboxMachineEvent) => (e.type === 'clock' ? Math.max(m.now, e.now) : m.now);
-
-// The spec's words, independently of the machine: total time since creation; no traffic for max idle.
-const oracle: Oracle<Model, SandboxMachineEvent, SandboxCondition> = {
-  conditions: {
-    deadline_reached: (m, e) => later(m, e) >= m.deadline,
-    idle_elapsed: (m, e) => later(m, e) - m.lastActivity >= m.maxIdleMs,
-    auto_resume: (m) => m.autoResume,
-  },
-  update: (m, e, _from, to) => {
-    const now = later(m, e);
-    const active =
-      to === 'running' && (e.type === 'sdk_call' || e.type === 'connect' || e.type === 'traffic');
-    return { ...m, now, lastActivity: active ? now : m.lastActivity };
-  },
-  check: (m, e, from, to, context) => {
-    const ctx = context as { endReason?: string; suspendReason?: string };
-    if (to === 'suspended') expect(['paused', 'idle']).toContain(ctx.suspendReason);
-    if (to === 'running') expect(ctx.suspendReason).toBeUndefined();
-    if (to === 'ended' && m.now >= m.deadline)
-      expect(['timeout', 'killed', 'failed']).toContain(ctx.endReason);
-    if (from !== 'ended' && to === 'ended' && e.type === 'daemon_exited' && m.now < m.deadline)
-      expect(ctx.endReason).toBe('failed');
-  },
-};
+import { sandboxOracle } from './support/sandbox-oracle.js';
+import { checkAgainstTable, withAbsoluteTime } from './support/table-checker.js';
 
 // Deltas land exactly on the idle limit and the lifetime often, so off-by-one guards are caught.
 const event = (input: { timeoutMs: number; maxIdleMs: number }) => {
@@ -94,7 +60,7 @@ test.prop([scenario], { numRuns: 1000 })(
         autoResume: input.autoResume,
       },
       SANDBOX_TABLE,
-      oracle,
+      sandboxOracle,
       {
         now: input.start,
         deadline: input.start + input.timeoutMs,
