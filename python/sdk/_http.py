@@ -140,6 +140,17 @@ def _unreachable(call: Call[Any]) -> SandboxException:
     return SandboxException(f"{call.peer.unreachable_name} did not answer {call.method} {call.path}")
 
 
+def _answer_of(call: Call[T], response: httpx.Response | None) -> T:
+    """The parsed answer of a sent ``call`` (None: nothing answered); the peer's hooks hear a refusal."""
+    if response is None:
+        raise _heard(call, _unreachable(call))
+    try:
+        return read_answer(call, response.status_code, response.content)
+    except SdkException as error:
+        _heard(call, error)
+        raise
+
+
 def _decode(body: bytes) -> object:
     try:
         return json.loads(body) if body else None
@@ -226,13 +237,7 @@ class Transport:
             response = self._client.send(_build(self._client, call, httpx.Timeout(self.request_timeout)))
         except httpx.HTTPError:
             pass  # raised below, without httpx's error as context (its request holds the token)
-        if response is None:
-            raise _heard(call, _unreachable(call))
-        try:
-            return read_answer(call, response.status_code, response.content)
-        except SdkException as error:
-            _heard(call, error)
-            raise
+        return _answer_of(call, response)
 
     def open_stream(self, call: Call[Any], read_timeout: float | None = None) -> httpx.Response:
         """Sends ``call`` and returns its answer with the body unread (the caller closes it); an error
@@ -298,13 +303,7 @@ class AsyncTransport:
             response = await self._client.send(_build(self._client, call, httpx.Timeout(self.request_timeout)))
         except httpx.HTTPError:
             pass  # raised below, without httpx's error as context (its request holds the token)
-        if response is None:
-            raise _heard(call, _unreachable(call))
-        try:
-            return read_answer(call, response.status_code, response.content)
-        except SdkException as error:
-            _heard(call, error)
-            raise
+        return _answer_of(call, response)
 
     async def open_stream(self, call: Call[Any], read_timeout: float | None = None) -> httpx.Response:
         """As :meth:`Transport.open_stream`, awaited (the caller closes the answer with ``aclose``)."""
