@@ -358,13 +358,7 @@ export class ControlPlane {
       // The reader went away while it slept: it never resumes the sandbox.
       if (use.signal.aborted) throw new SandboxError('the caller went away', { code: 'sandbox_suspended' });
     }
-    if (sandbox.actor.state !== 'running') await this.#scheduler.call(sandbox, { type: 'sdk_call' });
-    // The call may have resumed it; the compiler cannot see the actor's state change.
-    if ((sandbox.actor.state as string) !== 'running') {
-      throw new SandboxError('the sandbox is suspended without auto-resume; resume it first', {
-        code: 'sandbox_suspended',
-      });
-    }
+    await this.#scheduler.wake(sandbox);
     return sandbox.facts.daemonUrl;
   }
 

@@ -58,15 +58,7 @@ export class Previews {
     if (!(sandbox.facts.publicPorts ?? []).includes(port) && !this.#admits(sandboxId, port, token)) {
       throw new AuthenticationError('this port needs its preview token');
     }
-    if (sandbox.actor.state !== 'suspended') return false;
-    await this.#deps.scheduler.call(sandbox, { type: 'sdk_call' });
-    // The call may have resumed it (auto-resume); the compiler cannot see the actor's state change.
-    if ((sandbox.actor.state as string) !== 'running') {
-      throw new SandboxError('the sandbox is suspended without auto-resume; resume it first', {
-        code: 'sandbox_suspended',
-      });
-    }
-    return true;
+    return await this.#deps.scheduler.wake(sandbox);
   }
 
   /**

@@ -72,6 +72,24 @@ export class Scheduler {
   }
 
   /**
+   * A caller's request meets `sandbox` (a preview, a call through the daemon proxy): a suspended one is
+   * resumed with auto-resume (true when it was), refused without it; a running one is left as it is.
+   *
+   * @throws SandboxError `sandbox_suspended` (no auto-resume), `sandbox_ended`
+   */
+  async wake(sandbox: LiveSandbox): Promise<boolean> {
+    if (sandbox.actor.state !== 'suspended') return false;
+    await this.call(sandbox, { type: 'sdk_call' });
+    // The call may have resumed it (auto-resume); the compiler cannot see the actor's state change.
+    if ((sandbox.actor.state as string) !== 'running') {
+      throw new SandboxError('the sandbox is suspended without auto-resume; resume it first', {
+        code: 'sandbox_suspended',
+      });
+    }
+    return true;
+  }
+
+  /**
    * Sends one event (after a `clock`, unless it is one or `timeFirst` is false because the caller just
    * sent it), journaled before it is applied; then releases the sandbox if it ended and sets the timer.
    *
