@@ -284,8 +284,9 @@ export default tseslint.config(
   },
   // runtime_b's runner runs inside the sandbox on the template's own packages (deepagents, LangChain):
   // the repository's folder rules are about this package's layers, not about what a template carries.
+  // A runtime's tests are tests: vitest, fixtures and test/support.
   {
-    files: ['templates/sdk-agent/runtime-b/**/*.mjs'],
+    files: ['runtime-drivers/runtime-b/runner/**/*.mjs', 'runtime-drivers/*/test/**/*.ts'],
     rules: { 'no-restricted-imports': 'off', 'no-restricted-syntax': 'off' },
   },
 );

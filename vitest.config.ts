@@ -56,7 +56,14 @@ export default defineConfig({
     maxWorkers: 3,
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], testTimeout: 30_000, isolate: false } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'runtime-drivers/*/test/*.test.ts'],
+          testTimeout: 30_000,
+          isolate: false,
+        },
+      },
       {
         test: {
           name: 'property',

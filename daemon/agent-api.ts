@@ -41,7 +41,7 @@ export function agentRoutes({ agents, version, quota, keepaliveMs }: AgentRoutes
   return guarded(
     {
       'PUT /v1/agent/config': async ({ req }) =>
-        ok(agents.writeConfig(await readJson(req, agentConfigSchema))),
+        ok(await agents.writeConfig(await readJson(req, agentConfigSchema))),
       'POST /v1/agent/executions': async ({ req }) =>
         ok({ executionId: await agents.start(await readJson(req, startExecutionSchema)) }),
       'GET /v1/agent/executions': () => ok(agents.list()),
@@ -64,7 +64,7 @@ export function agentRoutes({ agents, version, quota, keepaliveMs }: AgentRoutes
       },
       'POST /v1/agent/prepare': async ({ req }) => {
         const { runtime, configHash } = await readJson(req, prepareAgentSchema);
-        agents.prepare(runtime, configHash);
+        await agents.prepare(runtime, configHash);
         return ok();
       },
     },

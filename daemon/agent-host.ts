@@ -28,14 +28,14 @@ import type {
 import { AgentError } from '../rules/errors.js';
 import { RequestError } from './request-error.js';
 import type { RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
+import { runtimeDriver } from '../runtime-drivers/registry.js';
+import type { RunFacts } from '../runtime-drivers/runtime-driver.js';
 import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
 import { processSpaceOf, StartError, type SandboxUser } from './sandbox-spawn.js';
-import { AGENTS_DIR, runtimeABinary } from './runtime-a-launch.js';
-import { attachRuntime, launchRuntime, planRuntime, type RuntimePlan } from './runtime-launch.js';
-import { runtimeBFiles } from './runtime-b-launch.js';
+import { attachRuntime, launchRuntime, type RuntimePlan } from './runtime-launch.js';
 import { Prefetch, StandbySlot } from './runtime-standby.js';
 
 type StartOrEnd = Extract<ProcessEvent, { type: 'start' | 'end' }>;
@@ -55,9 +55,8 @@ export interface AgentHostOptions {
   readonly user: SandboxUser;
   /** Where transitions are reported. */
   readonly system?: ActorSystem | undefined;
-  /** The template's agents folder (`/opt/agents` by default): the runtimes and their tools. */
-  readonly agentsDir?: string;
-  readonly configs?: AgentConfigs;
+  /** The requests written, with their runtimes' drivers. */
+  readonly configs: AgentConfigs;
   /** Told when a runtime starts and ends, with its command line (never the prompt or environment). */
   readonly onProcess?: (pid: number, command: string, event: StartOrEnd) => void;
   /**
@@ -94,7 +93,7 @@ export class AgentHost {
   #launching: ExecutionTree | undefined;
   /** A runtime `prepare()` started for the next run. */
   readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
-  /** The runtime_a configuration written last: what `prepare()` starts a runtime with. */
+  /** The request written last of a runtime that starts ahead: what `prepare()` starts one with. */
   #lastConfig: StoredConfig | undefined;
   #clock: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
@@ -102,7 +101,7 @@ export class AgentHost {
 
   constructor(options: AgentHostOptions) {
     this.#options = options;
-    this.#configs = options.configs ?? new AgentConfigs();
+    this.#configs = options.configs;
     this.#actor = new HostedActor(agentExecutionMachine, {
       id: 'agent',
       kind: 'agent_execution',
@@ -123,10 +122,14 @@ export class AgentHost {
     };
   }
 
-  /** Keeps a configuration (its files written) under its hash. */
-  writeConfig(config: AgentConfigWrite): { hash: string } {
-    const stored = this.#configs.write(config);
-    if (stored.runtime === 'runtime_a') this.#lastConfig = stored;
+  /**
+   * Keeps a request under its hash, checked by its runtime's driver.
+   *
+   * @throws RequestError `invalid_argument` for an unknown runtime or a request it cannot run
+   */
+  async writeConfig(config: AgentConfigWrite): Promise<{ hash: string }> {
+    const stored = await this.#configs.write(config);
+    if (stored.driver.startsAhead) this.#lastConfig = stored;
     return { hash: stored.hash };
   }
 
@@ -150,10 +153,13 @@ export class AgentHost {
       throw new AgentError('busy', 'another agent execution is running on this sandbox');
     }
     const config = this.#configs.get(start.configHash);
-    if (config === undefined) {
-      throw new RequestError('agent_config_missing', 'no agent configuration with this hash: write it first');
+    if (config?.runtime !== start.runtime) {
+      throw new RequestError(
+        'agent_config_missing',
+        `no ${start.runtime} request with this hash: write it first`,
+      );
     }
-    const plan = this.#withEnvironment(planRuntime(start, config, this.#site));
+    const plan = this.#plan(config, start);
     if (!plan.files.every((file) => existsSync(file))) {
       throw new AgentError('runtime_missing', 'the runtime is not in this sandbox image');
     }
@@ -219,36 +225,38 @@ export class AgentHost {
 
   /**
    * Warms `runtime` up in the background (SPEC `prepare`): reads its binary into the page cache and, for
-   * runtime_a once a configuration was written and no execution runs, starts a runtime for the next run
-   * with configuration `configHash`, or the last one written (`runtime-standby.ts`); runtime_b starts in
-   * half a second and needs no more.
+   * a runtime that starts ahead (runtime_a) once a request was written and no execution runs, starts one
+   * for the next run with request `configHash`, or the last one written (`runtime-standby.ts`).
    *
-   * @throws SdkError `agent_config_missing` for a configuration this daemon does not hold
+   * @throws SdkError `agent_config_missing` for a request this daemon does not hold
    */
-  prepare(runtime: StartExecution['runtime'] = 'runtime_a', configHash?: string): void {
+  async prepare(runtime: StartExecution['runtime'], configHash?: string): Promise<void> {
     const named = configHash === undefined ? undefined : this.#configs.get(configHash);
-    if (configHash !== undefined && named?.runtime !== 'runtime_a') {
-      throw new RequestError(
-        'agent_config_missing',
-        'no runtime_a configuration with this hash: write it first',
-      );
+    if (configHash !== undefined && named?.runtime !== runtime) {
+      throw new RequestError('agent_config_missing', `no ${runtime} request with this hash: write it first`);
     }
-    const runtimeA = runtime === 'runtime_a';
-    const binary = runtimeA ? runtimeABinary(this.#agentsDir) : runtimeBFiles(this.#agentsDir).node;
+    const driver = await runtimeDriver(runtime);
+    if (driver === undefined) return;
+    const binary = driver.binary(this.#configs.site);
     if (!existsSync(binary)) return;
     this.#prefetch.read(binary);
-    if (!runtimeA) return;
-    const config = named ?? this.#lastConfig;
+    if (!driver.startsAhead) return;
+    const config = named ?? (this.#lastConfig?.runtime === runtime ? this.#lastConfig : undefined);
     const { home } = this.#options.user;
     const busy = this.#current !== undefined || this.#launching !== undefined;
     if (config === undefined || busy || this.#standby.running) return;
+    let plan: RuntimePlan;
+    try {
+      plan = this.#plan(config, { reasoning: false, workdir: home });
+    } catch {
+      return; // a gateway gone since: the run says why
+    }
     let tree: ExecutionTree;
     try {
       tree = this.#standbyTree();
     } catch {
       return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
     }
-    const plan = this.#withEnvironment(planRuntime({ reasoning: false, workdir: home }, config, this.#site));
     // Held: beside a gVisor box a snapshot's copy takes it over (`adopt`).
     this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user, true), tree);
   }
@@ -261,11 +269,11 @@ export class AgentHost {
     this.#standby.drop();
   }
 
-  #withEnvironment(plan: RuntimePlan): RuntimePlan {
+  /** The run's plan from its driver, with the environment every runtime starts with under its own. */
+  #plan(config: StoredConfig, run: RunFacts): RuntimePlan {
+    const plan = this.#configs.plan(config, run);
     const extra = this.#options.environment?.() ?? {};
-    return Object.keys(extra).length === 0
-      ? plan
-      : { ...plan, environment: { ...extra, ...plan.environment } };
+    return { ...plan, environment: { ...extra, ...plan.environment }, workdir: run.workdir };
   }
 
   /** A prepared runtime's tree. */
@@ -338,14 +346,6 @@ export class AgentHost {
 
   get #cgroupDir(): string | undefined {
     return cgroupDirOf(this.#options.user.cgroupProcs);
-  }
-
-  get #agentsDir(): string {
-    return this.#options.agentsDir ?? AGENTS_DIR;
-  }
-
-  get #site(): { agentsDir: string; configHome: string } {
-    return { agentsDir: this.#agentsDir, configHome: this.#configs.configHomeDir };
   }
 
   #entry(id: string): Entry {

@@ -12,7 +12,7 @@ import { ERRNO_CODES } from '../protocol/files-wire.js';
 import type { SandboxAccount } from '../protocol/sandbox-accounts.js';
 import { killProcessTree, spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
-import { quote } from './shell-quote.js';
+import { quote } from '../rules/shell-quote.js';
 
 /** How each errno is told (the message names the call, never the path). */
 const ERRNO_TEXT: Readonly<Record<keyof typeof ERRNO_CODES, string>> = {

@@ -24,7 +24,7 @@ import type { RouteReply } from '../protocol/router.js';
 import { countPassedOn } from './buffer-collection.js';
 import { killProcessTree, spawnAsUser, type SandboxUser } from './sandbox-spawn.js';
 import { RequestError } from './request-error.js';
-import { quote } from './shell-quote.js';
+import { quote } from '../rules/shell-quote.js';
 
 /**
  * `tar` writing the home to stdout (`exec`: the process sandboxd started is tar itself). `--sparse`: a

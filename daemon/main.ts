@@ -15,7 +15,9 @@ import { ActorSystem } from '../actors/actor-system.js';
 import { SequencedLog } from '../actors/sequenced-log.js';
 import type { DaemonRecord } from '../protocol/daemon-events.js';
 import { ProcessTable } from './process-table.js';
+import { AgentConfigs, listenersOf } from './agent-configs.js';
 import { AgentHost } from './agent-host.js';
+import { AGENTS_DIR } from '../runtime-drivers/runtime-site.js';
 import { TokenCheck } from './token.js';
 import { warmPageCache } from './page-cache-warmer.js';
 import { dialOwnLoopback } from './port-tunnel.js';
@@ -178,6 +180,7 @@ gateways.events$.subscribe((event) => {
 const agents = new AgentHost({
   user: processes.user,
   system: actors,
+  configs: new AgentConfigs({ agentsDir: AGENTS_DIR, listeners: () => listenersOf(gateways) }),
   onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)),
   ...(broker === undefined ? {} : { environment: () => broker.environment() }),
 });

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PTY_HELPER_NAME, type ProcessEvent, type TerminalSize } from '../protocol/process-events.js';
 import { inputFrames, resizeFrame } from './pty-frames.js';
 import { RequestError } from './request-error.js';
-import { quote } from './shell-quote.js';
+import { quote } from '../rules/shell-quote.js';
 import { passedOn } from './buffer-collection.js';
 import { OutputLog, type LoggedEvent } from './output-log.js';
 import type { ProcessSpace } from './process-space.js';

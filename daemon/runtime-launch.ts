@@ -1,62 +1,14 @@
 /**
- * What a run of each runtime is started with (`planRuntime`) and the start itself (`launchRuntime`):
- * the command line, its environment, the files it needs (missing ones end the run with
- * `runtime_missing`) and the parser of its output.
+ * The start of a run as its driver planned it (`launchRuntime`), and the take-over of one a memory
+ * snapshot's copy holds (`attachRuntime`).
  */
-import type { StartExecution } from '../protocol/agent-wire.js';
-import type { LineParser } from '../runtime-drivers/run-accumulator.js';
-import { parseLine } from '../runtime-drivers/runtime-a/events.js';
-import { parseRunnerLine } from '../runtime-drivers/runtime-b/events.js';
-import type { StoredConfig } from './agent-configs.js';
+import type { RunPlan } from '../runtime-drivers/runtime-driver.js';
 import type { ExecutionTree } from './execution-tree.js';
 import { ManagedProcess } from './managed-process.js';
 import type { SandboxUser } from './sandbox-spawn.js';
-import { runtimeABinary, runtimeACommand, runtimeAEnvironment } from './runtime-a-launch.js';
-import { runtimeBCommand, runtimeBEnvironment, runtimeBFiles } from './runtime-b-launch.js';
 
-/** How one run starts. */
-export interface RuntimePlan {
-  readonly cmd: string;
-  readonly environment: Record<string, string>;
-  /** Files that must exist in the image. */
-  readonly files: readonly string[];
-  readonly parse: LineParser;
-  readonly workdir: string;
-}
-
-/** Where things are. */
-export interface RuntimeSite {
-  /** The template's agents folder (`/opt/agents`). */
-  readonly agentsDir: string;
-  /** runtime_a's read-only config home. */
-  readonly configHome: string;
-}
-
-/** The plan of a run of `config`'s runtime. */
-export function planRuntime(
-  start: Pick<StartExecution, 'model' | 'sessionId' | 'reasoning' | 'workdir'>,
-  config: StoredConfig,
-  site: RuntimeSite,
-): RuntimePlan {
-  if (config.runtime === 'runtime_b') {
-    const { node, runner } = runtimeBFiles(site.agentsDir);
-    return {
-      cmd: runtimeBCommand(site.agentsDir),
-      environment: runtimeBEnvironment(config, start, site.agentsDir),
-      files: [node, runner],
-      parse: parseRunnerLine,
-      workdir: start.workdir,
-    };
-  }
-  const binary = runtimeABinary(site.agentsDir);
-  return {
-    cmd: runtimeACommand(start, binary),
-    environment: runtimeAEnvironment(config, site.configHome, site.agentsDir),
-    files: [binary],
-    parse: parseLine,
-    workdir: start.workdir,
-  };
-}
+/** A run's plan with its working directory. */
+export type RuntimePlan = RunPlan & { readonly workdir: string };
 
 /**
  * Spawns the run as the sandbox user in the execution's tree; it waits for its prompt on stdin. A runtime

@@ -20,9 +20,7 @@
 import { z } from 'zod';
 import { AGENT_FAILURE_REASONS } from '../rules/agent-reasons.js';
 import { AGENT_SESSION_ID } from '../rules/names.js';
-
-/** Runtimes sandboxd can start. */
-export const AGENT_RUNTIMES = ['runtime_a', 'runtime_b'] as const;
+import { MAX_AGENT_REQUEST_BYTES, runtimeNameSchema } from './agent-request.js';
 
 /** Where configuration files may be written: a root-owned folder the agent can read, not change. */
 export const AGENT_CONFIG_DIR = '/run/agent';
@@ -30,30 +28,16 @@ export const AGENT_CONFIG_DIR = '/run/agent';
 /** Where the runtime's `XDG_CONFIG_HOME` points: read-only, holding `opencode/.gitignore`. */
 export const AGENT_CONFIG_HOME = '/run/agent-config-home';
 
-const configFileSchema = z.strictObject({
-  /** Absolute path under `AGENT_CONFIG_DIR`, one level, no `..`. */
-  path: z
-    .string()
-    .regex(/^\/run\/agent\/[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a file directly in /run/agent'),
-  content: z.string().max(1024 * 1024),
-});
-
-/** `PUT /v1/agent/config`. */
+/**
+ * `PUT /v1/agent/config`: an `AgentRequest` (`agent-request.ts`) as the exact text the SDK hashed, so
+ * key order (last-match permissions) is kept and both SDKs name a request alike without a canonical form.
+ */
 export const agentConfigSchema = z.strictObject({
-  runtime: z.enum(AGENT_RUNTIMES),
-  /** The builder's hash of `text` and `files` (sha256, hex). */
+  runtime: runtimeNameSchema,
+  /** sha256 of `text` (hex); sandboxd computes it again. */
   hash: z.string().regex(/^[0-9a-f]{64}$/),
-  /** The configuration text (runtime_a: `OPENCODE_CONFIG_CONTENT`). Never holds a credential. */
-  text: z.string().max(1024 * 1024),
-  files: z.array(configFileSchema).max(16),
-  /**
-   * Non-secret environment the runtime needs for its provider package (a placeholder key the gateway
-   * drops). Only key variable names (`…_API_KEY`, `AWS_BEARER_TOKEN_BEDROCK`): this never sets
-   * `LD_*`, `PATH` or anything else that changes how a process runs.
-   */
-  env: z
-    .record(z.string().regex(/^[A-Z][A-Z0-9_]*_(?:API_KEY|BEARER_TOKEN_BEDROCK)$/), z.string().max(256))
-    .default({}),
+  /** The request's JSON. Never holds a credential. */
+  text: z.string().max(MAX_AGENT_REQUEST_BYTES),
 });
 
 /** Parsed `PUT /v1/agent/config`. */
@@ -72,11 +56,11 @@ export type WireExecutionLimits = z.infer<typeof executionLimitsSchema>;
 
 /** `POST /v1/agent/executions`. */
 export const startExecutionSchema = z.strictObject({
-  runtime: z.enum(AGENT_RUNTIMES),
+  runtime: runtimeNameSchema,
   configHash: z.string().regex(/^[0-9a-f]{64}$/),
   /** A session to continue (runtime_a: `ses_…`, runtime_b: `rda_<32 hex>`). */
   sessionId: z.string().regex(AGENT_SESSION_ID).optional(),
-  /** `provider/model` for the runtime's model flag; the configuration's model when absent. */
+  /** A model id of the spec's provider instead of the spec's model (the driver declares it). */
   model: z
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,255}$/)
@@ -163,7 +147,7 @@ export const executionStartedSchema = z.strictObject({ executionId: z.string() }
 /** One execution as `GET /v1/agent/executions` lists it. */
 export const executionInfoSchema = z.strictObject({
   executionId: z.string(),
-  runtime: z.enum(AGENT_RUNTIMES),
+  runtime: runtimeNameSchema,
   /** The execution actor's state while this execution runs; `ended` after. */
   state: z.string(),
   startedAt: z.number(),
@@ -197,6 +181,6 @@ export type ExecutionList = z.infer<typeof executionListSchema>;
  * that one, else with the one written last.
  */
 export const prepareAgentSchema = z.strictObject({
-  runtime: z.enum(AGENT_RUNTIMES),
+  runtime: runtimeNameSchema,
   configHash: z.string().min(1).max(128).optional(),
 });

@@ -12,3 +12,16 @@ export const AGENT_PROVIDERS = [
 
 /** One agent model provider. */
 export type AgentProvider = (typeof AGENT_PROVIDERS)[number];
+
+/**
+ * Where each provider's API starts under a gateway listener: the paths the catalogue's presets admit
+ * (vendor_e's preset admits `/vendor_c/v1/responses`). `compatible` takes the model's own `basePath`.
+ */
+export const PROVIDER_BASE_PATHS: Readonly<Record<AgentProvider, string>> = {
+  vendor_a: '',
+  vendor_b: '/v1',
+  vendor_c: '/v1',
+  vendor_d: '/v1beta',
+  vendor_e: '/vendor_c/v1',
+  compatible: '',
+};

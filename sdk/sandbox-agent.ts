@@ -14,10 +14,9 @@ import {
 } from '../protocol/agent-wire.js';
 import { defer, from, switchMap, type Observable } from 'rxjs';
 import { resumableFeed } from '../protocol/resumable-feed.js';
-import { OPENCODE_PROVIDERS } from '../runtime-drivers/runtime-a/providers.js';
 import { InvalidArgumentError } from '../rules/errors.js';
 import { checkAgentGateways } from './agent-checks.js';
-import { runtimeAConfigWrite, runtimeBConfigWrite } from './agent-config.js';
+import { agentRequestWrite } from './agent-request.js';
 import { attachedExecution, ConfigWrites, newExecution, type ExecutionPlan } from './agent-execution.js';
 import {
   parseAttachOptions,
@@ -130,7 +129,7 @@ export class SandboxAgent {
     if (spec !== undefined) {
       checkSpecForRuntime(spec, 'runtime_a');
       checkAgentGateways('agent.prepare', spec, undefined, this.#gateways);
-      const config = runtimeAConfigWrite('agent.prepare', spec, this.#gateways, undefined);
+      const config = agentRequestWrite('agent.prepare', runtime, spec, {});
       written = this.#configs.ensure(this.#client, config).then(() => config.hash);
     }
     written
@@ -234,10 +233,13 @@ export class SandboxAgent {
     checkSpecForRuntime(o.spec, o.runtime);
     checkAgentGateways(operation, o.spec, o.model, this.#gateways);
     const runtime = runtimeName(o.runtime);
-    const config =
-      runtime === 'runtime_b'
-        ? runtimeBConfigWrite(operation, o.spec, this.#gateways, entrypointOf(o.runtime))
-        : runtimeAConfigWrite(operation, o.spec, this.#gateways, o.model);
+    const entrypoint = entrypointOf(o.runtime);
+    const config = agentRequestWrite(
+      operation,
+      runtime,
+      o.spec,
+      entrypoint === undefined ? {} : { entrypoint },
+    );
     const { limits } = o;
     if (o.sessionId !== undefined && !o.sessionId.startsWith(runtime === 'runtime_b' ? 'rda_' : 'ses_')) {
       throw new InvalidArgumentError(`${operation}: sessionId: is a session of the other runtime`, {
@@ -248,15 +250,7 @@ export class SandboxAgent {
       runtime,
       configHash: config.hash,
       ...(o.sessionId === undefined ? {} : { sessionId: o.sessionId }),
-      // runtime_a takes opencode's `provider/model`; runtime_b the model id, put into its configuration.
-      ...(o.model === undefined
-        ? {}
-        : {
-            model:
-              runtime === 'runtime_b'
-                ? o.model
-                : `${OPENCODE_PROVIDERS[o.spec.model.provider].id}/${o.model}`,
-          }),
+      ...(o.model === undefined ? {} : { model: o.model }),
       limits: {
         timeoutMs: limits.timeoutMs,
         maxSteps: limits.maxSteps,

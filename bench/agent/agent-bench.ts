@@ -187,11 +187,11 @@ async function main(): Promise<void> {
     const cpus =
       Number(readFileSync(join(paths.cpu, 'cpu.cfs_quota_us'), 'utf8')) /
       Number(readFileSync(join(paths.cpu, 'cpu.cfs_period_us'), 'utf8'));
-    const bare = BareRuntime.create(spec, loopback, 'free');
+    const bare = await BareRuntime.create(spec, loopback, 'free');
     cleanups.push(() => bare.close());
-    const bareLimited = BareRuntime.create(spec, loopback, 'cpu', { cpus });
+    const bareLimited = await BareRuntime.create(spec, loopback, 'cpu', { cpus });
     cleanups.push(() => bareLimited.close());
-    const bareB = BareRuntime.create(spec, loopback, 'runtime-b', { runtime: 'runtime_b' });
+    const bareB = await BareRuntime.create(spec, loopback, 'runtime-b', { runtime: 'runtime_b' });
     cleanups.push(() => bareB.close());
 
     const bareRun = (runtime: BareRuntime, name: RuntimeName = 'runtime_a'): Promise<BareRun> => {

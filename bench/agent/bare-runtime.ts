@@ -1,8 +1,8 @@
 /**
  * A runtime started directly on the host, the anchor of the agent benchmark: the template's runtime
  * (runtime_a's opencode binary, or runtime_b's runner on the template's Node) with the command line and
- * environment sandboxd gives it (its own `planRuntime`, from the configuration the SDK writes:
- * `runtimeAConfigWrite` or `runtimeBConfigWrite`, stored by sandboxd's `AgentConfigs`), but pointed at a
+ * environment sandboxd gives it (its `AgentConfigs` and the runtime's driver, from the request the SDK
+ * writes, `agentRequestWrite`), but pointed at a
  * scripted model over loopback HTTP, with HOME and the working folder on tmpfs (as the sandbox's
  * `/home/user`), the prompt on stdin, and the process in a memory cgroup of its own so its peak is
  * measured the way the sandbox's is. Optionally its CPU time is limited by a CFS quota, as a sandbox's.
@@ -12,20 +12,18 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentConfigs } from '../../daemon/agent-configs.js';
-import { runtimeABinary } from '../../daemon/runtime-a-launch.js';
-import { runtimeBFiles } from '../../daemon/runtime-b-launch.js';
-import { planRuntime } from '../../daemon/runtime-launch.js';
 import type { StartExecution } from '../../protocol/agent-wire.js';
-import { runtimeAConfigWrite, runtimeBConfigWrite } from '../../sdk/agent-config.js';
+import { runtimeABinary } from '../../runtime-drivers/runtime-a/launch.js';
+import { runtimeBFiles } from '../../runtime-drivers/runtime-b/launch.js';
+import { agentRequestWrite } from '../../sdk/agent-request.js';
 import type { AgentSpec } from '../../sdk/agent-spec.js';
-import type { SandboxGateways } from '../../sdk/sandbox-gateways.js';
 import { PACKAGE_ROOT, type TimedModel } from './timed-model.js';
 
 /** The template's `/opt/agents` on the host (`npm run template:agent`). */
 export const BARE_AGENTS_DIR = join(PACKAGE_ROOT, 'templates', 'sdk-agent', 'build', 'opt-agents');
 /** runtime_a's binary, and runtime_b's Node and runner, there. */
-export const BARE_BINARY = runtimeABinary(BARE_AGENTS_DIR);
-export const BARE_RUNNER = runtimeBFiles(BARE_AGENTS_DIR);
+export const BARE_BINARY = runtimeABinary({ agentsDir: BARE_AGENTS_DIR });
+export const BARE_RUNNER = runtimeBFiles({ agentsDir: BARE_AGENTS_DIR });
 
 const MEMORY_ROOT = '/sys/fs/cgroup/memory';
 const CPU_ROOT = '/sys/fs/cgroup/cpu';
@@ -67,39 +65,26 @@ export class BareRuntime {
    * HTTP). `name` names its folder and cgroups; `cpus` limits its CPU time as a sandbox's `cpus` does
    * (no limit by default).
    */
-  static create(
+  static async create(
     spec: AgentSpec,
     model: TimedModel,
     name: string,
     options: { readonly runtime?: StartExecution['runtime']; readonly cpus?: number } = {},
-  ): BareRuntime {
+  ): Promise<BareRuntime> {
     const { runtime = 'runtime_a', cpus } = options;
-    const port = Number(new URL(model.origin).port);
-    // The configuration the SDK writes for a sandbox whose route `llm` listens on `port`.
-    const gateways = {
-      get: (gateway: string) => (gateway === 'llm' ? { port } : undefined),
-    } as unknown as SandboxGateways;
-    const config =
-      runtime === 'runtime_b'
-        ? runtimeBConfigWrite('bench', spec, gateways, undefined)
-        : runtimeAConfigWrite('bench', spec, gateways);
     const dir = mkdtempSync(join('/dev/shm', `sdk-bench-agent-${name}-`));
     const home = join(dir, 'home');
     mkdirSync(home);
-    const configs = new AgentConfigs(join(dir, 'agent'), join(dir, 'config-home'));
-    const stored = configs.write(config);
-    const start: StartExecution = {
-      runtime,
-      configHash: config.hash,
-      limits: { timeoutMs: 600_000, maxSteps: 100, maxTotalTokens: null, maxOutputBytes: 16 << 20 },
-      workdir: home,
-      reasoning: false,
-    };
-    // sandboxd's own plan of the run, with the template's folder where the host has it.
-    const plan = planRuntime(start, stored, {
+    // sandboxd's own plan of the run, with the template's folder where the host has it and the route
+    // `llm` listening where the scripted model does.
+    const configs = new AgentConfigs({
       agentsDir: BARE_AGENTS_DIR,
-      configHome: configs.configHomeDir,
+      listeners: () => ({ llm: `http://127.0.0.1:${new URL(model.origin).port}` }),
+      dir: join(dir, 'agent'),
+      configHome: join(dir, 'config-home'),
     });
+    const stored = await configs.write(agentRequestWrite('bench', runtime, spec, {}));
+    const plan = configs.plan(stored, { reasoning: false, workdir: home });
     const missing = plan.files.find((file) => !existsSync(file));
     if (missing !== undefined) {
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
  * The one place where our provider tokens meet opencode's provider ids and provider packages (DESIGN.md
  * §5). Everything vendor-specific the runtime_a driver needs is data in `OPENCODE_PROVIDERS`.
  */
-import type { AgentProvider } from '../../rules/agent-providers.js';
+import { PROVIDER_BASE_PATHS, type AgentProvider } from '../../rules/agent-providers.js';
 
 /** Provider tokens of SPEC "AgentModel". */
 export type ProviderToken = AgentProvider;
@@ -43,42 +43,42 @@ export const OPENCODE_PROVIDERS: Readonly<Record<ProviderToken, OpencodeProvider
     id: 'amazon-bedrock',
     npm: '@ai-sdk/amazon-bedrock',
     urlOption: 'endpoint',
-    basePath: '',
+    basePath: PROVIDER_BASE_PATHS.vendor_a,
     placeholderKeyEnv: 'AWS_BEARER_TOKEN_BEDROCK',
   },
   vendor_b: {
     id: 'anthropic',
     npm: '@ai-sdk/anthropic',
     urlOption: 'baseURL',
-    basePath: '/v1',
+    basePath: PROVIDER_BASE_PATHS.vendor_b,
     placeholderKeyEnv: 'ANTHROPIC_API_KEY',
   },
   vendor_c: {
     id: 'openai',
     npm: '@ai-sdk/openai',
     urlOption: 'baseURL',
-    basePath: '/v1',
+    basePath: PROVIDER_BASE_PATHS.vendor_c,
     placeholderKeyEnv: 'OPENAI_API_KEY',
   },
   vendor_d: {
     id: 'google',
     npm: '@ai-sdk/google',
     urlOption: 'baseURL',
-    basePath: '/v1beta',
+    basePath: PROVIDER_BASE_PATHS.vendor_d,
     placeholderKeyEnv: 'GOOGLE_GENERATIVE_AI_API_KEY',
   },
   vendor_e: {
     id: 'azure',
     npm: '@ai-sdk/azure',
     urlOption: 'baseURL',
-    basePath: '/vendor_c/v1',
+    basePath: PROVIDER_BASE_PATHS.vendor_e,
     placeholderKeyEnv: 'AZURE_API_KEY',
   },
   compatible: {
     id: 'gateway',
     npm: '@ai-sdk/openai-compatible',
     urlOption: 'baseURL',
-    basePath: '',
+    basePath: PROVIDER_BASE_PATHS.compatible,
     placeholderKeyEnv: undefined,
   },
 };

@@ -1,52 +1,41 @@
 /**
- * runtime_b's configuration: the JSON the runner in `templates/sdk-agent/runtime-b/` reads from
- * `SDK_AGENT_CONFIG` (its `config.mjs` checks it), built from plain, already-validated input. Pure: no
- * I/O. sandboxd adds the per-run fields (`sessionId`, `reasoning`, `workdir`, a model the call names)
- * when it starts the runner, so one configuration serves every run of a spec.
+ * runtime_b's configuration: the JSON the runner in `runner/` reads from `SDK_AGENT_CONFIG` (its
+ * `config.mjs` checks it), built from a request's spec. Pure: no I/O. The driver adds the per-run
+ * fields (`sessionId`, `reasoning`, `workdir`, a model the call names).
  */
-import { configHash } from '../config-hash.js';
-import type { ModelInput, SubAgentInput } from '../runtime-a/config.js';
-import type { PermissionsInput } from '../runtime-a/permissions.js';
-import { OPENCODE_PROVIDERS } from '../runtime-a/providers.js';
+import type { WireAgentSpec } from '../../protocol/agent-request.js';
+import { PROVIDER_BASE_PATHS } from '../../rules/agent-providers.js';
 
 /** Everything runtime_b's configuration is built from. */
-export interface RuntimeBConfigInput {
-  readonly model: ModelInput;
-  readonly smallModel: string;
-  readonly instructions?: string | undefined;
-  readonly permissions: PermissionsInput;
-  readonly agents: Readonly<Record<string, SubAgentInput>>;
+export interface RuntimeBConfigInput extends Pick<
+  WireAgentSpec,
+  'model' | 'smallModel' | 'instructions' | 'permissions' | 'agents'
+> {
   /** `package.module:build` from the working directory, or undefined for the built-in graph. */
   readonly entrypoint?: string | undefined;
   /** Gateway name → its loopback listener, `http://127.0.0.1:<port>`. */
   readonly gateways: Readonly<Record<string, string>>;
 }
 
-/** The built configuration. */
-export interface RuntimeBConfig {
-  readonly text: string;
-  readonly hash: string;
-}
-
-/** Input the builder cannot turn into a configuration (the SDK's validation should have caught it). */
+/** Input the builder cannot turn into a configuration. */
 export class RuntimeBConfigError extends Error {
   override readonly name = 'RuntimeBConfigError';
 }
 
 /**
  * Builds runtime_b's configuration: the model pointed at its gateway listener plus the provider's base
- * path (the same paths as runtime_a's packages use), no credential anywhere.
+ * path, no credential anywhere.
  *
  * @throws RuntimeBConfigError when the model's gateway has no listener
  */
-export function buildRuntimeBConfig(input: RuntimeBConfigInput): RuntimeBConfig {
+export function buildRuntimeBConfig(input: RuntimeBConfigInput) {
   const { model } = input;
   const listener = Object.hasOwn(input.gateways, model.gateway) ? input.gateways[model.gateway] : undefined;
   if (listener === undefined)
     throw new RuntimeBConfigError(`model.gateway: no listener for ${model.gateway}`);
   const basePath =
-    model.provider === 'compatible' ? (model.basePath ?? '') : OPENCODE_PROVIDERS[model.provider].basePath;
-  const config = {
+    model.provider === 'compatible' ? (model.basePath ?? '') : PROVIDER_BASE_PATHS[model.provider];
+  return {
     model: {
       provider: model.provider,
       id: model.id,
@@ -69,6 +58,4 @@ export function buildRuntimeBConfig(input: RuntimeBConfigInput): RuntimeBConfig 
     ),
     ...(input.entrypoint === undefined ? {} : { entrypoint: input.entrypoint }),
   };
-  const text = JSON.stringify(config);
-  return { text, hash: configHash(text, []) };
 }

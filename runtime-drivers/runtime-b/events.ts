@@ -1,5 +1,5 @@
 /**
- * The runtime_b runner's NDJSON output (`templates/sdk-agent/runtime-b/runner.mjs`), already in the
+ * The runtime_b runner's NDJSON output (`runner/runner.mjs`), already in the
  * shape of SPEC "Events": one object per line, `session` first, then `step_started`, `text_delta`,
  * `text`, `reasoning`, `tool_call`, `step_finished` (disjoint usage parts), or `error` (a class name and
  * a status, never a message). A line that is not one of them is dropped, never thrown.

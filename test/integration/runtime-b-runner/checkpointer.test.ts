@@ -1,5 +1,5 @@
 /**
- * The runner's checkpointer (`templates/sdk-agent/runtime-b/checkpointer.mjs`, on `node:sqlite`) keeps
+ * The runner's checkpointer (`runtime-drivers/runtime-b/runner/checkpointer.mjs`, on `node:sqlite`) keeps
  * the semantics of `@langchain/langgraph-checkpoint-sqlite`: run in the built template's Node 24 by
  * `checkpointer-probe.mjs`, since the host's Node 20 has no `node:sqlite`.
  */

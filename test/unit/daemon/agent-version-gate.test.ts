@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SequencedLog } from '../../../actors/sequenced-log.js';
+import { AgentConfigs } from '../../../daemon/agent-configs.js';
 import { AgentHost } from '../../../daemon/agent-host.js';
 import { createDaemonServer } from '../../../daemon/daemon-server.js';
 import { ProcessTable } from '../../../daemon/process-table.js';
@@ -21,7 +22,10 @@ const server = createDaemonServer({
   processes: new ProcessTable(user),
   gateways: new GatewayHost(),
   audit: new SequencedLog<DaemonRecord>((record) => record.type),
-  agents: new AgentHost({ user, agentsDir: '/nonexistent/agents' }),
+  agents: new AgentHost({
+    user,
+    configs: new AgentConfigs({ agentsDir: '/nonexistent/agents', listeners: () => ({}) }),
+  }),
 });
 let url = '';
 

@@ -7,8 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_ENDPOINTS } from '../../../daemon/audit-records.js';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
-import { useDaemonWorld } from './daemon-world.js';
+import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-sandbox-token-0123456789';
 const CONTROL = 'unit-test-control-token-9876543210';
@@ -36,11 +35,9 @@ const call = async (method: string, path: string, token: string, body?: unknown)
 const calls = (): string[] => world.records().flatMap((r) => (r.type === 'call' ? [r.endpoint] : []));
 
 beforeAll(async () => {
-  const text = '{}';
-  const hash = configHash(text, []);
-  expect(await call('PUT', '/v1/agent/config', TOKEN, { runtime: 'runtime_a', hash, text, files: [] })).toBe(
-    200,
-  );
+  const body = agentRequestBody();
+  const { hash } = body;
+  expect(await call('PUT', '/v1/agent/config', TOKEN, body)).toBe(200);
   const res = await fetch(`${world.url}/v1/agent/executions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}` },

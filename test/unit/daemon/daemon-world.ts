@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { SequencedLog } from '../../../actors/sequenced-log.js';
-import { AgentConfigs } from '../../../daemon/agent-configs.js';
+import { AgentConfigs, listenersOf } from '../../../daemon/agent-configs.js';
 import { AgentHost } from '../../../daemon/agent-host.js';
 import { processRecord } from '../../../daemon/audit-records.js';
 import { createDaemonServer } from '../../../daemon/daemon-server.js';
@@ -17,6 +17,32 @@ import { TokenCheck } from '../../../daemon/token.js';
 import { GatewayHost } from '../../../gateway/gateway-host.js';
 import type { DaemonRecord } from '../../../protocol/daemon-events.js';
 import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
+import type { WireAgentSpec } from '../../../protocol/agent-request.js';
+import type { AgentConfigWrite } from '../../../protocol/agent-wire.js';
+import { configHash } from '../../../runtime-drivers/config-hash.js';
+
+/** Where the stand-in route `llm` of a world's requests "listens" (nothing does). */
+const STAND_IN_LISTENER = 'http://127.0.0.1:9';
+
+/**
+ * The body of `PUT /v1/agent/config` for a runtime_a spec on route `llm` (`spec` replaces its fields),
+ * named by its hash.
+ */
+export function agentRequestBody(spec: Partial<WireAgentSpec> = {}): AgentConfigWrite {
+  const request = {
+    spec: {
+      model: { provider: 'compatible', id: 'model-x', gateway: 'llm', promptCaching: true },
+      smallModel: 'model-x',
+      permissions: { default: 'allow', tools: {} },
+      agents: {},
+      mcp: {},
+      ...spec,
+    },
+    options: {},
+  };
+  const text = JSON.stringify(request);
+  return { runtime: 'runtime_a', hash: configHash(text, []), text };
+}
 
 /** How the daemon of a test file is set up. */
 export interface DaemonWorldOptions {
@@ -55,8 +81,13 @@ export function useDaemonWorld(options: DaemonWorldOptions): DaemonWorld {
   const gateways = new GatewayHost();
   const agents = new AgentHost({
     user,
-    agentsDir: join(dir, 'agents'),
-    configs: new AgentConfigs(join(dir, 'config'), join(dir, 'config-home')),
+    configs: new AgentConfigs({
+      agentsDir: join(dir, 'agents'),
+      // The stand-in runtime never calls its model: route `llm` is named, never listened on.
+      listeners: () => ({ llm: STAND_IN_LISTENER, ...listenersOf(gateways) }),
+      dir: join(dir, 'config'),
+      configHome: join(dir, 'config-home'),
+    }),
     ...(options.recordAgentProcesses === true
       ? { onProcess: (pid, command, event) => audit.append(processRecord(pid, command, event)) }
       : {}),

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processRecord } from '../../../daemon/audit-records.js';
 import { MAX_RECORD_TEXT, type DaemonRecord } from '../../../protocol/daemon-events.js';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
-import { useDaemonWorld } from './daemon-world.js';
+import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-token-0123456789';
 const PROMPT = 'distinctive-prompt-text-5151';
@@ -70,20 +69,15 @@ describe('process records of commands', () => {
 
 describe('process records of the agent', () => {
   it("carry the runtime's command line, never its prompt or environment, and how it ended", async () => {
-    const text = '{"model":"vendor/model-x"}';
-    const hash = configHash(text, []);
-    const configured = await call('PUT', '/v1/agent/config', {
-      runtime: 'runtime_a',
-      hash,
-      text,
-      files: [],
-      env: { VENDOR_API_KEY: ENV_VALUE },
-    });
+    // ENV_VALUE is in the runtime's environment only (its configuration, OPENCODE_CONFIG_CONTENT).
+    const body = agentRequestBody({ smallModel: ENV_VALUE });
+    const { hash } = body;
+    const configured = await call('PUT', '/v1/agent/config', body);
     expect(configured.status).toBe(200);
     const started = await call('POST', '/v1/agent/executions', {
       runtime: 'runtime_a',
       configHash: hash,
-      model: 'vendor/model-y',
+      model: 'model-y',
       limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
       workdir: world.dir,
       reasoning: false,
@@ -98,7 +92,7 @@ describe('process records of the agent', () => {
     const pid = runtime[0]?.type === 'process' ? runtime[0].pid : 0;
     const binary = join(world.dir, 'agents', 'bin', 'opencode');
     expect(runtime[0]?.type === 'process' && runtime[0].command).toBe(
-      `exec '${binary}' 'run' '--format' 'json' '--title' 'sdk agent run' '--model=vendor/model-y'`,
+      `exec '${binary}' 'run' '--format' 'json' '--title' 'sdk agent run' '--model=gateway/model-y'`,
     );
     await expect
       .poll(() => records().find((r) => r.type === 'process' && r.pid === pid && r.event === 'end'))

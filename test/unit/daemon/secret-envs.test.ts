@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SecretEnvs } from '../../../daemon/secret-envs.js';
 import { LIMITS } from '../../../rules/limits.js';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
-import { useDaemonWorld } from './daemon-world.js';
+import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-token-secret-envs-0123';
 const VALUE = 'planted-secret-env-value-7a61c3';
@@ -61,11 +60,9 @@ describe('secrets as environment variables of commands', () => {
   });
 
   it('never reach the agent runtime, the audit records or the process list', async () => {
-    const text = '{}';
-    const hash = configHash(text, []);
-    expect(
-      (await call('PUT', '/v1/agent/config', { runtime: 'runtime_a', hash, text, files: [] })).status,
-    ).toBe(200);
+    const body = agentRequestBody();
+    const { hash } = body;
+    expect((await call('PUT', '/v1/agent/config', body)).status).toBe(200);
     const started = await call('POST', '/v1/agent/executions', {
       runtime: 'runtime_a',
       configHash: hash,

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { snapshotCarrySchema, type SnapshotCarry } from '../../../protocol/snapshot-carry.js';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
-import { useDaemonWorld } from './daemon-world.js';
+import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 // A stand-in runtime that waits for its prompt, which never comes.
 const world = useDaemonWorld({
@@ -16,11 +15,11 @@ const world = useDaemonWorld({
   runtime: '#!/bin/sh\ncat > /dev/null\n',
 });
 
-async function writeConfig(text: string): Promise<string> {
-  const hash = configHash(text, []);
-  const res = await world.call('PUT', '/v1/agent/config', { runtime: 'runtime_a', hash, text, files: [] });
+async function writeConfig(smallModel: string): Promise<string> {
+  const body = agentRequestBody({ smallModel });
+  const res = await world.call('PUT', '/v1/agent/config', body);
   expect(res.status).toBe(200);
-  return hash;
+  return body.hash;
 }
 
 async function carry(): Promise<SnapshotCarry> {
@@ -32,8 +31,8 @@ async function carry(): Promise<SnapshotCarry> {
 describe('GET /v1/snapshot-carry', () => {
   it('names the runtime prepare() started, with the configuration it named', async () => {
     expect(await carry()).toEqual({ gatewayPorts: {} });
-    const named = await writeConfig('{"named":true}');
-    await writeConfig('{"last":true}');
+    const named = await writeConfig('named');
+    await writeConfig('last');
     const unknown = await world.call('POST', '/v1/agent/prepare', {
       runtime: 'runtime_a',
       configHash: 'f'.repeat(64),

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentConfigSchema, startExecutionSchema } from '../../../protocol/agent-wire.js';
 import {
@@ -10,7 +11,6 @@ import {
   vendorBGateway,
   type Sandbox,
 } from '../../../sdk/index.js';
-import { instructionsPath } from '../../../sdk/agent-config.js';
 import { FakeSandboxd, SUMMARY, connectedHandle, createdHandle } from './agent-fake-sandboxd.js';
 
 const spec = (instructions?: string) =>
@@ -42,10 +42,20 @@ describe('sbx.agent.run', () => {
     ]);
     const requests = fake.requests.filter((r) => r.path.startsWith('/v1/agent'));
     const config = agentConfigSchema.parse(JSON.parse(requests[0]?.body ?? ''));
-    expect(config.env).toEqual({ ANTHROPIC_API_KEY: 'sdk-placeholder' });
-    expect(config.text).toContain('http://127.0.0.1:41001/v1');
-    expect(config.files).toEqual([{ path: instructionsPath('Be brief.'), content: 'Be brief.' }]);
-    expect(instructionsPath('Be brief.')).toMatch(/^\/run\/agent\/instructions-[0-9a-f]{16}\.md$/);
+    // The runtime-neutral request: the spec as data; sandboxd's driver builds the configuration.
+    expect(config.runtime).toBe('runtime_a');
+    expect(createHash('sha256').update(config.text).digest('hex')).toBe(config.hash);
+    expect(JSON.parse(config.text)).toEqual({
+      spec: {
+        model: { provider: 'vendor_b', id: 'model-1', gateway: 'llm', promptCaching: true },
+        smallModel: 'model-1',
+        instructions: 'Be brief.',
+        permissions: { default: 'allow', tools: {} },
+        agents: {},
+        mcp: {},
+      },
+      options: {},
+    });
     expect(startExecutionSchema.parse(JSON.parse(requests[1]?.body ?? ''))).toEqual({
       runtime: 'runtime_a',
       configHash: config.hash,
@@ -80,16 +90,14 @@ describe('sbx.agent.run', () => {
     });
   });
 
-  it('declares a model the call names in a configuration of its own and starts with it', async () => {
+  it('names a model the call chooses in the start, with the request it wrote before', async () => {
     await sbx.agent.run('one', { spec: spec() });
     await sbx.agent.run('two', { spec: spec(), model: 'model-2' });
-    expect(fake.agentCalls().slice(3, 5)).toEqual(['PUT /v1/agent/config', 'POST /v1/agent/executions']);
-    const configs = fake.requests.filter((r) => r.path === '/v1/agent/config');
-    const second = agentConfigSchema.parse(JSON.parse(configs[1]?.body ?? ''));
-    expect(JSON.parse(second.text)).toMatchObject({
-      provider: { anthropic: { models: { 'model-2': { tool_call: true } } } },
-    });
-    expect(fake.last().start).toMatchObject({ model: 'anthropic/model-2' });
+    expect(fake.agentCalls().slice(3, 5)).toEqual([
+      'POST /v1/agent/executions',
+      `POST /v1/agent/executions/${fake.last().id}/prompt`,
+    ]);
+    expect(fake.last().start).toMatchObject({ model: 'model-2' });
   });
 
   it('writes the configuration again and starts once more when sandboxd no longer holds it', async () => {
@@ -145,7 +153,7 @@ describe('sbx.agent.run', () => {
     expect(fake.requests.length).toBe(seen);
   });
 
-  it('runs runtime_b with its own configuration: the runner JSON, the entrypoint, a named model as a plain id', async () => {
+  it('runs runtime_b with its own options: the entrypoint, a named model as a plain id', async () => {
     await sbx.agent.run('hi', {
       spec: spec(),
       runtime: new RuntimeB({ entrypoint: 'agent.graph:build' }),
@@ -153,11 +161,13 @@ describe('sbx.agent.run', () => {
     });
     const configs = fake.requests.filter((r) => r.path === '/v1/agent/config');
     const config = agentConfigSchema.parse(JSON.parse(configs.at(-1)?.body ?? ''));
-    expect(config).toMatchObject({ runtime: 'runtime_b', files: [], env: {} });
+    expect(config).toMatchObject({ runtime: 'runtime_b' });
     expect(JSON.parse(config.text)).toMatchObject({
-      model: { provider: 'vendor_b', id: 'model-1', baseURL: 'http://127.0.0.1:41001/v1' },
-      entrypoint: 'agent.graph:build',
-      permissions: { default: 'allow' },
+      spec: {
+        model: { provider: 'vendor_b', id: 'model-1', gateway: 'llm' },
+        permissions: { default: 'allow' },
+      },
+      options: { entrypoint: 'agent.graph:build' },
     });
     expect(fake.last().start).toMatchObject({
       runtime: 'runtime_b',

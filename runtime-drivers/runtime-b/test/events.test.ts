@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PARSE_OPTIONS, RunAccumulator } from '../../../runtime-drivers/run-accumulator.js';
-import { parseRunnerLine } from '../../../runtime-drivers/runtime-b/events.js';
+import { DEFAULT_PARSE_OPTIONS, RunAccumulator } from '../../run-accumulator.js';
+import { parseRunnerLine } from '../events.js';
 
 const SESSION = 'rda_0123456789abcdef0123456789abcdef';
 const USAGE = { input: 100, output: 4, reasoning: 3, cacheRead: 20, cacheWrite: 0, total: 127 };

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { OPENCODE_PROVIDERS, type ProviderToken } from '../../../runtime-drivers/runtime-a/providers.js';
+import { OPENCODE_PROVIDERS, type ProviderToken } from '../providers.js';
 
 /** What each bundled package appends to its URL option for model `m` (verified with opencode 1.18.33). */
 const PACKAGE_SUFFIX: Readonly<Record<ProviderToken, string>> = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RunAccumulator, parseLine, truncateUtf8 } from '../../../runtime-drivers/runtime-a/events.js';
-import { TOOL_THEN_TEXT_EVENTS } from '../../support/model-server/index.js';
+import { RunAccumulator, parseLine, truncateUtf8 } from '../events.js';
+import { TOOL_THEN_TEXT_EVENTS } from '../../../test/support/model-server/index.js';
 
 // Shapes recorded in runtimes.md §1.8 (the fake model's run).
 const LINES = [

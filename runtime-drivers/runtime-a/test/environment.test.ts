@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { RUNTIME_A_ENVIRONMENT } from '../../../runtime-drivers/runtime-a/environment.js';
+import { RUNTIME_A_ENVIRONMENT } from '../environment.js';
 
 it('turns off the network attempts runtimes.md §1.4 names', () => {
   for (const name of ['MODELS_FETCH', 'AUTOUPDATE', 'SHARE', 'LSP_DOWNLOAD', 'DEFAULT_PLUGINS', 'FFF']) {

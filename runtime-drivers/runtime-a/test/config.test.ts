@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  RuntimeAConfigError,
-  buildRuntimeAConfig,
-  type RuntimeAConfigInput,
-} from '../../../runtime-drivers/runtime-a/config.js';
-import { PermissionOrderError } from '../../../runtime-drivers/runtime-a/permissions.js';
-import { OPENCODE_PROVIDERS, type ProviderToken } from '../../../runtime-drivers/runtime-a/providers.js';
-import { RESERVED_RAW_CONFIG_KEYS, isCredentialKey } from '../../../runtime-drivers/runtime-a/raw-config.js';
+import { RuntimeAConfigError, buildRuntimeAConfig, type RuntimeAConfigInput } from '../config.js';
+import { PermissionOrderError } from '../permissions.js';
+import { OPENCODE_PROVIDERS, type ProviderToken } from '../providers.js';
+import { RESERVED_RAW_CONFIG_KEYS, isCredentialKey } from '../raw-config.js';
 
 const URL = 'http://127.0.0.1:18081';
 

@@ -1,0 +1,40 @@
+/**
+ * The runtimes sandboxd can start: every folder `runtime-<name>/` here with a `driver.ts`, found by its
+ * name (`runtime_<name>`). The folders are the table: the daemon's bundle holds each one's driver (an
+ * import pattern esbuild expands at build time), and a runtime is added or removed with its folder alone.
+ */
+import { RUNTIME_NAME } from '../protocol/agent-request.js';
+import type { RuntimeDriver } from './runtime-driver.js';
+
+const loaded = new Map<string, Promise<RuntimeDriver | undefined>>();
+
+/** A driver module's shape. */
+function isDriverModule(value: unknown): value is { driver: RuntimeDriver } {
+  return typeof value === 'object' && value !== null && 'driver' in value;
+}
+
+/**
+ * The driver of runtime `name`, or undefined when no folder holds it.
+ *
+ * @example
+ * ```ts
+ * const driver = await runtimeDriver('runtime_a');
+ * ```
+ */
+export function runtimeDriver(name: string): Promise<RuntimeDriver | undefined> {
+  if (!RUNTIME_NAME.test(name)) return Promise.resolve(undefined);
+  let driver = loaded.get(name);
+  if (driver === undefined) {
+    const folder = name.replace('_', '-');
+    // A pattern, not a list: esbuild bundles every ./*/driver.ts; vitest and Node load the one asked for.
+    driver = import(`./${folder}/driver.ts`).then(
+      (module: unknown) =>
+        isDriverModule(module) && module.driver.name === name ? module.driver : undefined,
+      () => undefined,
+    );
+    loaded.set(name, driver);
+    // A runtime not found now may be added later: only a found one is kept.
+    void driver.then((found) => found ?? loaded.delete(name));
+  }
+  return driver;
+}
