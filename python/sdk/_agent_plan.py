@@ -1,6 +1,7 @@
 """The checks and bodies of an agent call (``sdk/agent-options.ts``, ``sdk/agent-checks.ts``, the
 ``#plan`` of ``sdk/sandbox-agent.ts``): every option, the spec against the runtime and the handle's
-gateways, then the configuration write and the start body. Everything here raises before any call."""
+gateways, then the request write (``_agent_request.py``) and the start body. Everything here raises
+before any call."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ._agent_config import OPENCODE_PROVIDERS, runtime_a_config_write, runtime_b_config_write
+from ._agent_request import agent_request_write
 from ._check import Checker, expected
 from .agent_limits import AgentLimits
 from .agent_spec import AgentSpec
@@ -24,7 +25,7 @@ _RUNTIME_RULE: Final = "must be runtime_a, runtime_b or a RuntimeB"
 
 @dataclass(frozen=True)
 class ExecutionPlan:
-    """A new execution: its configuration write, its start body and its prompt."""
+    """A new execution: its request write, its start body and its prompt."""
 
     config: dict[str, Any]
     start: dict[str, Any]
@@ -107,7 +108,7 @@ def check_agent_gateways(operation: str, spec: AgentSpec, model: str | None, gat
 
 
 def plan_prepare(runtime: object, spec: object, gateways: GatewayCore) -> tuple[str, dict[str, Any] | None]:
-    """``agent.prepare``'s checks: the runtime it warms up, and the configuration write of ``spec`` (None
+    """``agent.prepare``'s checks: the runtime it warms up, and the request write of ``spec`` (None
     without a spec: the runtime starts with the configuration written last).
 
     :raises InvalidArgumentException: for a malformed option or a spec the gateways cannot serve
@@ -123,8 +124,7 @@ def plan_prepare(runtime: object, spec: object, gateways: GatewayCore) -> tuple[
     assert isinstance(spec, AgentSpec)
     check_spec_for_runtime(spec, "runtime_a")
     check_agent_gateways("agent.prepare", spec, None, gateways)
-    ports = {route: status.port for route, status in gateways.status.items()}
-    return name, runtime_a_config_write("agent.prepare", spec, ports)
+    return name, agent_request_write("agent.prepare", name, spec, {})
 
 
 def plan_execution(operation: str, prompt: object, gateways: GatewayCore, **options: Any) -> ExecutionPlan:
@@ -142,18 +142,15 @@ def plan_execution(operation: str, prompt: object, gateways: GatewayCore, **opti
     check_spec_for_runtime(spec, runtime)
     check_agent_gateways(operation, spec, model, gateways)
     name = runtime_name(runtime)
-    ports = {route: status.port for route, status in gateways.status.items()}
-    if name == "runtime_b":
-        config = runtime_b_config_write(operation, spec, ports, entrypoint_of(runtime))
-    else:
-        config = runtime_a_config_write(operation, spec, ports, model)
+    entrypoint = entrypoint_of(runtime)
+    config = agent_request_write(operation, name, spec, {} if entrypoint is None else {"entrypoint": entrypoint})
     if session is not None and not session.startswith("rda_" if name == "runtime_b" else "ses_"):
         _fail(operation, "session_id", "is a session of the other runtime")
     start: dict[str, Any] = {"runtime": name, "configHash": config["hash"]}
     if session is not None:
         start["sessionId"] = session
     if model is not None:
-        start["model"] = model if name == "runtime_b" else f"{OPENCODE_PROVIDERS[spec.model.provider].id}/{model}"
+        start["model"] = model
     start["limits"] = {
         "timeoutMs": limits.timeout_ms,
         "maxSteps": limits.max_steps,

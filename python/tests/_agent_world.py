@@ -66,7 +66,7 @@ class ScriptedModel:
         (self._dir / "requests.jsonl").write_text("")
 
     def requests(self) -> list[dict[str, Any]]:
-        """The requests since the last ``script``: path, key_injected, tools."""
+        """The requests since the last ``script``: path, key_injected, tools, model."""
         lines = (self._dir / "requests.jsonl").read_text().splitlines()
         return [json.loads(line) for line in lines if line]
 

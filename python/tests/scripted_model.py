@@ -3,7 +3,7 @@
 PORT DIR``. Each ``POST …/chat/completions`` consumes the first turn of ``DIR/script.json`` (a list of
 ``{"type": "text", "text"}`` or ``{"type": "tool-call", "name", "arguments"}``; usage 10 in, 5 out), and
 is recorded in ``DIR/requests.jsonl`` (path, whether ``authorization`` held ``Bearer <DIR/key>``, the
-offered tool names; never a header value). Requests without the key are refused with 401. Streamed
+offered tool names, the body's ``model``; never a header value). Requests without the key are refused with 401. Streamed
 answers are ``chat.completion.chunk`` events, with the usage chunk when ``stream_options.include_usage``
 asks for it. Prints ``ready`` once listening."""
 
@@ -70,7 +70,8 @@ class Handler(BaseHTTPRequestHandler):
             body = {}
         tools = [t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)]
         with LOCK, open(DIR / "requests.jsonl", "a", encoding="utf-8") as record:
-            record.write(json.dumps({"path": self.path, "key_injected": injected, "tools": tools}) + "\n")
+            line = {"path": self.path, "key_injected": injected, "tools": tools, "model": body.get("model")}
+            record.write(json.dumps(line) + "\n")
         if not injected:
             self._json(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
             return

@@ -28,6 +28,7 @@ from sdk import (
     McpLocal,
     Sandbox,
     StepFinished,
+    SubAgent,
     TokenUsage,
     ToolCall,
 )
@@ -110,6 +111,15 @@ def test_run_returns_the_result_and_continues_a_session(sbx: Sandbox, model: Scr
     sbx.agent.prepare(runtime="runtime_a")  # returns at once; the warm-up goes on in the background
     sbx.agent.prepare(runtime="runtime_b")  # nothing to warm up
     no_key(first, second)
+
+
+def test_a_run_names_its_model_as_the_plain_id(sbx: Sandbox, model: ScriptedModel) -> None:
+    """The start's ``model`` is the id the caller named (sandboxd's driver adds the runtime's provider
+    prefix): the model is asked for it; without one, for the spec's model."""
+    model.script(text("other model"), text("spec model"))
+    assert sbx.agent.run("which?", spec=spec(), model="model-2").text == "other model"
+    assert sbx.agent.run("which?", spec=spec()).text == "spec model"
+    assert [r["model"] for r in model.requests()] == ["model-2", "model-1"]
 
 
 class Sent:
@@ -261,6 +271,13 @@ def test_checks_before_any_call(sbx: Sandbox, monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(InvalidArgumentException) as raw:
         sbx.agent.run("hi", spec=spec(raw_config={"tui": {}}), runtime="runtime_b")
     assert raw.value.field == "raw_config"
+    with pytest.raises(InvalidArgumentException) as instructions:
+        sbx.agent.run("hi", spec=spec(instructions="a" * (1024 * 1024 + 1)))
+    assert instructions.value.field == "spec.instructions"
+    half = "a" * (1024 * 1024)
+    with pytest.raises(InvalidArgumentException) as request:
+        sbx.agent.stream("hi", spec=spec(instructions=half, agents={"helper": SubAgent("Helps", half)}))
+    assert request.value.field == "spec"
     cases: list[tuple[dict[str, Any], str]] = [
         ({"prompt": ""}, "prompt"),
         ({"runtime": "runtime_c"}, "runtime"),
