@@ -27,11 +27,14 @@ export function runtimeDriver(name: string): Promise<RuntimeDriver | undefined> 
   if (driver === undefined) {
     const folder = name.replace('_', '-');
     // A pattern, not a list: esbuild bundles every ./*/driver.ts; vitest and Node load the one asked for.
-    driver = import(`./${folder}/driver.ts`).then(
-      (module: unknown) =>
-        isDriverModule(module) && module.driver.name === name ? module.driver : undefined,
-      () => undefined,
-    );
+    // (The bundle's lookup of a name it lacks throws at once, not in the promise: hence the `then`.)
+    driver = Promise.resolve(folder)
+      .then((found) => import(`./${found}/driver.ts`))
+      .then(
+        (module: unknown) =>
+          isDriverModule(module) && module.driver.name === name ? module.driver : undefined,
+        () => undefined,
+      );
     loaded.set(name, driver);
     // A runtime not found now may be added later: only a found one is kept.
     void driver.then((found) => found ?? loaded.delete(name));
