@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from ._check import Checker
-from ._sandbox_options import OutputCallback, check_output_callbacks
+from ._command_options import OutputCallback, check_output_callbacks
 from ._http import AsyncTransport, Call, StreamBroke, Transport
 from ._sandbox_core import SandboxCore, to_pid
 from ._wire import DataEvent, EndEvent, KeepaliveEvent, ProcessEvent, StartEvent

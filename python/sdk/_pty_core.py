@@ -9,7 +9,7 @@ from ._check import Checker
 from ._command_output import EventTracker
 from ._http import Op
 from ._sandbox_core import SandboxCore
-from ._sandbox_options import (
+from ._command_options import (
     DataCallback,
     check_on_data,
     check_pty_size,

@@ -33,6 +33,10 @@ ENV_NAME_RULE: Final = "must be an environment variable name"
 TEMPLATE_NAME: Final = re.compile(
     r"(?:[a-z0-9][a-z0-9._-]{0,127}|arn:[a-z0-9-]+:[a-z0-9-]*:[a-z0-9-]*:[0-9]*:[A-Za-z0-9/._:+=@-]{1,1024})"
 )
+#: A sandbox id: 12 hex characters.
+SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
+#: An IAM role ARN.
+ROLE_ARN: Final = re.compile(r"arn:[a-z0-9-]+:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
 #: A snapshot's id: ``snap_`` and 16 lowercase hex digits (made by the control plane).
 SNAPSHOT_ID: Final = re.compile(r"snap_[0-9a-f]{16}")
 SNAPSHOT_ID_RULE: Final = "must be a snapshot id (snap_ and 16 hex digits)"

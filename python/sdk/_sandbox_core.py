@@ -19,7 +19,7 @@ from . import _control_plane as plane_calls
 from . import _daemon as daemon_calls
 from ._http import Call, Op
 from ._sandbox_lifecycle import Launched
-from ._sandbox_options import MetricsRange
+from ._lifecycle_options import MetricsRange
 from ._wire import (
     CredentialState,
     EgressPolicyWire,

@@ -18,7 +18,8 @@ from ._home_persistence import HomePersistence, adrive_home, drive_home, need_ho
 from ._http import AsyncTransport, Transport
 from ._hybrid import hybridmethod
 from ._sandbox_core import SandboxCore
-from ._sandbox_options import CreateOptions, _url
+from ._option_checks import check_url
+from ._sandbox_options import CreateOptions
 from ._check import Checker
 from .errors import InvalidArgumentException
 
@@ -50,7 +51,7 @@ def reincarnating(creating: CreateOptions | None) -> CreateOptions:
 
 def _all_feed(control_plane_url: str | None) -> str:
     check = Checker("Sandbox.events")
-    url = _url(check, "control_plane_url", control_plane_url)
+    url = check_url(check, "control_plane_url", control_plane_url)
     check.done()
     return plane_calls.control_plane_url(url)
 
@@ -66,7 +67,7 @@ def _after(operation: str, after: object) -> int | None:
 
 def _inspection(control_plane_url: str | None, after: int | None) -> Feed[InspectionRecord]:
     check = Checker("Sandbox.inspect")
-    url = _url(check, "control_plane_url", control_plane_url)
+    url = check_url(check, "control_plane_url", control_plane_url)
     check.done()
     cursor = _after("Sandbox.inspect", after)
     return inspection_feed(plane_calls.control_plane_url(url), plane_calls.operator_key(), cursor)

@@ -2,7 +2,7 @@
 operations on sandboxes that need no handle (create, connect, read one sandbox's facts or metrics, list
 them, end a launched sandbox), written once as generators of calls (``sdk._http.Op``) that
 :func:`~sdk._http.drive` or :func:`~sdk._http.adrive` run. They take options checked by
-``sdk._sandbox_options`` and return plain data: a :class:`Launched` record (what a handle is then built
+``sdk._sandbox_options`` and ``sdk._lifecycle_options`` and return plain data: a :class:`Launched` record (what a handle is then built
 on), ``SandboxInfo``, metrics samples.
 
 This layer knows nothing of the handles: ``sdk.sandbox`` and ``sdk.async_sandbox`` import it, never the
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from . import _control_plane as plane_calls
 from ._http import Op
-from ._sandbox_options import ConnectOptions, CreateOptions, InfoOptions, ListOptions, MetricsOptions
+from ._lifecycle_options import InfoOptions, ListOptions, MetricsOptions
+from ._sandbox_options import ConnectOptions, CreateOptions
 from ._secret_text import SecretText
 from ._wire import CreatedSandbox, SandboxInfo, SandboxMetric, SandboxMetrics
 from .egress_policy import EgressPolicy

@@ -1,33 +1,28 @@
-"""The options of ``Sandbox.create``, ``Sandbox.connect``, ``Sandbox.get_info``, ``Sandbox.list``,
-``sbx.set_timeout``, ``get_metrics``, ``commands.run`` and ``pty.create``, checked before any call with
-the rules of ``sdk/sandbox-options.ts``, ``sdk/sandbox-lifecycle.ts``, ``sdk/sandbox.ts``,
-``sdk/sandbox-metrics.ts``, ``sdk/commands.ts`` and ``sdk/pty.ts``.
+"""The options of ``Sandbox.create`` and ``Sandbox.connect``, checked before any call with the rules of
+``sdk/sandbox-options.ts`` and ``sdk/sandbox-lifecycle.ts``: template, egress, limits, gateways, secrets,
+credentials, a pool, a home to persist, a snapshot to start from; a sandbox id and its token.
 
 Python takes durations in seconds (SPEC "Sandbox handle": ``timeout`` in seconds, TypeScript's
 ``timeoutMs`` in milliseconds); the wire carries milliseconds. A failure is an
 ``InvalidArgumentException`` whose message names the call, each failed field (snake_case) and its rule,
-and whose ``field`` is the first failed one; never a value.
+and whose ``field`` is the first failed one; never a value. The checks of the calls on a sandbox that
+exists are in ``sdk._lifecycle_options``, those of commands and terminals in ``sdk._command_options``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Final, Mapping, cast
+from typing import Any, Final, Mapping, cast
 
-import httpx
-
-from ._accounts import ACCOUNT_RULE, account_field, check_account, is_account
-from ._check import Checker, check_bool, check_int, is_number, is_whole, matches, whole
-from ._http import DEFAULT_REQUEST_TIMEOUT
-from ._rules import ENV_NAME, ENV_NAME_RULE, IDLE_SECONDS, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
+from ._check import Checker, check_bool, check_int, matches, whole
+from ._option_checks import as_number, check_request_timeout, check_seconds, check_url
+from ._rules import IDLE_SECONDS, ROLE_ARN, SANDBOX_ID, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._sandbox_metadata import check_metadata
 from ._snapshot_facts import SnapshotFacts
-from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation, SandboxState
+from ._wire import ISOLATIONS, CreateSandboxRequest, IdlePolicyBody, Isolation
 from .credential_rules import CredentialRule, check_credential_rules
 from .egress_policy import EgressPolicy, check_egress
 from .errors import AuthenticationException, InvalidArgumentException
@@ -36,48 +31,11 @@ from .secret_cache import SecretCache
 from .webhooks import check_webhook_url
 from .secret_gateway import SecretGateway, SecretSource, check_gateway_map
 
-#: A sandbox id: 12 hex characters.
-SANDBOX_ID: Final = re.compile(r"[a-f0-9]{12}")
-
 #: Sandbox lifetime by default, seconds (``rules/limits.ts``).
 DEFAULT_SANDBOX_TIMEOUT: Final = 3600
 #: ``Sandbox.create``'s template and egress when not given.
 DEFAULT_TEMPLATE: Final = "sdk-base"
 DEFAULT_ALLOW_INTERNET_ACCESS: Final = True
-
-#: A callback of command output: each chunk as text.
-OutputCallback = Callable[[str], object]
-
-
-def _number(value: object) -> float | None:
-    """``value`` as a float when it is a finite number (never a bool), else None."""
-    return float(value) if isinstance(value, (int, float)) and is_number(value) else None
-
-
-def _seconds(check: Checker, name: str, value: object, least: float, most: float | None = None) -> int:
-    """Seconds ``value`` as whole milliseconds (the wire's unit), within ``least`` .. ``most`` seconds."""
-    seconds = _number(value)
-    if seconds is None:
-        check.add((name,), "must be a number of seconds")
-        return 0
-    if seconds < least:
-        check.add((name,), f"must be at least {least:g}")
-    elif most is not None and seconds > most:
-        check.add((name,), f"must be at most {most:g}")
-    return int(round(seconds * 1000))
-
-
-def _url(check: Checker, name: str, value: object) -> str | None:
-    if value is None:
-        return None
-    try:
-        url = httpx.URL(value) if isinstance(value, str) else None
-    except httpx.InvalidURL:
-        url = None
-    if url is None or url.scheme not in ("http", "https") or not url.host:
-        check.add((name,), "must be an http(s) URL")
-        return None
-    return str(value)
 
 
 def _isolation(check: Checker, value: object) -> Isolation | None:
@@ -105,16 +63,6 @@ def isolation_from_environment() -> Isolation | None:
             "isolation",
         )
     return cast(Isolation, value)
-
-
-def _request_timeout(check: Checker, value: object) -> float:
-    if value is None:
-        return DEFAULT_REQUEST_TIMEOUT
-    seconds = _number(value)
-    if seconds is None or seconds <= 0:
-        check.add(("request_timeout",), "must be a positive number of seconds")
-        return DEFAULT_REQUEST_TIMEOUT
-    return seconds
 
 
 @dataclass(frozen=True)
@@ -224,22 +172,22 @@ def resolve_create_options(
     routes = check_gateway_map(check, ("gateways",), {} if gateways is None else gateways)
     envs = check_secrets_map(check, ("secrets",), {} if secrets is None else secrets)
     rules = check_credential_rules(check, ("credentials",), credentials)
-    timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
+    timeout_ms = check_seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
     check_bool(check, ("keep_on_failure",), keep_on_failure)
     memory = None
     if memory_mb is not None and check_int(check, ("memory_mb",), memory_mb, 32, 16_384):
         memory = whole(memory_mb)
-    cpu = None if cpus is None else _number(cpus)
+    cpu = None if cpus is None else as_number(cpus)
     if cpus is not None and cpu is None:
         check.add(("cpus",), "must be a number")
     elif cpu is not None and not 0.05 <= cpu <= 64:
         check.add(("cpus",), "must be at least 0.05" if cpu < 0.05 else "must be at most 64")
     tags = check_metadata(check, ("metadata",), metadata)
     webhook = check_webhook_url(check, ("webhook_url",), webhook_url)
-    url = _url(check, "control_plane_url", control_plane_url)
+    url = check_url(check, "control_plane_url", control_plane_url)
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
-    seconds = _request_timeout(check, request_timeout)
+    seconds = check_request_timeout(check, request_timeout)
     _check_pool(check, pool, pool_kind, bool(routes), bool(envs))
     if pool is not None and isinstance(credentials, (list, tuple)) and credentials:
         check.add(("credentials",), "is not accepted with pool")  # pool.take sends none: they would be lost
@@ -308,10 +256,6 @@ def _check_pool(
         check.add(("secrets",), "is not accepted with pool")
 
 
-#: An IAM role ARN (``rules/names.ts`` ``ROLE_ARN``).
-ROLE_ARN: Final = re.compile(r"arn:[a-z0-9-]+:iam::[0-9]{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}")
-
-
 def _check_persist(check: Checker, persist: object, execution_role_arn: object) -> None:
     """``persist`` is an ``S3Prefix`` and needs ``execution_role_arn``, a role ARN (SPEC
     "Authentication" 3)."""
@@ -346,8 +290,8 @@ def resolve_connect_options(
         check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
     if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
         check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = _url(check, "control_plane_url", control_plane_url)
-    seconds = _request_timeout(check, request_timeout)
+    url = check_url(check, "control_plane_url", control_plane_url)
+    seconds = check_request_timeout(check, request_timeout)
     check.done()
     token = access_token if isinstance(access_token, str) else os.environ.get("SDK_ACCESS_TOKEN", "")
     if token == "":
@@ -355,332 +299,3 @@ def resolve_connect_options(
             "Sandbox.connect needs the access token (access_token or SDK_ACCESS_TOKEN)"
         )
     return ConnectOptions(str(sandbox_id), token, url, seconds)
-
-
-def set_timeout_ms(timeout: object) -> int:
-    """``sbx.set_timeout(timeout)``: seconds from now (at least 0.001, at most 8 h: the control plane
-    also refuses past 8 h from the sandbox's creation) as the whole milliseconds of the wire, checked
-    before any call."""
-    check = Checker("sbx.set_timeout")
-    timeout_ms = _seconds(check, "timeout", timeout, 0.001, SANDBOX_MAX_TIMEOUT_MS / 1000)
-    check.done()
-    return timeout_ms
-
-
-@dataclass(frozen=True)
-class InfoOptions:
-    """``Sandbox.get_info``'s options, checked: the token is ``access_token``, else the operator key."""
-
-    sandbox_id: str
-    access_token: str | None = field(repr=False)
-    control_plane_url: str | None
-    request_timeout: float
-
-
-def resolve_info_options(
-    sandbox_id: object, *, access_token: object, control_plane_url: object, request_timeout: object
-) -> InfoOptions:
-    """Checks ``Sandbox.get_info``'s arguments (as ``Sandbox.connect``'s, the token optional: without it
-    the operator key, ``SDK_API_KEY``).
-
-    :raises InvalidArgumentException: for a malformed one, before any call
-    """
-    check = Checker("Sandbox.get_info")
-    if not matches(SANDBOX_ID, sandbox_id):
-        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
-    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
-        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = _url(check, "control_plane_url", control_plane_url)
-    seconds = _request_timeout(check, request_timeout)
-    check.done()
-    token = access_token if isinstance(access_token, str) else None
-    return InfoOptions(str(sandbox_id), token, url, seconds)
-
-
-#: The latest instant a metrics range takes, ms since the epoch (JavaScript's largest safe integer).
-MAX_INSTANT_MS: Final = 2**53 - 1
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_ONE_MS: Final = timedelta(milliseconds=1)
-_INSTANT_RULE: Final = "must be an aware datetime or whole milliseconds since the epoch"
-
-
-@dataclass(frozen=True)
-class MetricsRange:
-    """The samples ``get_metrics`` asks for: taken at or after ``start`` and at or before ``end``, whole
-    milliseconds since the epoch, each None when not given (the sandbox's start; now)."""
-
-    start: int | None = None
-    end: int | None = None
-
-
-def _instant(check: Checker, name: str, value: object) -> int | None:
-    """``start`` / ``end`` of a metrics range as whole ms since the epoch: an aware ``datetime`` (its
-    milliseconds, the microseconds below them dropped) or a whole number of ms, 0 or more. A naive
-    datetime is refused: it names no instant, and nothing else in this SDK reads one as local time."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        if value.utcoffset() is None:
-            check.add((name,), f"{_INSTANT_RULE} (a naive datetime has no time zone)")
-            return None
-        ms = (value - _EPOCH) // _ONE_MS
-    elif is_whole(value):
-        ms = whole(value)
-    else:
-        check.add((name,), _INSTANT_RULE)
-        return None
-    if ms < 0:
-        check.add((name,), "must not be before the epoch")
-        return None
-    if ms > MAX_INSTANT_MS:
-        check.add((name,), f"must be at most {MAX_INSTANT_MS} ms since the epoch")
-        return None
-    return ms
-
-
-def _range(check: Checker, start: object, end: object) -> MetricsRange:
-    """``start`` and ``end`` checked (``metricsRangeSchema``): each an instant, ``start`` not after ``end``."""
-    first, last = _instant(check, "start", start), _instant(check, "end", end)
-    if first is not None and last is not None and first > last:
-        check.add(("start",), "must not be after end")
-    return MetricsRange(first, last)
-
-
-def metrics_range(start: object, end: object) -> MetricsRange:
-    """``sbx.get_metrics(start, end)``'s range, checked before any call.
-
-    :raises InvalidArgumentException: (``field`` ``start`` or ``end``) for a malformed instant or a
-        ``start`` after ``end``
-    """
-    check = Checker("sbx.get_metrics")
-    checked = _range(check, start, end)
-    check.done()
-    return checked
-
-
-@dataclass(frozen=True)
-class MetricsOptions:
-    """``Sandbox.get_metrics``'s options, checked: the token is ``access_token``, else the operator key."""
-
-    sandbox_id: str
-    access_token: str | None = field(repr=False)
-    control_plane_url: str | None
-    request_timeout: float
-    range: MetricsRange
-
-
-def resolve_metrics_options(
-    sandbox_id: object,
-    *,
-    access_token: object,
-    control_plane_url: object,
-    request_timeout: object,
-    start: object,
-    end: object,
-) -> MetricsOptions:
-    """Checks ``Sandbox.get_metrics``'s arguments: ``Sandbox.get_info``'s, and the range.
-
-    :raises InvalidArgumentException: for a malformed one, before any call
-    """
-    check = Checker("Sandbox.get_metrics")
-    if not matches(SANDBOX_ID, sandbox_id):
-        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
-    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
-        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = _url(check, "control_plane_url", control_plane_url)
-    seconds = _request_timeout(check, request_timeout)
-    checked = _range(check, start, end)
-    check.done()
-    token = access_token if isinstance(access_token, str) else None
-    return MetricsOptions(str(sandbox_id), token, url, seconds, checked)
-
-
-#: Every sandbox state, as ``Sandbox.list(state=...)`` takes them.
-SANDBOX_STATES: Final[tuple[SandboxState, ...]] = ("running", "suspended", "ended")
-
-
-@dataclass(frozen=True)
-class ListOptions:
-    """``Sandbox.list``'s options, checked: the states wanted (empty: any) and the metadata entries every
-    sandbox listed must hold (None: any)."""
-
-    states: tuple[SandboxState, ...]
-    metadata: Mapping[str, str] | None
-    control_plane_url: str | None
-    request_timeout: float
-
-
-def resolve_list_options(
-    *, metadata: object, state: object, control_plane_url: object, request_timeout: object
-) -> ListOptions:
-    """Checks ``Sandbox.list``'s arguments: ``metadata`` with the rules of a sandbox's metadata, ``state``
-    a list of ``running``, ``suspended`` and ``ended``.
-
-    :raises InvalidArgumentException: for a malformed one, before any call
-    """
-    check = Checker("Sandbox.list")
-    url = _url(check, "control_plane_url", control_plane_url)
-    wanted = check_metadata(check, ("metadata",), metadata)
-    states: list[SandboxState] = []
-    if state is not None and not isinstance(state, (list, tuple)):
-        check.add(("state",), "must be a list of states (running, suspended, ended)")
-    for i, one in enumerate(state if isinstance(state, (list, tuple)) else ()):
-        if not isinstance(one, str) or one not in SANDBOX_STATES:
-            check.add(("state", i), f"must be {', '.join(SANDBOX_STATES[:-1])} or {SANDBOX_STATES[-1]}")
-        else:
-            states.append(cast(SandboxState, one))
-    seconds = _request_timeout(check, request_timeout)
-    check.done()
-    return ListOptions(tuple(states), wanted, url, seconds)
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """``commands.run``'s options, checked: ``start`` is the wire body of the command."""
-
-    start: dict[str, Any] = field(repr=False)
-    on_stdout: OutputCallback | None
-    on_stderr: OutputCallback | None
-    background: bool
-
-
-def check_output_callbacks(
-    check: Checker, on_stdout: object, on_stderr: object
-) -> tuple[OutputCallback | None, OutputCallback | None]:
-    """``on_stdout`` and ``on_stderr`` of ``commands.run`` and ``commands.connect``: each None or
-    callable (a problem is added to ``check``)."""
-    callbacks: list[OutputCallback | None] = []
-    for name, callback in (("on_stdout", on_stdout), ("on_stderr", on_stderr)):
-        if callback is not None and not callable(callback):
-            check.add((name,), "must be callable")
-        callbacks.append(callback if callable(callback) else None)
-    return callbacks[0], callbacks[1]
-
-
-def _envs(check: Checker, envs: object) -> dict[str, str]:
-    """``envs`` of a command: None or a mapping of variable names to strings (a copy)."""
-    env: dict[str, str] = {}
-    if envs is not None and not isinstance(envs, Mapping):
-        check.add(("envs",), "must be a mapping of names to strings")
-    for name, value in envs.items() if isinstance(envs, Mapping) else []:
-        if not isinstance(name, str):
-            check.add(("envs",), ENV_NAME_RULE)
-        elif not matches(ENV_NAME, name):
-            check.add(("envs", name), ENV_NAME_RULE)
-        elif not isinstance(value, str):
-            check.add(("envs", name), "must be a string")
-        else:
-            env[name] = value
-    return env
-
-
-def _cwd(check: Checker, cwd: object) -> None:
-    """``cwd`` of a command: None or an absolute path."""
-    if cwd is not None and (not isinstance(cwd, str) or not cwd.startswith("/")):
-        check.add(("cwd",), "must be an absolute path")
-
-
-def resolve_run_options(
-    cmd: object,
-    *,
-    envs: object,
-    cwd: object,
-    timeout: object,
-    kill_tree: object,
-    on_stdout: object,
-    on_stderr: object,
-    background: object,
-    user: object = "user",
-) -> RunOptions:
-    """Checks ``commands.run``'s arguments; raises ``InvalidArgumentException`` before any call."""
-    check = Checker("commands.run")
-    if not isinstance(cmd, str):
-        check.add(("cmd",), "must be a string")
-    elif cmd == "":
-        check.add(("cmd",), "must not be empty")
-    if not is_account(user):
-        check.add(("user",), ACCOUNT_RULE)
-    env = _envs(check, envs)
-    _cwd(check, cwd)
-    timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 0)
-    check_bool(check, ("kill_tree",), kill_tree)
-    check_bool(check, ("background",), background)
-    stdout_callback, stderr_callback = check_output_callbacks(check, on_stdout, on_stderr)
-    check.done()
-    start: dict[str, Any] = {"cmd": cmd, "envs": env, "killTree": kill_tree}
-    start.update(account_field(check_account(user, "commands.run")))
-    if cwd is not None:
-        start["cwd"] = cwd
-    if timeout_ms is not None:
-        start["timeoutMs"] = timeout_ms
-    return RunOptions(start, stdout_callback, stderr_callback, bool(background))
-
-
-#: A terminal's program by default (``sdk/pty.ts``): a login shell, bash when the template has it.
-DEFAULT_PTY_CMD: Final = "command -v bash >/dev/null && exec bash -l; exec sh -l"
-#: A terminal's largest width and height, characters (``terminalSizeSchema``).
-MAX_PTY_SIZE: Final = 1000
-
-#: A terminal's output callback: each chunk as the bytes the terminal showed.
-DataCallback = Callable[[bytes], object]
-
-
-def check_pty_size(check: Checker, cols: object, rows: object) -> tuple[int, int]:
-    """``cols`` and ``rows`` of a terminal: whole numbers from 1 to 1000 (a problem is added to
-    ``check``; the pair is then meaningless)."""
-    wide = check_int(check, ("cols",), cols, 1, MAX_PTY_SIZE)
-    high = check_int(check, ("rows",), rows, 1, MAX_PTY_SIZE)
-    return (whole(cols) if wide else 0), (whole(rows) if high else 0)
-
-
-def check_on_data(check: Checker, on_data: object) -> DataCallback | None:
-    """``on_data`` of ``pty.create`` and ``pty.connect``: required, callable."""
-    if not callable(on_data):
-        check.add(("on_data",), "must be callable")
-        return None
-    return cast(DataCallback, on_data)
-
-
-@dataclass(frozen=True)
-class PtyOptions:
-    """``pty.create``'s options, checked: ``start`` is the wire body of the terminal's command."""
-
-    start: dict[str, Any] = field(repr=False)
-    on_data: DataCallback
-
-
-def resolve_pty_options(
-    *,
-    cols: object,
-    rows: object,
-    cwd: object,
-    envs: object,
-    user: object,
-    cmd: object,
-    timeout: object,
-    on_data: object,
-) -> PtyOptions:
-    """Checks ``pty.create``'s arguments in ``sdk/pty.ts``'s order; raises ``InvalidArgumentException``
-    before any call. The body is a background command's with ``pty: {cols, rows}`` and ``killTree``."""
-    check = Checker("pty.create")
-    size = check_pty_size(check, cols, rows)
-    _cwd(check, cwd)
-    env = _envs(check, envs)
-    if not is_account(user):
-        check.add(("user",), ACCOUNT_RULE)
-    if not isinstance(cmd, str):
-        check.add(("cmd",), "must be a string")
-    elif cmd == "":
-        check.add(("cmd",), "must not be empty")
-    timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 0)
-    callback = check_on_data(check, on_data)
-    check.done()
-    assert callback is not None
-    start: dict[str, Any] = {"cmd": cmd, "pty": {"cols": size[0], "rows": size[1]}}
-    start.update(account_field(check_account(user, "pty.create")))
-    start.update({"envs": env, "killTree": True})
-    if cwd is not None:
-        start["cwd"] = cwd
-    if timeout_ms is not None:
-        start["timeoutMs"] = timeout_ms
-    return PtyOptions(start, callback)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Final, Literal
 from . import _control_plane as plane_calls
 from ._check import Checker, check_bool, check_int, check_string, expected, whole
 from ._http import AsyncTransport, Call, Transport
-from ._sandbox_options import _seconds, _url
+from ._option_checks import check_seconds, check_url
 from ._wire import (
     AgentTemplateBody,
     BuildTemplateRequest,
@@ -192,10 +192,10 @@ class _Build:
     ) -> None:
         check = Checker("AgentTemplate.build")
         check_bool(check, ("force",), force)
-        timeout_ms = None if timeout is None else _seconds(check, "timeout", timeout, 1, MAX_BUILD_TIMEOUT)
+        timeout_ms = None if timeout is None else check_seconds(check, "timeout", timeout, 1, MAX_BUILD_TIMEOUT)
         if on_step is not None and not callable(on_step):
             check.add(("on_step",), expected("a callable", on_step))
-        url = _url(check, "control_plane_url", control_plane_url)
+        url = check_url(check, "control_plane_url", control_plane_url)
         check.done()
         self._on_step: StepCallback | None = on_step if callable(on_step) else None
         body = BuildTemplateRequest(template=template, force=force is True, timeout_ms=timeout_ms).wire()

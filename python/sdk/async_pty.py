@@ -10,7 +10,7 @@ from ._accounts import Account
 from ._command_output import afollow
 from ._http import AsyncTransport, adrive
 from ._sandbox_core import SandboxCore
-from ._sandbox_options import (
+from ._command_options import (
     DEFAULT_PTY_CMD,
     DataCallback,
     resolve_pty_options,

@@ -20,16 +20,18 @@ from ._sandbox_lifecycle import (
     sandbox_info_op,
     sandbox_metrics_op,
 )
-from ._sandbox_options import (
-    DEFAULT_SANDBOX_TIMEOUT,
-    CreateOptions,
-    resolve_connect_options,
-    resolve_create_options,
+from ._lifecycle_options import (
     metrics_range,
     resolve_info_options,
     resolve_list_options,
     resolve_metrics_options,
     set_timeout_ms,
+)
+from ._sandbox_options import (
+    DEFAULT_SANDBOX_TIMEOUT,
+    CreateOptions,
+    resolve_connect_options,
+    resolve_create_options,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import adrive_secrets

@@ -12,7 +12,7 @@ from ._accounts import Account
 from ._command_output import CommandResult, OutputCollector, follow, resolve_connect
 from ._http import Transport, drive
 from ._sandbox_core import SandboxCore
-from ._sandbox_options import OutputCallback, resolve_run_options
+from ._command_options import OutputCallback, resolve_run_options
 from ._wire import ProcessEvent, ProcessInfo
 
 

@@ -1,6 +1,6 @@
 """``Sandbox``: the sync handle on one isolated sandbox (``sdk/sandbox.ts``), and ``SandboxPool``, whose
-``take`` opens one. Built on the lifecycle layer (``sdk._sandbox_options``, ``sdk._sandbox_lifecycle``,
-``sdk._pool_core``), which imports nothing of this module."""
+``take`` opens one. Built on the lifecycle layer (``sdk._sandbox_options``, ``sdk._lifecycle_options``,
+``sdk._sandbox_lifecycle``, ``sdk._pool_core``), which imports nothing of this module."""
 
 from __future__ import annotations
 
@@ -21,16 +21,18 @@ from ._sandbox_lifecycle import (
     sandbox_info_op,
     sandbox_metrics_op,
 )
-from ._sandbox_options import (
-    DEFAULT_SANDBOX_TIMEOUT,
-    CreateOptions,
-    resolve_connect_options,
-    resolve_create_options,
+from ._lifecycle_options import (
     metrics_range,
     resolve_info_options,
     resolve_list_options,
     resolve_metrics_options,
     set_timeout_ms,
+)
+from ._sandbox_options import (
+    DEFAULT_SANDBOX_TIMEOUT,
+    CreateOptions,
+    resolve_connect_options,
+    resolve_create_options,
 )
 from ._sandbox_secrets import credential_core, gateway_core, start_op
 from ._secret_ops import drive_secrets

@@ -19,7 +19,8 @@ from . import _control_plane as plane_calls
 from ._check import Checker, matches
 from ._http import AsyncTransport, Call, Op, Transport, adrive, drive
 from ._rules import SNAPSHOT_ID, SNAPSHOT_ID_RULE
-from ._sandbox_options import SANDBOX_ID, _url
+from ._option_checks import check_url
+from ._rules import SANDBOX_ID
 from ._snapshot_facts import SnapshotFacts as SnapshotFacts  # the facts, a leaf the option checks know
 from ._wire import EmptyAnswer, SnapshotList
 
@@ -29,7 +30,7 @@ T = TypeVar("T")
 def _list_call(control_plane_url: object, sandbox_id: object) -> Call[SnapshotList]:
     """``Snapshot.list``'s call, its arguments checked before any call."""
     check = Checker("Snapshot.list")
-    url = _url(check, "control_plane_url", control_plane_url)
+    url = check_url(check, "control_plane_url", control_plane_url)
     if sandbox_id is not None and not matches(SANDBOX_ID, sandbox_id):
         check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
     check.done()
@@ -43,7 +44,7 @@ def _delete_call(snapshot_id: object, control_plane_url: object) -> Call[EmptyAn
     check = Checker("Snapshot.delete")
     if not matches(SNAPSHOT_ID, snapshot_id):
         check.add(("id",), SNAPSHOT_ID_RULE)
-    url = _url(check, "control_plane_url", control_plane_url)
+    url = check_url(check, "control_plane_url", control_plane_url)
     check.done()
     plane = plane_calls.control_plane(plane_calls.control_plane_url(url))
     return plane_calls.delete_snapshot_call(plane, str(snapshot_id), plane_calls.operator_key())

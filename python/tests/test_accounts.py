@@ -16,7 +16,7 @@ from sdk._files_core import FilesCore
 from sdk._http import Call, Transport
 from sdk._sandbox_core import SandboxCore
 from sdk._sandbox_lifecycle import Launched
-from sdk._sandbox_options import resolve_run_options
+from sdk._command_options import resolve_run_options
 from sdk._secret_text import SecretText
 from sdk.compat.e2b import InvalidArgumentException as E2BInvalidArgumentException
 from sdk.compat.e2b._command_options import plan_run

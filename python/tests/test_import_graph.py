@@ -15,7 +15,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sdk"
 
 #: The lifecycle layer: what creates, connects, lists, reads and ends sandboxes and returns data.
 LIFECYCLE = (
+    "sdk._option_checks",
     "sdk._sandbox_options",
+    "sdk._lifecycle_options",
+    "sdk._command_options",
     "sdk._snapshot_facts",
     "sdk._control_plane",
     "sdk._sandbox_lifecycle",

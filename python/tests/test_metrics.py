@@ -30,7 +30,7 @@ from sdk import (
     SandboxException,
     SandboxMetric,
 )
-from sdk._sandbox_options import metrics_range
+from sdk._lifecycle_options import metrics_range
 
 OPERATOR_KEY = "operator-key"
 OTHER = "fedcba987654"

@@ -38,7 +38,7 @@ from sdk import (
     Sandbox,
     SandboxException,
 )
-from sdk._sandbox_options import DEFAULT_PTY_CMD
+from sdk._command_options import DEFAULT_PTY_CMD
 from sdk._wire import ProcessInfo as WireProcessInfo
 
 PID = 321

@@ -11,7 +11,8 @@ from typing import Mapping, Sequence
 from ... import _control_plane as plane_calls
 from ..._http import Call, Op, model_parser
 from ..._sandbox_lifecycle import Launched, launched_from
-from ..._sandbox_options import CreateOptions, MetricsRange
+from ..._lifecycle_options import MetricsRange
+from ..._sandbox_options import CreateOptions
 from ..._wire import (
     CreatedSandbox,
     EgressPolicyWire,

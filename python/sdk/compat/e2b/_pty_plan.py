@@ -13,7 +13,7 @@ from typing import Final
 from ..._accounts import ACCOUNT_HOMES
 from ..._http import Op
 from ..._sandbox_core import SandboxCore
-from ..._sandbox_options import MAX_PTY_SIZE
+from ..._command_options import MAX_PTY_SIZE
 from ._command_options import RunPlan, check_pid, command_timeout
 from ._options import check_envs, check_user, sandbox_path
 from .command_result import PTY_SHELL

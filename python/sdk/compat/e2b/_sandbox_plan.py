@@ -31,7 +31,8 @@ from ..._http import Op
 from ..._sandbox_core import SandboxCore
 from ..._check import Checker
 from ..._sandbox_metadata import check_metadata
-from ..._sandbox_options import CreateOptions, resolve_create_options, set_timeout_ms
+from ..._lifecycle_options import set_timeout_ms
+from ..._sandbox_options import CreateOptions, resolve_create_options
 from ..._wire import SecretsState
 from . import _plane as plane
 from ._options import (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Final
 
-from ..._sandbox_options import MetricsRange
+from ..._lifecycle_options import MetricsRange
 from ..._wire import SandboxMetric as NativeSandboxMetric
 from .exceptions import InvalidArgumentException
 
