@@ -10,15 +10,34 @@ and whose ``field`` is the first failed one; never a value.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Final, Mapping, cast
+from typing import Any, Callable, Final, Mapping, TypeGuard, cast
 
 from ._accounts import ACCOUNT_RULE, account_field, check_account, is_account
-from ._check import Checker, check_bool, check_int, matches, whole
+from ._check import Checker, check_bool, check_int, fail, matches, whole
 from ._option_checks import check_seconds
 from ._rules import ENV_NAME, ENV_NAME_RULE
+from .errors import InvalidArgumentException
 
 #: A callback of command output: each chunk as text.
 OutputCallback = Callable[[str], object]
+
+#: The rule a ``pid`` argument breaks.
+PID_RULE: Final = "must be a positive whole number"
+
+
+def is_pid(value: object) -> TypeGuard[int]:
+    """True for what can be a pid sandboxd gave: a positive whole number (never a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def pid_of(call: str, pid: object) -> int:
+    """The ``pid`` of ``call`` (``commands.connect``, a terminal's by-pid calls), checked before any call.
+
+    :raises InvalidArgumentException: (``field`` ``pid``) for anything but a positive whole number
+    """
+    if not is_pid(pid):
+        fail(call, ("pid",), PID_RULE)
+    return pid
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,18 @@ def check_output_callbacks(
     return callbacks[0], callbacks[1]
 
 
+def resolve_command_connect(
+    pid: object, on_stdout: object, on_stderr: object
+) -> tuple[int, OutputCallback | None, OutputCallback | None]:
+    """Checks ``commands.connect``'s arguments (the pid first, alone); raises ``InvalidArgumentException``
+    before any call."""
+    checked = pid_of("commands.connect", pid)
+    check = Checker("commands.connect")
+    stdout_callback, stderr_callback = check_output_callbacks(check, on_stdout, on_stderr)
+    check.done()
+    return checked, stdout_callback, stderr_callback
+
+
 def _envs(check: Checker, envs: object) -> dict[str, str]:
     """``envs`` of a command: None or a mapping of variable names to strings (a copy)."""
     env: dict[str, str] = {}
@@ -67,6 +98,43 @@ def _cwd(check: Checker, cwd: object) -> None:
         check.add(("cwd",), "must be an absolute path")
 
 
+def _cmd(check: Checker, cmd: object) -> None:
+    """``cmd`` of a command: a string, not empty."""
+    if not isinstance(cmd, str):
+        check.add(("cmd",), "must be a string")
+    elif cmd == "":
+        check.add(("cmd",), "must not be empty")
+
+
+def _user(check: Checker, user: object) -> None:
+    """``user`` of a command: the account it runs as."""
+    if not is_account(user):
+        check.add(("user",), ACCOUNT_RULE)
+
+
+def _timeout_ms(check: Checker, timeout: object) -> int | None:
+    """``timeout`` of a command: None (none) or seconds, 0 or more (0: none), as milliseconds."""
+    return None if timeout is None else check_seconds(check, "timeout", timeout, 0)
+
+
+def _start_body(
+    call: str,
+    first: Mapping[str, Any],
+    user: object,
+    then: Mapping[str, Any],
+    cwd: object,
+    timeout_ms: int | None,
+) -> dict[str, Any]:
+    """The wire body of a command's start, once its options passed: ``first``, the account (root only),
+    ``then``, and ``cwd`` and ``timeoutMs`` when given (the order of TypeScript's body)."""
+    start: dict[str, Any] = {**first, **account_field(check_account(user, call)), **then}
+    if cwd is not None:
+        start["cwd"] = cwd
+    if timeout_ms is not None:
+        start["timeoutMs"] = timeout_ms
+    return start
+
+
 def resolve_run_options(
     cmd: object,
     *,
@@ -81,25 +149,17 @@ def resolve_run_options(
 ) -> RunOptions:
     """Checks ``commands.run``'s arguments; raises ``InvalidArgumentException`` before any call."""
     check = Checker("commands.run")
-    if not isinstance(cmd, str):
-        check.add(("cmd",), "must be a string")
-    elif cmd == "":
-        check.add(("cmd",), "must not be empty")
-    if not is_account(user):
-        check.add(("user",), ACCOUNT_RULE)
+    _cmd(check, cmd)
+    _user(check, user)
     env = _envs(check, envs)
     _cwd(check, cwd)
-    timeout_ms = None if timeout is None else check_seconds(check, "timeout", timeout, 0)
+    timeout_ms = _timeout_ms(check, timeout)
     check_bool(check, ("kill_tree",), kill_tree)
     check_bool(check, ("background",), background)
     stdout_callback, stderr_callback = check_output_callbacks(check, on_stdout, on_stderr)
     check.done()
-    start: dict[str, Any] = {"cmd": cmd, "envs": env, "killTree": kill_tree}
-    start.update(account_field(check_account(user, "commands.run")))
-    if cwd is not None:
-        start["cwd"] = cwd
-    if timeout_ms is not None:
-        start["timeoutMs"] = timeout_ms
+    first = {"cmd": cmd, "envs": env, "killTree": kill_tree}
+    start = _start_body("commands.run", first, user, {}, cwd, timeout_ms)
     return RunOptions(start, stdout_callback, stderr_callback, bool(background))
 
 
@@ -153,21 +213,41 @@ def resolve_pty_options(
     size = check_pty_size(check, cols, rows)
     _cwd(check, cwd)
     env = _envs(check, envs)
-    if not is_account(user):
-        check.add(("user",), ACCOUNT_RULE)
-    if not isinstance(cmd, str):
-        check.add(("cmd",), "must be a string")
-    elif cmd == "":
-        check.add(("cmd",), "must not be empty")
-    timeout_ms = None if timeout is None else check_seconds(check, "timeout", timeout, 0)
+    _user(check, user)
+    _cmd(check, cmd)
+    timeout_ms = _timeout_ms(check, timeout)
     callback = check_on_data(check, on_data)
     check.done()
     assert callback is not None
-    start: dict[str, Any] = {"cmd": cmd, "pty": {"cols": size[0], "rows": size[1]}}
-    start.update(account_field(check_account(user, "pty.create")))
-    start.update({"envs": env, "killTree": True})
-    if cwd is not None:
-        start["cwd"] = cwd
-    if timeout_ms is not None:
-        start["timeoutMs"] = timeout_ms
+    first = {"cmd": cmd, "pty": {"cols": size[0], "rows": size[1]}}
+    start = _start_body("pty.create", first, user, {"envs": env, "killTree": True}, cwd, timeout_ms)
     return PtyOptions(start, callback)
+
+
+def resolve_pty_connect(pid: object, on_data: object) -> tuple[int, DataCallback]:
+    """``pty.connect``'s pid (a positive whole number) and ``on_data``, checked before any call."""
+    check = Checker("pty.connect")
+    if not is_pid(pid):
+        check.add(("pid",), PID_RULE)
+    callback = check_on_data(check, on_data)
+    check.done()
+    assert is_pid(pid) and callback is not None
+    return pid, callback
+
+
+def pty_size(cols: object, rows: object) -> tuple[int, int]:
+    """``pty.resize``'s size, checked before any call."""
+    check = Checker("pty.resize")
+    size = check_pty_size(check, cols, rows)
+    check.done()
+    return size
+
+
+def pty_input(data: object) -> bytes:
+    """What ``pty.send_input`` types: text as UTF-8, or bytes (a bytearray or memoryview too), checked
+    before any call."""
+    if isinstance(data, str):
+        return data.encode()
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    raise InvalidArgumentException("pty.send_input: data: must be str or bytes", "data")

@@ -9,23 +9,11 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from ._check import Checker
-from ._command_options import OutputCallback, check_output_callbacks
+from ._command_options import OutputCallback
 from ._http import AsyncTransport, Call, StreamBroke, Transport
-from ._sandbox_core import SandboxCore, to_pid
+from ._sandbox_core import SandboxCore
 from ._wire import DataEvent, EndEvent, KeepaliveEvent, ProcessEvent, StartEvent
 from .errors import SandboxException
-
-
-def resolve_connect(
-    pid: object, on_stdout: object, on_stderr: object
-) -> tuple[int, OutputCallback | None, OutputCallback | None]:
-    """Checks ``commands.connect``'s arguments; raises ``InvalidArgumentException`` before any call."""
-    checked = to_pid(pid)
-    check = Checker("commands.connect")
-    stdout_callback, stderr_callback = check_output_callbacks(check, on_stdout, on_stderr)
-    check.done()
-    return checked, stdout_callback, stderr_callback
 
 
 @dataclass(frozen=True)

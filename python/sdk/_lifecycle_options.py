@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Final, Mapping, cast
 
-from ._check import Checker, is_whole, matches, whole
-from ._option_checks import check_request_timeout, check_seconds, check_url
-from ._rules import SANDBOX_ID, SANDBOX_MAX_TIMEOUT_MS
+from ._check import Checker, is_whole, whole
+from ._option_checks import check_request_timeout, check_sandbox_call, check_seconds, check_url
+from ._rules import SANDBOX_MAX_TIMEOUT_MS
 from ._sandbox_metadata import check_metadata
 from ._wire import SandboxState
 
@@ -48,12 +48,7 @@ def resolve_info_options(
     :raises InvalidArgumentException: for a malformed one, before any call
     """
     check = Checker("Sandbox.get_info")
-    if not matches(SANDBOX_ID, sandbox_id):
-        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
-    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
-        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = check_url(check, "control_plane_url", control_plane_url)
-    seconds = check_request_timeout(check, request_timeout)
+    url, seconds = check_sandbox_call(check, sandbox_id, access_token, control_plane_url, request_timeout)
     check.done()
     token = access_token if isinstance(access_token, str) else None
     return InfoOptions(str(sandbox_id), token, url, seconds)
@@ -121,13 +116,9 @@ def metrics_range(start: object, end: object) -> MetricsRange:
 
 
 @dataclass(frozen=True)
-class MetricsOptions:
-    """``Sandbox.get_metrics``'s options, checked: the token is ``access_token``, else the operator key."""
+class MetricsOptions(InfoOptions):
+    """``Sandbox.get_metrics``'s options, checked: ``Sandbox.get_info``'s, and the range."""
 
-    sandbox_id: str
-    access_token: str | None = field(repr=False)
-    control_plane_url: str | None
-    request_timeout: float
     range: MetricsRange
 
 
@@ -145,12 +136,7 @@ def resolve_metrics_options(
     :raises InvalidArgumentException: for a malformed one, before any call
     """
     check = Checker("Sandbox.get_metrics")
-    if not matches(SANDBOX_ID, sandbox_id):
-        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
-    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
-        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = check_url(check, "control_plane_url", control_plane_url)
-    seconds = check_request_timeout(check, request_timeout)
+    url, seconds = check_sandbox_call(check, sandbox_id, access_token, control_plane_url, request_timeout)
     checked = _range(check, start, end)
     check.done()
     token = access_token if isinstance(access_token, str) else None

@@ -1,21 +1,17 @@
 """What the sync and the async terminals (``pty.py``, ``async_pty.py``) share: a terminal's result and
-screen, the checks of its arguments, and the requests a handle and the by-pid calls make alike."""
+screen, and the requests a handle and the by-pid calls make alike (the checks of their arguments are
+``sdk._command_options``', beside the commands' they share rules with)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._check import Checker
 from ._command_output import EventTracker
 from ._http import Op
 from ._sandbox_core import SandboxCore
-from ._command_options import (
-    DataCallback,
-    check_on_data,
-    check_pty_size,
-)
+from ._command_options import DataCallback, pty_input, pty_size
 from ._wire import DataEvent, EmptyAnswer, ProcessEvent
-from .errors import InvalidArgumentException, SandboxException
+from .errors import SandboxException
 
 
 @dataclass(frozen=True)
@@ -51,60 +47,25 @@ class _Screen(EventTracker):
         return PtyResult(exit_code=end.exit_code, signal=end.signal)
 
 
-def _input(data: object) -> bytes:
-    """What ``send_input`` types: text as UTF-8, or bytes (a bytearray or memoryview too)."""
-    if isinstance(data, str):
-        return data.encode()
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data)
-    raise InvalidArgumentException("pty.send_input: data: must be str or bytes", "data")
-
-
-def _size(cols: object, rows: object) -> tuple[int, int]:
-    """``resize``'s size, checked before any call."""
-    check = Checker("pty.resize")
-    size = check_pty_size(check, cols, rows)
-    check.done()
-    return size
-
-
 #: What ``wait()`` raises once ``disconnect()`` stopped following a terminal whose end was not seen
 #: (TypeScript's words).
 DISCONNECTED = "this handle was disconnected from its terminal: pty.connect follows it again"
 
 
-def _pid(call: str, pid: object) -> int:
-    """A by-pid call's pid (a positive whole number), checked before any call."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        raise InvalidArgumentException(f"{call}: pid: must be a positive whole number", "pid")
-    return pid
-
-
 def _input_op(core: SandboxCore, pid: int, data: object) -> Op[object]:
     """Typing ``data`` into terminal ``pid``: one request (``data`` checked before it)."""
-    return core.stdin_op(pid, _input(data))
+    return core.stdin_op(pid, pty_input(data))
 
 
 def _resize_op(core: SandboxCore, pid: int, cols: object, rows: object) -> Op[EmptyAnswer]:
     """Resizing terminal ``pid``: one request (the size checked before it)."""
-    width, height = _size(cols, rows)
+    width, height = pty_size(cols, rows)
     return core.resize_op(pid, width, height)
 
 
 def _kill_op(core: SandboxCore, pid: int) -> Op[EmptyAnswer]:
     """SIGKILL to terminal ``pid``'s whole tree: one request."""
     return core.signal_op(pid, True)
-
-
-def _connect_args(pid: object, on_data: object) -> tuple[int, DataCallback]:
-    """``connect``'s pid (a positive whole number) and ``on_data``, checked before any call."""
-    check = Checker("pty.connect")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        check.add(("pid",), "must be a positive whole number")
-    callback = check_on_data(check, on_data)
-    check.done()
-    assert isinstance(pid, int) and callback is not None
-    return pid, callback
 
 
 def _outcome(screen: _Screen, result: PtyResult | None, error: BaseException | None, disconnected: bool) -> PtyResult:

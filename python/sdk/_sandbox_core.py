@@ -53,13 +53,6 @@ def fork_count(count: object) -> int:
     return whole(count)
 
 
-def to_pid(value: object) -> int:
-    """A pid argument, checked before any call."""
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise InvalidArgumentException("commands.connect: pid: must be a positive whole number", "pid")
-    return value
-
-
 class KnownEnd:
     """What a handle knows of its sandbox's end, and the hooks of its daemon peer
     (``sdk._http.PeerHooks``, as TypeScript's ``beforeCall`` and ``onRefusal``): once the sandbox is known

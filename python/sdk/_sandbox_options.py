@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Mapping, cast
 
 from ._check import Checker, check_bool, check_int, matches, whole
-from ._option_checks import as_number, check_request_timeout, check_seconds, check_url
-from ._rules import IDLE_SECONDS, ROLE_ARN, SANDBOX_ID, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
+from ._option_checks import as_number, check_request_timeout, check_sandbox_call, check_seconds, check_url
+from ._rules import IDLE_SECONDS, ROLE_ARN, SANDBOX_MAX_TIMEOUT_MS, SNAPSHOT_ID, TEMPLATE_NAME
 from ._secret_envs import check_secrets_map
 from ._sandbox_metadata import check_metadata
 from ._snapshot_facts import SnapshotFacts
@@ -286,12 +286,7 @@ def resolve_connect_options(
     :raises AuthenticationException: without a token (argument or ``SDK_ACCESS_TOKEN``)
     """
     check = Checker("Sandbox.connect")
-    if not matches(SANDBOX_ID, sandbox_id):
-        check.add(("sandbox_id",), "must be a sandbox id (12 hex characters)")
-    if access_token is not None and (not isinstance(access_token, str) or access_token == ""):
-        check.add(("access_token",), "must not be empty" if access_token == "" else "must be a string")
-    url = check_url(check, "control_plane_url", control_plane_url)
-    seconds = check_request_timeout(check, request_timeout)
+    url, seconds = check_sandbox_call(check, sandbox_id, access_token, control_plane_url, request_timeout)
     check.done()
     token = access_token if isinstance(access_token, str) else os.environ.get("SDK_ACCESS_TOKEN", "")
     if token == "":

@@ -8,10 +8,10 @@ import inspect
 from typing import Literal, Mapping, overload
 
 from ._accounts import Account
-from ._command_output import CommandResult, OutputCollector, afollow, resolve_connect
+from ._command_output import CommandResult, OutputCollector, afollow
 from ._http import AsyncTransport, adrive
 from ._sandbox_core import SandboxCore
-from ._command_options import OutputCallback, resolve_run_options
+from ._command_options import OutputCallback, resolve_command_connect, resolve_run_options
 from ._wire import ProcessEvent, ProcessInfo
 
 
@@ -201,7 +201,7 @@ class AsyncCommands:
         :raises InvalidArgumentException: for a malformed pid or callback, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        checked, stdout, stderr = resolve_connect(pid, on_stdout, on_stderr)
+        checked, stdout, stderr = resolve_command_connect(pid, on_stdout, on_stderr)
         return await self._handle(checked, stdout, stderr)._started()
 
     async def list(self) -> builtins.list[ProcessInfo]:

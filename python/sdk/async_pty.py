@@ -10,21 +10,15 @@ from ._accounts import Account
 from ._command_output import afollow
 from ._http import AsyncTransport, adrive
 from ._sandbox_core import SandboxCore
-from ._command_options import (
-    DEFAULT_PTY_CMD,
-    DataCallback,
-    resolve_pty_options,
-)
+from ._command_options import DEFAULT_PTY_CMD, DataCallback, pid_of, resolve_pty_connect, resolve_pty_options
 from ._wire import ProcessEvent
 from .errors import InvalidArgumentException, SandboxException
 from ._pty_core import (
     PtyResult,
     _Screen,
-    _pid,
     _input_op,
     _resize_op,
     _kill_op,
-    _connect_args,
     _outcome,
 )
 
@@ -176,7 +170,7 @@ class AsyncPty:
         :raises InvalidArgumentException: for a malformed pid or ``on_data``, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        checked, callback = _connect_args(pid, on_data)
+        checked, callback = resolve_pty_connect(pid, on_data)
         return await AsyncPtyHandle(self._core, self._transport, checked, callback, self._followers)._started()
 
     async def send_input(self, pid: int, data: str | bytes) -> None:
@@ -185,7 +179,7 @@ class AsyncPty:
         :raises InvalidArgumentException: for a malformed pid or ``data``, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        await adrive(_input_op(self._core, _pid("pty.send_input", pid), data), self._transport)
+        await adrive(_input_op(self._core, pid_of("pty.send_input", pid), data), self._transport)
 
     async def resize(self, pid: int, *, cols: int, rows: int) -> None:
         """As :meth:`Pty.resize`, awaited.
@@ -193,7 +187,7 @@ class AsyncPty:
         :raises InvalidArgumentException: for a malformed pid, or a size out of 1-1000, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        await adrive(_resize_op(self._core, _pid("pty.resize", pid), cols, rows), self._transport)
+        await adrive(_resize_op(self._core, pid_of("pty.resize", pid), cols, rows), self._transport)
 
     async def kill(self, pid: int) -> None:
         """As :meth:`Pty.kill`, awaited.
@@ -201,7 +195,7 @@ class AsyncPty:
         :raises InvalidArgumentException: for a malformed pid, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        await adrive(_kill_op(self._core, _pid("pty.kill", pid)), self._transport)
+        await adrive(_kill_op(self._core, pid_of("pty.kill", pid)), self._transport)
 
     def __repr__(self) -> str:
         return f"AsyncPty(sandbox_id={self._core.sandbox_id!r})"

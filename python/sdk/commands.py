@@ -9,10 +9,10 @@ import threading
 from typing import Literal, Mapping, overload
 
 from ._accounts import Account
-from ._command_output import CommandResult, OutputCollector, follow, resolve_connect
+from ._command_output import CommandResult, OutputCollector, follow
 from ._http import Transport, drive
 from ._sandbox_core import SandboxCore
-from ._command_options import OutputCallback, resolve_run_options
+from ._command_options import OutputCallback, resolve_command_connect, resolve_run_options
 from ._wire import ProcessEvent, ProcessInfo
 
 
@@ -192,7 +192,7 @@ class Commands:
         :raises InvalidArgumentException: for a malformed pid or callback, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        checked, stdout, stderr = resolve_connect(pid, on_stdout, on_stderr)
+        checked, stdout, stderr = resolve_command_connect(pid, on_stdout, on_stderr)
         return CommandHandle(self._core, self._transport, checked, stdout, stderr)._started()
 
     def list(self) -> builtins.list[ProcessInfo]:

@@ -27,21 +27,15 @@ from ._accounts import Account
 from ._command_output import afollow
 from ._http import AsyncTransport, Transport, drive
 from ._sandbox_core import SandboxCore
-from ._command_options import (
-    DEFAULT_PTY_CMD,
-    DataCallback,
-    resolve_pty_options,
-)
+from ._command_options import DEFAULT_PTY_CMD, DataCallback, pid_of, resolve_pty_connect, resolve_pty_options
 from ._wire import ProcessEvent
 from .errors import InvalidArgumentException, SandboxException
 from ._pty_core import (
     PtyResult,
     _Screen,
-    _pid,
     _input_op,
     _resize_op,
     _kill_op,
-    _connect_args,
     _outcome,
 )
 
@@ -208,7 +202,7 @@ class Pty:
         :raises InvalidArgumentException: for a malformed pid or ``on_data``, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        checked, callback = _connect_args(pid, on_data)
+        checked, callback = resolve_pty_connect(pid, on_data)
         return PtyHandle(self._core, self._transport, checked, callback)._started()
 
     def send_input(self, pid: int, data: str | bytes) -> None:
@@ -218,7 +212,7 @@ class Pty:
         :raises InvalidArgumentException: for a malformed pid or ``data``, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        drive(_input_op(self._core, _pid("pty.send_input", pid), data), self._transport)
+        drive(_input_op(self._core, pid_of("pty.send_input", pid), data), self._transport)
 
     def resize(self, pid: int, *, cols: int, rows: int) -> None:
         """Resizes terminal ``pid`` without following it (one request; its program gets SIGWINCH).
@@ -226,7 +220,7 @@ class Pty:
         :raises InvalidArgumentException: for a malformed pid, or a size out of 1-1000, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        drive(_resize_op(self._core, _pid("pty.resize", pid), cols, rows), self._transport)
+        drive(_resize_op(self._core, pid_of("pty.resize", pid), cols, rows), self._transport)
 
     def kill(self, pid: int) -> None:
         """Ends terminal ``pid``'s program and everything it started (SIGKILL to its tree), without
@@ -235,7 +229,7 @@ class Pty:
         :raises InvalidArgumentException: for a malformed pid, before any call
         :raises SandboxException: ``process_not_found`` for a pid sandboxd does not know
         """
-        drive(_kill_op(self._core, _pid("pty.kill", pid)), self._transport)
+        drive(_kill_op(self._core, pid_of("pty.kill", pid)), self._transport)
 
     def __repr__(self) -> str:
         return f"Pty(sandbox_id={self._core.sandbox_id!r})"
