@@ -309,11 +309,13 @@ describe('refusals before any call', () => {
 
   it('refuses to connect from another process without the sandbox token, saying how to give it', async () => {
     Reflect.deleteProperty(process.env, 'SDK_API_KEY'); // with a key, it first asks whether the sandbox exists
-    const error = await failure(Sandbox.connect('0123456789ab'));
+    // An id no other file's sandbox has: unit files share one process, and the shim remembers the
+    // tokens of the sandboxes created in it.
+    const error = await failure(Sandbox.connect('c0ffee0ff1ce'));
     expect(error).toBeInstanceOf(AuthenticationError);
     expect((error as Error).message).toMatch(/accessToken.*SDK_ACCESS_TOKEN/);
     // connect's lifetime is read from the sandbox (kept when within it): a malformed one is refused first.
-    await expect(Sandbox.connect('0123456789ab', { timeoutMs: -1 })).rejects.toBeInstanceOf(
+    await expect(Sandbox.connect('c0ffee0ff1ce', { timeoutMs: -1 })).rejects.toBeInstanceOf(
       InvalidArgumentError,
     );
   });
