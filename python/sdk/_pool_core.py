@@ -6,8 +6,8 @@ and :class:`AsyncSlotPool` (by tasks of the event loop), which hand a slot out a
 
 A slot is a launched sandbox without gateways and without a handle; ``take`` opens a handle on one and
 its gateways then, so a slot never carries secrets before it is taken. That step is the handles':
-``SandboxPool`` (``sdk.sandbox``) and ``AsyncSandboxPool`` (``sdk.async_sandbox``) are these classes and
-their ``take``; this module, part of the lifecycle layer, knows no handle.
+``SandboxPool`` (``sdk.sandbox_pool``) and ``AsyncSandboxPool`` (``sdk.async_sandbox``) are these classes
+and their ``take``; this module, part of the lifecycle layer, knows no handle.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from typing import Any
+from typing import Any, Generic, Mapping, TypeVar
 
 from . import _daemon as daemon_calls
 from ._check import Checker, check_bool
@@ -26,7 +26,7 @@ from ._wire import EmptyAnswer
 from .errors import InvalidArgumentException, SdkException
 from .pool_config import PoolConfig, PoolWarmup
 from .secret_cache import SecretCache
-from .secret_gateway import check_gateway_map
+from .secret_gateway import SecretGateway, check_gateway_map
 
 
 def pool_options(config: object, control_plane_url: object) -> tuple[PoolConfig, CreateOptions]:
@@ -91,9 +91,14 @@ def take_options(
     return dataclasses.replace(base, **changes)
 
 
-class SlotPool:
-    """The slots of a sync pool (``sdk.sandbox.SandboxPool``): launched (and warmed) in background
-    threads as soon as the pool is made and after every take; ``close()`` ends every slot not taken."""
+#: The handle a sync pool's ``take`` opens on a slot.
+H = TypeVar("H")
+
+
+class SlotPool(Generic[H]):
+    """The slots of a sync pool (``sdk.sandbox_pool.SandboxPool``, a ``SlotPool[Sandbox]``): launched (and
+    warmed) in background threads as soon as the pool is made and after every take; ``close()`` ends
+    every slot not taken. ``take`` is the handle's: it opens an ``H`` on a slot."""
 
     def __init__(self, config: PoolConfig, *, control_plane_url: str | None = None) -> None:
         """:raises InvalidArgumentException: for a malformed config or URL, before any call"""
@@ -109,6 +114,16 @@ class SlotPool:
     def ready(self) -> int:
         """Hot slots ready now."""
         return len(self._slots)
+
+    def take(
+        self,
+        *,
+        gateways: Mapping[str, SecretGateway] | None = None,
+        secret_cache: SecretCache | None = None,
+        keep_on_failure: bool = False,
+    ) -> H:
+        """Hands over a hot slot as a handle with ``gateways`` open on it (the subclass's)."""
+        raise NotImplementedError
 
     def _take_slot(
         self, gateways: object, secret_cache: object, keep_on_failure: object

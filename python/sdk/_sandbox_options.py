@@ -144,6 +144,7 @@ def resolve_create_options(
     execution_role_arn: object = None,
     pool: object = None,
     pool_kind: type[object] | None = None,
+    pool_name: str | None = None,
     snapshot: object = None,
     egress: object = None,
     credentials: object = None,
@@ -151,8 +152,8 @@ def resolve_create_options(
     webhook_url: object = None,
 ) -> CreateOptions:
     """Checks every option of ``Sandbox.create``; raises ``InvalidArgumentException`` before any call.
-    ``pool`` must be a ``pool_kind`` (the pool class of the calling handle: these checks know no handle)
-    and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``, ``snapshot`` and ``egress``.
+    ``pool`` must be a ``pool_kind`` (the pool class of the calling handle: these checks know no handle;
+    a refusal names it ``pool_name``, by default the class's own name) and excludes ``gateways``, ``secrets``, ``credentials``, ``persist``, ``snapshot`` and ``egress``.
     ``egress`` is an ``EgressPolicy`` or a mapping of its options (checked with its rules, the fields
     named ``egress.allow[0]``...); with ``allow_internet_access=False`` only mode ``closed``.
     ``credentials`` is a list of ``CredentialRule`` values or mappings of their options
@@ -188,7 +189,7 @@ def resolve_create_options(
     if secret_cache is not None and not isinstance(secret_cache, SecretCache):
         check.add(("secret_cache",), "must be a SecretCache")
     seconds = check_request_timeout(check, request_timeout)
-    _check_pool(check, pool, pool_kind, bool(routes), bool(envs))
+    _check_pool(check, pool, pool_kind, pool_name, bool(routes), bool(envs))
     if pool is not None and isinstance(credentials, (list, tuple)) and credentials:
         check.add(("credentials",), "is not accepted with pool")  # pool.take sends none: they would be lost
     _check_persist(check, persist, execution_role_arn)
@@ -236,19 +237,19 @@ def _snapshot(check: Checker, value: object) -> str | None:
 
 
 def _check_pool(
-    check: Checker, pool: object, kind: type[object] | None, gateways: bool, secrets: bool
+    check: Checker, pool: object, kind: type[object] | None, name: str | None, gateways: bool, secrets: bool
 ) -> None:
     """``pool`` is a ``kind`` (``sdk/sandbox-options.ts``): its sandbox comes from ``pool.take()``, so
     ``gateways`` go to ``take`` and a pooled sandbox has no ``secrets``. ``kind`` is the pool class of
-    the handle that checks (``SandboxPool`` for ``Sandbox.create``, ``AsyncSandboxPool`` for
-    ``AsyncSandbox.create``), given by the handle: these checks know no handle or pool class; None: no
-    pool is accepted."""
+    the handle that checks (the slots' class ``SlotPool``, named ``SandboxPool``, for ``Sandbox.create``;
+    ``AsyncSandboxPool`` for ``AsyncSandbox.create``), given by the handle: these checks know no handle
+    or pool class; None: no pool is accepted. A refusal names the class ``name``, else its own name."""
     if pool is None:
         return
     if kind is None:
         check.add(("pool",), "is not accepted here")
     elif not isinstance(pool, kind):
-        name = kind.__name__
+        name = name or kind.__name__
         check.add(("pool",), f"must be a{'n' if name[0] in 'AEIOU' else ''} {name}")
     if gateways:
         check.add(("gateways",), "is not accepted with pool; use pool.take(gateways=...)")

@@ -27,7 +27,14 @@ LIFECYCLE = (
 )
 #: What the lifecycle layer must not reach: the handles, and the handle state every part of a handle
 #: (commands, files, pty, agent...) is built on, so none of those either.
-HANDLES = ("sdk.sandbox", "sdk.async_sandbox", "sdk.sandbox_pool", "sdk._sandbox_core", "sdk")
+HANDLES = (
+    "sdk.sandbox",
+    "sdk._sandbox_handle",
+    "sdk.async_sandbox",
+    "sdk.sandbox_pool",
+    "sdk._sandbox_core",
+    "sdk",
+)
 
 
 def module_names(package: Path) -> dict[str, Path]:
