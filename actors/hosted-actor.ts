@@ -169,6 +169,15 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
     return this.#deliver(actions);
   }
 
+  /**
+   * What `event` would emit now, without applying it: the machine is asked (`transition()` is pure),
+   * nothing changes and nothing is recorded. A host learns a refusal (`busy`) this way before it acts.
+   */
+  peek(event: EventFromLogic<TMachine>): EmittedEvent[] {
+    if (this.#snapshot.status === 'stopped' || !this.#snapshot.can(event)) return [];
+    return emittedOf(transition(this.#machine, this.#snapshot as never, event)[1]);
+  }
+
   /** Stops the actor: it takes no more events. */
   stop(): void {
     this.#snapshot = { ...this.#snapshot, status: 'stopped' } as AnyMachineSnapshot;
@@ -203,9 +212,7 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
 
   /** The transition's emitted events, given to their listeners. */
   #deliver(actions: readonly ReturnedAction[]): EmittedEvent[] {
-    const emitted = actions
-      .filter((action) => action.type === EMIT)
-      .map((action) => (action.params as { event: EmittedEvent }).event);
+    const emitted = emittedOf(actions);
     for (const event of emitted)
       for (const listener of this.#listeners.get(event.type) ?? []) listener(event);
     return emitted;
@@ -230,6 +237,13 @@ export class HostedActor<TMachine extends AnyStateMachine, TEffect extends strin
     this.#options.onTransition?.(state);
     return actions;
   }
+}
+
+/** The events among a transition's actions (`xstate.emit`). */
+function emittedOf(actions: readonly ReturnedAction[]): EmittedEvent[] {
+  return actions
+    .filter((action) => action.type === EMIT)
+    .map((action) => (action.params as { event: EmittedEvent }).event);
 }
 
 /** `running` or `{ running: 'active' }` as `running.active`. */

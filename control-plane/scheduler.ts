@@ -4,6 +4,7 @@
  * before anything else; a timer (or `tick()`, when timers are off) sends `clock` to every sandbox whose
  * next deadline has come. The actor's effects are the driver's freeze, thaw and destroy.
  */
+import { DeadlineTimer } from '../actors/deadline-timer.js';
 import { EffectFailedError, type SandboxEffects } from '../actors/sandbox-actor.js';
 import type { SandboxMachineEvent } from '../machines/sandbox-machine.js';
 import { SandboxError } from '../rules/errors.js';
@@ -41,8 +42,7 @@ export class Scheduler {
   readonly #timers: boolean;
   readonly #afterTick: () => Promise<void>;
   readonly #effects: SandboxEffects;
-  #timer: NodeJS.Timeout | undefined;
-  #closed = false;
+  readonly #deadlines: DeadlineTimer;
 
   constructor(options: SchedulerOptions) {
     this.#journal = options.journal;
@@ -50,6 +50,13 @@ export class Scheduler {
     this.#now = options.now;
     this.#timers = options.timers;
     this.#afterTick = options.afterTick;
+    // A tick that fails (a broken journal, a driver error) is retried at the next deadline or call.
+    this.#deadlines = new DeadlineTimer({
+      now: this.#now,
+      dues: () => [...this.#registry.liveSandboxes()].map((sandbox) => sandbox.actor.nextDueAt),
+      fire: () => this.tick(),
+      unref: true,
+    });
     const { driver } = options;
     this.#effects = {
       freeze: (id) => driver.pause(id),
@@ -140,21 +147,11 @@ export class Scheduler {
 
   /** Sets the timer to the earliest deadline of the live sandboxes (with timers on and not closed). */
   schedule(): void {
-    if (!this.#timers || this.#closed) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    const dues = [...this.#registry.liveSandboxes()].flatMap((sandbox) =>
-      sandbox.actor.nextDueAt === undefined ? [] : [sandbox.actor.nextDueAt],
-    );
-    if (dues.length === 0) return;
-    const wait = Math.max(0, Math.min(...dues) - this.#now());
-    // A tick that fails (a broken journal, a driver error) is retried at the next deadline or call.
-    this.#timer = setTimeout(() => void this.tick().catch(() => undefined), Math.min(wait, 2 ** 31 - 1));
-    this.#timer.unref();
+    if (this.#timers) this.#deadlines.schedule();
   }
 
   /** Stops the timer for good. */
   close(): void {
-    this.#closed = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#deadlines.close();
   }
 }

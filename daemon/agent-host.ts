@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { ActorSystem } from '../actors/actor-system.js';
+import { DeadlineTimer } from '../actors/deadline-timer.js';
 import { HostedActor, stateName, type EmittedEvent, type Effects } from '../actors/hosted-actor.js';
 import {
   agentExecutionMachine,
@@ -95,7 +96,8 @@ export class AgentHost {
   readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
   /** The request written last of a runtime that starts ahead: what `prepare()` starts one with. */
   #lastConfig: StoredConfig | undefined;
-  #clock: NodeJS.Timeout | undefined;
+  /** The machine's next deadline (timeout, its grace), reached as a `clock` event. */
+  readonly #clock: DeadlineTimer;
   #poll: NodeJS.Timeout | undefined;
   readonly #prefetch = new Prefetch();
 
@@ -109,6 +111,11 @@ export class AgentHost {
       system: options.system,
     });
     this.#actor.on('outcome', (event) => this.#reportOutcome(event.outcome));
+    this.#clock = new DeadlineTimer({
+      now: Date.now,
+      dues: () => [agentNextDueAt(this.#actor.snapshot)],
+      fire: (now) => this.#send({ type: 'clock', now }),
+    });
     this.#effects = {
       startRuntime: (_, params) => this.#startRuntime(params?.['executionId']),
       terminateTree: () => {
@@ -149,7 +156,7 @@ export class AgentHost {
     if (this.#launching !== undefined) {
       throw new AgentError('busy', 'another agent execution is running on this sandbox');
     }
-    if (this.#current !== undefined && this.#send({ type: 'run', limits }).some((e) => e.type === 'busy')) {
+    if (this.#actor.peek({ type: 'run', limits }).some((e) => e.type === 'busy')) {
       throw new AgentError('busy', 'another agent execution is running on this sandbox');
     }
     const config = this.#configs.get(start.configHash);
@@ -304,7 +311,7 @@ export class AgentHost {
 
   /** Kills the running execution's tree and a prepared runtime (sandboxd is stopping). */
   close(): void {
-    clearTimeout(this.#clock);
+    this.#clock.close();
     clearInterval(this.#poll);
     void this.#current?.tree.signal('SIGKILL').catch(() => undefined);
     void this.#launching?.signal('SIGKILL').catch(() => undefined);
@@ -357,14 +364,7 @@ export class AgentHost {
   /** Sends `event` to the machine; returns what it emitted (after the `on` listeners heard it). */
   #send(event: AgentExecutionEvent): EmittedEvent[] {
     const emitted = this.#actor.sendNow(event, this.#effects);
-    clearTimeout(this.#clock);
-    const due = agentNextDueAt(this.#actor.snapshot);
-    if (due !== undefined) {
-      this.#clock = setTimeout(
-        () => this.#send({ type: 'clock', now: Date.now() }),
-        Math.max(0, due - Date.now()),
-      );
-    }
+    this.#clock.schedule();
     return emitted;
   }
 
