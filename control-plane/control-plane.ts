@@ -13,12 +13,13 @@
 import type { Agent } from 'undici';
 import { tunnelAgent } from './daemon-tunnel.js';
 import { PreviewProxy } from './preview-proxy.js';
-import { DaemonProxy, type DaemonUse } from './daemon-proxy.js';
+import { DaemonAccess } from './daemon-access.js';
+import { DaemonProxy } from './daemon-proxy.js';
 import { Previews } from './previews.js';
 import type { ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { join } from 'node:path';
-import { filter, firstValueFrom, fromEvent, takeUntil, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { InspectionRecord } from '../actors/actor-system.js';
 import type { SandboxMachineInput } from '../machines/sandbox-machine.js';
 import {
@@ -40,20 +41,13 @@ import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rule
 import { parseOptions } from '../rules/parse-options.js';
 import type { Isolation, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
-import {
-  abortExecution,
-  listExecutions,
-  relayExecutionEvents,
-  putEgress,
-  type DaemonTarget,
-} from './daemon-agent.js';
+import { abortExecution, listExecutions, relayExecutionEvents, putEgress } from './daemon-agent.js';
 import { DaemonFollowers } from './daemon-followers.js';
 import { InspectorView } from './inspector-view.js';
 import { SandboxJournal, type SandboxFacts } from './journal-records.js';
 import { DEFAULT_SNAPSHOT_BYTES, SnapshotStore } from './snapshot-store.js';
 import { Launcher, type LaunchRequestSpec } from './launcher.js';
 import {
-  controlTokenFor,
   loadOrCreateControlKey,
   loadOrCreateOperatorKey,
   loadOrCreateWebhookSecret,
@@ -150,7 +144,8 @@ export class ControlPlane {
   readonly #scheduler: Scheduler;
   readonly #followers: DaemonFollowers;
   readonly #view: InspectorView;
-  readonly #controlKey: string;
+  /** Each sandbox's sandboxd, for a caller it admits. */
+  readonly #daemons: DaemonAccess;
   readonly #histories: HistoryReader;
   readonly #templateBuilds: TemplateBuilds;
   readonly #stopExitWatch: () => void;
@@ -166,7 +161,9 @@ export class ControlPlane {
   /** Terminals for the operator (the inspector's panel), on sandboxd with the control plane's credential. */
   readonly terminals: OperatorTerminals;
   /** The SDKs' calls to a sandbox's sandboxd, resuming a suspended one with auto-resume on the way. */
-  readonly daemonProxy = new DaemonProxy({ reach: (id, bearer, use) => this.#reachDaemon(id, bearer, use) });
+  readonly daemonProxy = new DaemonProxy({
+    reach: (id, bearer, use) => this.#daemons.reach(id, bearer, use),
+  });
 
   /**
    * State changes with sequence numbers, of one sandbox or of every sandbox: after the cursor `after`
@@ -220,7 +217,6 @@ export class ControlPlane {
       this.#registry,
     );
     const controlKey = loadOrCreateControlKey(options.stateDir);
-    this.#controlKey = controlKey;
     this.#histories = new HistoryReader(join(options.stateDir, 'journal.jsonl'));
     this.#journal = new SandboxJournal(options.stateDir, options.compactAfter ?? 10_000);
     this.#driver = options.driver;
@@ -277,6 +273,12 @@ export class ControlPlane {
       afterTick: () =>
         this.#journal.compactIfDue(() => compactionRecords(this.#registry, this.#snapshots, this.#webhooks)),
     });
+    this.#daemons = new DaemonAccess({
+      authorization: this.#authorization,
+      registry: this.#registry,
+      scheduler: this.#scheduler,
+      controlKey,
+    });
     this.previews = new Previews({
       registry: this.#registry,
       authorization: this.#authorization,
@@ -292,13 +294,13 @@ export class ControlPlane {
       now: this.#now,
       isOperator: (bearer) => this.isOperator(bearer),
       authorized: (id, bearer) => this.#authorization.authorized(id, bearer),
-      target: (id, bearer) => this.#agentTarget(id, bearer),
+      target: (id, bearer) => this.#daemons.target(id, bearer),
       activity: (id, bearer) => this.activity(id, bearer),
       create: (request) => this.create(request),
       kill: (id, bearer) => this.kill(id, bearer),
     });
     this.terminals = new OperatorTerminals({
-      target: (id, bearer) => this.#agentTarget(id, bearer),
+      target: (id, bearer) => this.#daemons.target(id, bearer),
       activity: (id, bearer) => this.activity(id, bearer),
     });
     this.#followers = new DaemonFollowers({
@@ -321,45 +323,6 @@ export class ControlPlane {
     this.#view.watch(sandbox, () => this.#projection.info(sandbox.actor, sandbox.facts, sandbox.input));
     this.#followers.follow(sandbox);
     this.#metrics.watch(sandbox);
-  }
-
-  /**
-   * Where to call a sandbox's sandboxd with the control plane's credential, for a caller holding the
-   * sandbox's token or the operator key: only while it runs (a call never resumes it).
-   *
-   * @throws AuthenticationError, SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`
-   */
-  #agentTarget(id: string, bearer: string | undefined): DaemonTarget {
-    const sandbox = this.#authorization.authorized(id, bearer);
-    if (sandbox.actor.state !== 'running') {
-      throw new SandboxError('the sandbox is suspended; resume it first', { code: 'sandbox_suspended' });
-    }
-    return { url: sandbox.facts.daemonUrl, token: controlTokenFor(this.#controlKey, id) };
-  }
-
-  /**
-   * The sandboxd of a sandbox the bearer may use, for a call through the daemon proxy: a running one's
-   * at once, journaling nothing; a suspended one's after the call resumed it (auto-resume), or refused;
-   * for a passive read, once something else resumed it.
-   *
-   * @throws AuthenticationError; SandboxError `sandbox_not_found`, `sandbox_ended`, `sandbox_suspended`
-   */
-  async #reachDaemon(id: string, bearer: string | undefined, use: DaemonUse): Promise<string> {
-    const sandbox = this.#authorization.authorized(id, bearer);
-    if (use.passive && sandbox.actor.state === 'suspended') {
-      await firstValueFrom(
-        sandbox.actor.state$.pipe(
-          filter((state) => state !== 'suspended'),
-          takeUntil(fromEvent(use.signal, 'abort')),
-        ),
-        { defaultValue: undefined },
-      );
-      this.#registry.live(id); // ended meanwhile: `sandbox_ended`
-      // The reader went away while it slept: it never resumes the sandbox.
-      if (use.signal.aborted) throw new SandboxError('the caller went away', { code: 'sandbox_suspended' });
-    }
-    await this.#scheduler.wake(sandbox);
-    return sandbox.facts.daemonUrl;
   }
 
   /** A sandbox's sandboxd died: the sandbox ends as failed (a pooled one is dropped and destroyed). */
@@ -606,7 +569,7 @@ export class ControlPlane {
       });
     }
     await this.activity(id, token);
-    const target = this.#agentTarget(id, token);
+    const target = this.#daemons.target(id, token);
     await this.#journal.append({ kind: 'egress', id, egress: policy });
     this.#registry.setEgress(id, policy);
     await this.#driver.updateEgress(id, policy);
@@ -672,7 +635,7 @@ export class ControlPlane {
 
   /** The sandbox's agent executions, asked of its sandboxd with the control plane's credential. */
   async executions(id: string, bearer: string | undefined): Promise<ExecutionList> {
-    return await listExecutions(this.#agentTarget(id, bearer));
+    return await listExecutions(this.#daemons.target(id, bearer));
   }
 
   /** Relays an execution's event stream to `res` (see `relayExecutionEvents`). */
@@ -683,12 +646,12 @@ export class ControlPlane {
     after: number | undefined,
     res: ServerResponse,
   ): Promise<void> {
-    await relayExecutionEvents(this.#agentTarget(id, bearer), executionId, after, res);
+    await relayExecutionEvents(this.#daemons.target(id, bearer), executionId, after, res);
   }
 
   /** Aborts an execution in the sandbox (SPEC: no grace). */
   async abortExecution(id: string, bearer: string | undefined, executionId: string): Promise<void> {
-    await abortExecution(this.#agentTarget(id, bearer), executionId);
+    await abortExecution(this.#daemons.target(id, bearer), executionId);
   }
 
   /**
