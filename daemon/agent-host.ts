@@ -29,15 +29,14 @@ import type {
 import { AgentError } from '../rules/errors.js';
 import { RequestError } from './request-error.js';
 import type { RuntimeEvent } from '../runtime-drivers/run-accumulator.js';
-import { runtimeDriver } from '../runtime-drivers/registry.js';
 import type { RunFacts } from '../runtime-drivers/runtime-driver.js';
 import { AgentConfigs, type StoredConfig } from './agent-configs.js';
 import { AgentExecution } from './agent-execution.js';
 import { ExecutionTree } from './execution-tree.js';
 import type { ManagedProcess } from './managed-process.js';
 import { processSpaceOf, StartError, type SandboxUser } from './sandbox-spawn.js';
-import { attachRuntime, launchRuntime, type RuntimePlan } from './runtime-launch.js';
-import { Prefetch, StandbySlot } from './runtime-standby.js';
+import { launchRuntime, type RuntimePlan } from './runtime-launch.js';
+import { RuntimeWarmup } from './runtime-warmup.js';
 
 type StartOrEnd = Extract<ProcessEvent, { type: 'start' | 'end' }>;
 type AgentEffect = 'startRuntime' | 'terminateTree' | 'freezeAndKillTree';
@@ -92,14 +91,11 @@ export class AgentHost {
   #current: Entry | undefined;
   /** The tree of a runtime being spawned by `start` (not yet an execution). */
   #launching: ExecutionTree | undefined;
-  /** A runtime `prepare()` started for the next run. */
-  readonly #standby = new StandbySlot((tree) => this.#leftTrees.push(tree));
-  /** The request written last of a runtime that starts ahead: what `prepare()` starts one with. */
-  #lastConfig: StoredConfig | undefined;
+  /** `prepare()`: a runtime started for the next run. */
+  readonly #warmup: RuntimeWarmup;
   /** The machine's next deadline (timeout, its grace), reached as a `clock` event. */
   readonly #clock: DeadlineTimer;
   #poll: NodeJS.Timeout | undefined;
-  readonly #prefetch = new Prefetch();
 
   constructor(options: AgentHostOptions) {
     this.#options = options;
@@ -111,6 +107,14 @@ export class AgentHost {
       system: options.system,
     });
     this.#actor.on('outcome', (event) => this.#reportOutcome(event.outcome));
+    this.#warmup = new RuntimeWarmup({
+      user: options.user,
+      configs: options.configs,
+      cgroupDir: () => this.#cgroupDir,
+      plan: (config, run) => this.#plan(config, run),
+      busy: () => this.#current !== undefined || this.#launching !== undefined,
+      retire: (tree) => this.#leftTrees.push(tree),
+    });
     this.#clock = new DeadlineTimer({
       now: Date.now,
       dues: () => [agentNextDueAt(this.#actor.snapshot)],
@@ -136,7 +140,7 @@ export class AgentHost {
    */
   async writeConfig(config: AgentConfigWrite): Promise<{ hash: string }> {
     const stored = await this.#configs.write(config);
-    if (stored.driver.startsAhead) this.#lastConfig = stored;
+    this.#warmup.written(stored);
     return { hash: stored.hash };
   }
 
@@ -170,7 +174,7 @@ export class AgentHost {
     if (!plan.files.every((file) => existsSync(file))) {
       throw new AgentError('runtime_missing', 'the runtime is not in this sandbox image');
     }
-    const standby = this.#standby.take(start);
+    const standby = this.#warmup.take(start);
     this.#collectLeftTrees();
     const id = `exe_${randomBytes(12).toString('hex')}`;
     const tree = standby?.tree ?? this.#newTree(`agent-${id}`);
@@ -231,41 +235,14 @@ export class AgentHost {
   }
 
   /**
-   * Warms `runtime` up in the background (SPEC `prepare`): reads its binary into the page cache and, for
-   * a runtime that starts ahead (runtime_a) once a request was written and no execution runs, starts one
-   * for the next run with request `configHash`, or the last one written (`runtime-standby.ts`).
+   * Warms `runtime` up in the background (SPEC `prepare`, `runtime-warmup.ts`): reads its binary into
+   * the page cache and, for a runtime that starts ahead (runtime_a) once a request was written and no
+   * execution runs, starts one for the next run with request `configHash`, or the last one written.
    *
    * @throws SdkError `agent_config_missing` for a request this daemon does not hold
    */
-  async prepare(runtime: StartExecution['runtime'], configHash?: string): Promise<void> {
-    const named = configHash === undefined ? undefined : this.#configs.get(configHash);
-    if (configHash !== undefined && named?.runtime !== runtime) {
-      throw new RequestError('agent_config_missing', `no ${runtime} request with this hash: write it first`);
-    }
-    const driver = await runtimeDriver(runtime);
-    if (driver === undefined) return;
-    const binary = driver.binary(this.#configs.site);
-    if (!existsSync(binary)) return;
-    this.#prefetch.read(binary);
-    if (!driver.startsAhead) return;
-    const config = named ?? (this.#lastConfig?.runtime === runtime ? this.#lastConfig : undefined);
-    const { home } = this.#options.user;
-    const busy = this.#current !== undefined || this.#launching !== undefined;
-    if (config === undefined || busy || this.#standby.running) return;
-    let plan: RuntimePlan;
-    try {
-      plan = this.#plan(config, { reasoning: false, workdir: home });
-    } catch {
-      return; // a gateway gone since: the run says why
-    }
-    let tree: ExecutionTree;
-    try {
-      tree = this.#standbyTree();
-    } catch {
-      return; // no cgroup, no warm-up: the run makes its own (and says why it cannot)
-    }
-    // Held: beside a gVisor box a snapshot's copy takes it over (`adopt`).
-    this.#standby.hold(config.hash, home, launchRuntime(plan, tree, this.#options.user, true), tree);
+  prepare(runtime: StartExecution['runtime'], configHash?: string): Promise<void> {
+    return this.#warmup.prepare(runtime, configHash);
   }
 
   /**
@@ -273,7 +250,7 @@ export class AgentHost {
    * runtime, started without it, is let go, so the next run starts one that has it.
    */
   environmentChanged(): void {
-    this.#standby.drop();
+    this.#warmup.drop();
   }
 
   /** The run's plan from its driver, with the environment every runtime starts with under its own. */
@@ -283,30 +260,14 @@ export class AgentHost {
     return { ...plan, environment: { ...extra, ...plan.environment }, workdir: run.workdir };
   }
 
-  /** A prepared runtime's tree. */
-  #standbyTree(): ExecutionTree {
-    const name = `agent-standby-${randomBytes(6).toString('hex')}`;
-    return ExecutionTree.create(this.#cgroupDir, name, processSpaceOf(this.#options.user));
-  }
-
   /** The prepared runtime, for a memory snapshot's copies (`protocol/snapshot-carry.ts`). */
   carried(): CarriedStandby | undefined {
-    return this.#standby.carried();
+    return this.#warmup.carried();
   }
 
-  /**
-   * Adopts the prepared runtime a copy restored from a memory snapshot holds (its sandboxd started with
-   * it): the next run that fits it uses it, as on the original.
-   */
+  /** Adopts the prepared runtime a copy restored from a memory snapshot holds (`runtime-warmup.ts`). */
   adopt(standby: CarriedStandby): void {
-    let tree: ExecutionTree;
-    try {
-      tree = this.#standbyTree();
-    } catch {
-      return; // no tree, no adoption: the runtime ends with the box's next run that does not fit
-    }
-    const process = attachRuntime(standby.pid, standby.cmd, tree, this.#options.user);
-    this.#standby.hold(standby.configHash, standby.workdir, process, tree);
+    this.#warmup.adopt(standby);
   }
 
   /** Kills the running execution's tree and a prepared runtime (sandboxd is stopping). */
@@ -315,7 +276,7 @@ export class AgentHost {
     clearInterval(this.#poll);
     void this.#current?.tree.signal('SIGKILL').catch(() => undefined);
     void this.#launching?.signal('SIGKILL').catch(() => undefined);
-    this.#standby.drop();
+    this.#warmup.drop();
     this.#actor.stop();
   }
 
