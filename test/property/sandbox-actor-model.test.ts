@@ -12,7 +12,7 @@ import { EffectFailedError } from '../../actors/hosted-actor.js';
 import { SandboxActor, type SandboxEffects } from '../../actors/sandbox-actor.js';
 import type { SandboxMachineEvent } from '../../machines/sandbox-machine.js';
 import { SANDBOX_TABLE } from '../../machines/sandbox-table.js';
-import { sandboxOracle, type SandboxModel } from './support/sandbox-oracle.js';
+import { SANDBOX_CALL_EVENTS, sandboxOracle, type SandboxModel } from './support/sandbox-oracle.js';
 
 const ID = 'abcdef012345';
 const INPUT = { now: 0, timeoutMs: 100_000, maxIdleMs: 10_000 };
@@ -161,22 +161,12 @@ class Crash implements fc.AsyncCommand<Model, Real> {
   }
 }
 
-const drawn = fc.oneof(
-  fc.constantFrom<Drawn>(
-    { type: 'pause' },
-    { type: 'connect' },
-    { type: 'sdk_call' },
-    { type: 'traffic' },
-    { type: 'kill' },
-    { type: 'daemon_exited' },
-  ),
-  {
-    arbitrary: fc
-      .constantFrom(0, 1, 4_999, 9_999, 10_000, 30_000, 99_999, 100_000)
-      .map((delta): Drawn => ({ type: 'clock', delta })),
-    weight: 2,
-  },
-);
+const drawn = fc.oneof(fc.constantFrom<Drawn>(...SANDBOX_CALL_EVENTS), {
+  arbitrary: fc
+    .constantFrom(0, 1, 4_999, 9_999, 10_000, 30_000, 99_999, 100_000)
+    .map((delta): Drawn => ({ type: 'clock', delta })),
+  weight: 2,
+});
 
 const commands = fc.commands(
   [

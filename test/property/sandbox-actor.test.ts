@@ -2,18 +2,12 @@ import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
 import { SandboxActor, type SandboxEffects } from '../../actors/sandbox-actor.js';
 import type { SandboxMachineEvent } from '../../machines/sandbox-machine.js';
+import { SANDBOX_CALL_EVENTS } from './support/sandbox-oracle.js';
 
 const input = { now: 0, timeoutMs: 100_000, maxIdleMs: 10_000, autoResume: true };
 
 const step = fc.oneof(
-  fc.constantFrom<SandboxMachineEvent>(
-    { type: 'pause' },
-    { type: 'connect' },
-    { type: 'sdk_call' },
-    { type: 'traffic' },
-    { type: 'kill' },
-    { type: 'daemon_exited' },
-  ),
+  fc.constantFrom<SandboxMachineEvent>(...SANDBOX_CALL_EVENTS),
   fc.integer({ min: 0, max: 30_000 }).map((advance) => ({ type: 'advance' as const, advance })),
 );
 

@@ -2,7 +2,7 @@ import { fc, test } from '@fast-check/vitest';
 import { sandboxMachine, type SandboxMachineEvent } from '../../machines/sandbox-machine.js';
 import { SANDBOX_TABLE } from '../../machines/sandbox-table.js';
 import { LIMITS } from '../../rules/limits.js';
-import { sandboxOracle } from './support/sandbox-oracle.js';
+import { SANDBOX_CALL_EVENTS, sandboxOracle } from './support/sandbox-oracle.js';
 import { checkAgainstTable, withAbsoluteTime } from './support/table-checker.js';
 
 // Deltas land exactly on the idle limit and the lifetime often, so off-by-one guards are caught.
@@ -13,12 +13,7 @@ const event = (input: { timeoutMs: number; maxIdleMs: number }) => {
   );
   return fc.oneof(
     fc.constantFrom<SandboxMachineEvent>(
-      { type: 'pause' },
-      { type: 'connect' },
-      { type: 'sdk_call' },
-      { type: 'traffic' },
-      { type: 'kill' },
-      { type: 'daemon_exited' },
+      ...SANDBOX_CALL_EVENTS,
       { type: 'freeze_failed' },
       { type: 'thaw_failed' },
     ),

@@ -8,6 +8,16 @@ import type { SandboxMachineEvent } from '../../../machines/sandbox-machine.js';
 import type { SandboxCondition } from '../../../machines/sandbox-table.js';
 import type { Oracle } from './table-checker.js';
 
+/** The events a caller or sandboxd sends a sandbox (time and effect failures are drawn apart). */
+export const SANDBOX_CALL_EVENTS = [
+  { type: 'pause' },
+  { type: 'connect' },
+  { type: 'sdk_call' },
+  { type: 'traffic' },
+  { type: 'kill' },
+  { type: 'daemon_exited' },
+] as const satisfies readonly SandboxMachineEvent[];
+
 /** What the oracle keeps of a sandbox. */
 export interface SandboxModel {
   readonly now: number;
