@@ -11,19 +11,20 @@
  * await sbx.kill();
  * ```
  */
+export { Sandbox, type SandboxConnectOpts } from './sandbox.js';
 export {
-  Sandbox,
   SandboxPaginator,
-  SnapshotPaginator,
-  type CreateSnapshotOpts,
-  type SandboxConnectOpts,
-  type SandboxForkOpts,
   type SandboxInfo,
   type SandboxListOpts,
   type SandboxState,
+} from './sandbox-info.js';
+export {
+  SnapshotPaginator,
+  type CreateSnapshotOpts,
+  type SandboxForkOpts,
   type SnapshotInfo,
   type SnapshotListOpts,
-} from './sandbox.js';
+} from './snapshots.js';
 export type { SandboxOpts } from './sandbox-opts.js';
 export type { SandboxMetrics, SandboxMetricsOpts } from './sandbox-metrics.js';
 export {

@@ -1,9 +1,10 @@
 /**
  * `Sandbox`'s snapshot and fork calls (`createSnapshot`, `listSnapshots`, `deleteSnapshot`, `fork`, by id
- * with the key and on a handle), which `sandbox.ts` delegates to. E2B's snapshot keeps the memory: a
- * gVisor sandbox's does; of a namespace sandbox (files only) it is refused unless `keepMemory: false`
- * (the options and their checks are `snapshots.ts`'). A fork takes one snapshot, starts its copies from
- * it and deletes it, as E2B's fork leaves none.
+ * with the key and on a handle), which `sandbox-api.ts` (by id) and `sandbox.ts` (on a handle, and
+ * `fork`) delegate to. E2B's snapshot keeps the memory: a gVisor sandbox's does; of a namespace sandbox
+ * (files only) it is refused unless `keepMemory: false` (the options and their checks are
+ * `snapshots.ts`'). A fork takes one snapshot, starts its copies from it and deletes it, as E2B's fork
+ * leaves none.
  *
  * It never imports the `Sandbox` class (which imports it): a fork is given the function that turns a
  * copy's create into a handle.

@@ -1,20 +1,18 @@
 /**
- * E2B's `Sandbox` over the native one: `create` (template mapped, E2B's defaults, metadata, or from a
- * snapshot id), `connect`, `kill`, `getInfo`, `list` (by metadata, state, start and template),
- * `setTimeout`, `pause`, `isRunning`, `createSnapshot`, `fork`, `listSnapshots`, `deleteSnapshot`,
- * `updateNetwork` (the egress policy), with `files` and `commands` in E2B's shapes and the native handle
- * as `native`. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
+ * E2B's `Sandbox` handle over the native one, and the calls that give one: `create` (template mapped,
+ * E2B's defaults, metadata, or from a snapshot id), `connect`, `fork` (by id and on a handle). On the
+ * handle: `connect`, `kill`, `getInfo`, `setTimeout`, `pause`, `isRunning`, `getMetrics`,
+ * `createSnapshot`, `fork`, `listSnapshots`, `deleteSnapshot`, `updateNetwork` (the egress policy), with
+ * `files` and `commands` in E2B's shapes and the native handle as `native`. The calls by id that need no
+ * handle (`Sandbox.kill`, `Sandbox.list`, …) are `sandbox-api.ts`' `SandboxApi`, which `Sandbox` extends
+ * as E2B's does. Per SPEC "Compatibility shim" the handle has no `agent` and `create` refuses `gateways`:
  * create with the native SDK to use the agent. `getHost` is the port's preview URL (`sbx.native.ports`)
  * as a host and path. What only E2B's cloud has (signed file URLs and MCP on its domains, its
  * sandbox-wide traffic token) raises `NotSupportedError` naming it. The snapshot and fork calls
  * are `sandbox-snapshots.ts`', which the class delegates to.
  */
-import { egressPolicySchema } from '../../../rules/egress-policy.js';
 import { SdkError } from '../../../rules/errors.js';
-import { parseOptions } from '../../../rules/parse-options.js';
-import { sandboxInfoSchema, setTimeoutRequestSchema } from '../../../protocol/control-plane-api.js';
 import { LIMITS } from '../../../rules/limits.js';
-import { egressPolicyWire } from '../../../protocol/egress-wire.js';
 import { Sandbox as NativeSandbox, openHandle } from '../../sandbox.js';
 import { launchSandbox } from '../../sandbox-lifecycle.js';
 import { resolveSandboxOptions } from '../../sandbox-options.js';
@@ -23,53 +21,22 @@ import { SecretCache } from '../../secret-store/secret-cache.js';
 import { Commands } from './commands.js';
 import { Pty } from './pty.js';
 import { checkRequestOpts, resolveConnection, type ConnectionOpts } from './connection.js';
-import {
-  AuthenticationError,
-  NotSupportedError,
-  SandboxNotFoundError,
-  e2bCall,
-  e2bParse,
-  invalidArgument,
-  toE2BError,
-} from './errors.js';
+import { AuthenticationError, NotSupportedError, e2bCall, invalidArgument, toE2BError } from './errors.js';
 import { Filesystem } from './files.js';
 import { e2bMetric, metricsRange, type SandboxMetrics, type SandboxMetricsOpts } from './sandbox-metrics.js';
-import { readMetrics } from '../../sandbox-metrics.js';
 import { NO_TRAFFIC_TOKEN, updateEgress, type SandboxNetworkUpdate } from './network.js';
-import { checkSandboxId, operatorCall } from './operator-call.js';
+import { checkSandboxId } from './operator-call.js';
+import { SandboxApi, checkTimeout, gone, knownTokens } from './sandbox-api.js';
 import { resolveCreate, type ResolvedCreate, type SandboxOpts } from './sandbox-opts.js';
-import {
-  SandboxPaginator,
-  e2bInfo,
-  type SandboxInfo,
-  type SandboxListOpts,
-  type SandboxState,
-} from './sandbox-info.js';
-import {
-  createSnapshotById,
-  createSnapshotOf,
-  deleteSnapshot,
-  forkById,
-  forkOf,
-  listSnapshots,
-  withKey,
-} from './sandbox-snapshots.js';
-import {
+import { e2bInfo, type SandboxInfo } from './sandbox-info.js';
+import { createSnapshotOf, forkById, forkOf, withKey } from './sandbox-snapshots.js';
+import type {
+  CreateSnapshotOpts,
+  SandboxForkOpts,
+  SnapshotInfo,
+  SnapshotListOpts,
   SnapshotPaginator,
-  type CreateSnapshotOpts,
-  type SandboxForkOpts,
-  type SnapshotInfo,
-  type SnapshotListOpts,
 } from './snapshots.js';
-
-export { SandboxPaginator, type SandboxInfo, type SandboxListOpts, type SandboxState };
-export {
-  SnapshotPaginator,
-  type CreateSnapshotOpts,
-  type SandboxForkOpts,
-  type SnapshotInfo,
-  type SnapshotListOpts,
-};
 
 /** Options of `Sandbox.connect`: E2B's, plus `accessToken` for a sandbox another process created. */
 export interface SandboxConnectOpts extends ConnectionOpts {
@@ -85,15 +52,6 @@ export interface SandboxConnectOpts extends ConnectionOpts {
    */
   timeoutMs?: number;
 }
-
-/**
- * Access tokens of the sandboxes this process created or connected, by id: E2B connects with the key
- * alone, so `Sandbox.connect(id)` needs no token for them.
- */
-const known = new Map<string, string>();
-
-/** True when `error` says the sandbox is gone (E2B answers such calls with `false`). */
-const gone = (error: unknown): boolean => error instanceof SandboxNotFoundError;
 
 function notSupported(feature: string, why: string): NotSupportedError {
   return new NotSupportedError(feature, why);
@@ -113,7 +71,7 @@ const NO_SIGNED_URLS = "signed file URLs are on E2B's hosted domains";
  * await sbx.kill();
  * ```
  */
-export class Sandbox {
+export class Sandbox extends SandboxApi {
   /** The sandbox id. */
   readonly sandboxId: string;
   /** Files, E2B's way (relative paths under `/home/user`). */
@@ -129,6 +87,7 @@ export class Sandbox {
   readonly #envs: Readonly<Record<string, string>>;
 
   private constructor(native: NativeSandbox, apiKey?: string, envs: Readonly<Record<string, string>> = {}) {
+    super();
     this.sandboxId = native.sandboxId;
     this.#native = native;
     this.#apiKey = apiKey;
@@ -145,7 +104,7 @@ export class Sandbox {
     this.files = new Filesystem(native.files, probe);
     this.commands = new Commands(native.commands, probe);
     this.pty = new Pty(native.pty, this.commands);
-    known.set(native.sandboxId, native.accessToken);
+    knownTokens.set(native.sandboxId, native.accessToken);
   }
 
   /**
@@ -197,7 +156,7 @@ export class Sandbox {
     const connection = resolveConnection('Sandbox.connect', opts, ['accessToken', 'timeoutMs']);
     checkLifetimeOpt('Sandbox.connect', opts.timeoutMs);
     checkSandboxId(sandboxId);
-    const accessToken = opts.accessToken ?? known.get(sandboxId) ?? process.env.SDK_ACCESS_TOKEN;
+    const accessToken = opts.accessToken ?? knownTokens.get(sandboxId) ?? process.env.SDK_ACCESS_TOKEN;
     if (accessToken === undefined || accessToken === '') {
       // A sandbox that is gone is SandboxNotFoundError, as in E2B, whoever asks (the key can tell).
       if (connection.apiKey !== undefined) await Sandbox.getInfo(sandboxId, { apiKey: connection.apiKey });
@@ -218,167 +177,6 @@ export class Sandbox {
     const info = e2bInfo(await e2bCall(() => native.getInfo()));
     if (opts.timeoutMs !== undefined) await extendLifetime(native, info, opts.timeoutMs);
     return new Sandbox(native, connection.apiKey);
-  }
-
-  /** Ends a sandbox by id with the key; false when it did not exist or had ended. */
-  static async kill(sandboxId: string, opts: ConnectionOpts = {}): Promise<boolean> {
-    const { plane, key } = operatorCall('Sandbox.kill', opts);
-    try {
-      known.delete(checkSandboxId(sandboxId));
-      await e2bCall(() =>
-        plane.call('DELETE', `/v1/sandboxes/${encodeURIComponent(sandboxId)}`, sandboxInfoSchema, {
-          token: key,
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (gone(error)) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * A sandbox's facts by id, with the key: its template, `metadata`, `startedAt`, `endAt`, state, egress.
-   *
-   * @throws SandboxNotFoundError when missing or ended
-   */
-  static async getInfo(sandboxId: string, opts: ConnectionOpts = {}): Promise<SandboxInfo> {
-    const { plane, key } = operatorCall('Sandbox.getInfo', opts);
-    checkSandboxId(sandboxId);
-    return e2bInfo(
-      await e2bCall(() =>
-        plane.call('GET', `/v1/sandboxes/${encodeURIComponent(sandboxId)}`, sandboxInfoSchema, {
-          token: key,
-        }),
-      ),
-    );
-  }
-
-  /** Pauses a sandbox by id, with the key; false when it was paused already. */
-  static async pause(sandboxId: string, opts: ConnectionOpts = {}): Promise<boolean> {
-    const { plane, key } = operatorCall('Sandbox.pause', opts);
-    checkSandboxId(sandboxId);
-    const info = await Sandbox.getInfo(sandboxId, opts);
-    if (info.state === 'paused') return false;
-    await e2bCall(() =>
-      plane.call('POST', `/v1/sandboxes/${encodeURIComponent(sandboxId)}/pause`, sandboxInfoSchema, {
-        token: key,
-      }),
-    );
-    return true;
-  }
-
-  /** E2B's `betaPause`: `pause`. */
-  static async betaPause(sandboxId: string, opts: ConnectionOpts = {}): Promise<boolean> {
-    return Sandbox.pause(sandboxId, opts);
-  }
-
-  /**
-   * The running and paused sandboxes of the control plane, with the key (one page per `limit`): those
-   * whose metadata holds every entry of `query.metadata`, in one of `query.state`, started at or after
-   * `query.startedAfter`, of `query.template`; newest first (`order: 'asc'`: oldest first).
-   *
-   * @example
-   * ```ts
-   * const paginator = Sandbox.list({ query: { metadata: { userId: '123' }, state: ['running'] } });
-   * while (paginator.hasNext) console.log(await paginator.nextItems());
-   * ```
-   * @throws InvalidArgumentError for a malformed query, order, limit or nextToken, before any call
-   */
-  static list(opts: SandboxListOpts = {}): SandboxPaginator {
-    const { plane, key } = operatorCall('Sandbox.list', opts, ['query', 'order', 'limit', 'nextToken']);
-    return new SandboxPaginator(plane, key, opts);
-  }
-
-  /**
-   * Sets a sandbox by id, with the key, to end `timeoutMs` from now, sooner or later than before (E2B's
-   * `Sandbox.setTimeout`; `POST /v1/sandboxes/{id}/timeout`). A paused sandbox stays paused, its lifetime
-   * counting on. E2B caps a sandbox's life at 24 h (Pro); here it is 8 h from its creation, running plus
-   * suspended.
-   *
-   * @throws InvalidArgumentError for a `timeoutMs` that is not a whole number from 1 to 28 800 000 (8 h),
-   *   before any call, or that reaches past 8 h from the sandbox's creation (nothing changed)
-   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
-   */
-  static async setTimeout(sandboxId: string, timeoutMs: number, opts: ConnectionOpts = {}): Promise<void> {
-    const { plane, key } = operatorCall('Sandbox.setTimeout', opts);
-    checkSandboxId(sandboxId);
-    const checked = checkTimeout('Sandbox.setTimeout', timeoutMs);
-    await e2bCall(() =>
-      plane.call('POST', `/v1/sandboxes/${encodeURIComponent(sandboxId)}/timeout`, sandboxInfoSchema, {
-        token: key,
-        body: { timeoutMs: checked },
-      }),
-    );
-  }
-
-  /**
-   * A sandbox's metrics samples by id, with the key: CPU, memory and disk every few seconds while it
-   * ran, oldest first, those in `[start, end]` when given.
-   *
-   * @throws InvalidArgumentError for a malformed `start` / `end` or option, before any call
-   * @throws SandboxNotFoundError when there is no such sandbox
-   */
-  static async getMetrics(sandboxId: string, opts: SandboxMetricsOpts = {}): Promise<SandboxMetrics[]> {
-    const { plane, key } = operatorCall('Sandbox.getMetrics', opts, ['start', 'end']);
-    checkSandboxId(sandboxId);
-    const range = metricsRange('Sandbox.getMetrics', opts);
-    const samples = await e2bCall(() => readMetrics(plane, sandboxId, range, key, 'Sandbox.getMetrics'));
-    return samples.map(e2bMetric);
-  }
-
-  /** E2B's deprecated `getFullInfo`: `getInfo`. */
-  static async getFullInfo(sandboxId: string, opts: ConnectionOpts = {}): Promise<SandboxInfo> {
-    return Sandbox.getInfo(sandboxId, opts);
-  }
-
-  /**
-   * Replaces a sandbox's egress rules by id, with the key (`PUT /v1/sandboxes/{id}/egress`): E2B's
-   * `network` mapped as at create (`sbx.updateNetwork`). What is left out is cleared, as in E2B.
-   *
-   * @throws InvalidArgumentError for a malformed option or entry, before any call
-   * @throws NotSupportedError for `rules` or `egressProxy`, before any call
-   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
-   */
-  static async updateNetwork(
-    sandboxId: string,
-    network: SandboxNetworkUpdate,
-    opts: ConnectionOpts = {},
-  ): Promise<void> {
-    const { plane, key } = operatorCall('Sandbox.updateNetwork', opts);
-    checkSandboxId(sandboxId);
-    const body = updateEgress('Sandbox.updateNetwork', network);
-    await e2bCall(() =>
-      plane.call('PUT', `/v1/sandboxes/${encodeURIComponent(sandboxId)}/egress`, egressPolicyWire, {
-        token: key,
-        body: parseOptions(egressPolicySchema, body, 'Sandbox.updateNetwork'),
-      }),
-    );
-  }
-
-  /**
-   * Takes a snapshot of a sandbox by id, with the key; the sandbox goes on running. E2B's snapshot keeps
-   * the memory: a gVisor sandbox's does; of a namespace sandbox (files only) it is refused unless
-   * `keepMemory: false`. Start a sandbox from it with `Sandbox.create(snapshotId)`.
-   *
-   * @throws NotSupportedError for `name`, and for a memory snapshot of a namespace sandbox
-   * @throws SandboxNotFoundError when there is no such sandbox or it has ended
-   */
-  static async createSnapshot(sandboxId: string, opts: CreateSnapshotOpts = {}): Promise<SnapshotInfo> {
-    return createSnapshotById(sandboxId, opts);
-  }
-
-  /** The control plane's snapshots (or one sandbox's), with the key, oldest first, in pages of `limit`. */
-  static listSnapshots(opts: SnapshotListOpts = {}): SnapshotPaginator {
-    return listSnapshots(opts);
-  }
-
-  /**
-   * Deletes a snapshot and its files, with the key; false when there was no such snapshot. Sandboxes
-   * started from it go on.
-   */
-  static async deleteSnapshot(snapshotId: string, opts: ConnectionOpts = {}): Promise<boolean> {
-    return deleteSnapshot(snapshotId, opts);
   }
 
   /**
@@ -426,7 +224,7 @@ export class Sandbox {
   /** Ends the sandbox; false when it had ended already. */
   async kill(opts?: Pick<ConnectionOpts, 'requestTimeoutMs'>): Promise<boolean> {
     checkRequestOpts('sbx.kill', opts);
-    known.delete(this.sandboxId);
+    knownTokens.delete(this.sandboxId);
     try {
       await e2bCall(() => this.#native.kill());
       return true;
@@ -644,11 +442,6 @@ function checkLifetimeOpt(call: string, timeoutMs: unknown): void {
       'timeoutMs',
     );
   }
-}
-
-/** `timeoutMs` of `setTimeout`, checked before any call as the native wire takes it (1 ms to 8 h). */
-function checkTimeout(call: string, timeoutMs: unknown): number {
-  return e2bParse(setTimeoutRequestSchema.shape.timeoutMs, timeoutMs, call, ['timeoutMs']);
 }
 
 /**
