@@ -1,13 +1,15 @@
 /**
- * The terminal panel's emulator: a screen of cells fed with a terminal program's output, as much of
- * xterm's (VT100/ANSI) control language as a shell, its line editor and the usual tools speak — cursor
- * moves, erasing, inserting and deleting characters and lines, a scroll region, the alternate screen,
- * SGR colours and attributes — with no markup anywhere: the panel draws its rows as text nodes with
- * class names. Sequences it does not know are read to their end and dropped, never shown. Written here
- * (not xterm.js) because xterm.js's renderers inject `<style>` elements, which the page's
- * Content-Security-Policy (`style-src 'self'`) refuses. What SGR sets is `terminal-pen.ts`'.
+ * The terminal panel's emulator: a screen of cells fed with a terminal program's output, and what as
+ * much of xterm's (VT100/ANSI) control language as a shell, its line editor and the usual tools speak
+ * does to it — cursor moves, erasing, inserting and deleting characters and lines, a scroll region, the
+ * alternate screen, SGR colours and attributes — with no markup anywhere: the panel draws its rows as
+ * text nodes with class names. Sequences it does not know are dropped, never shown. Written here (not
+ * xterm.js) because xterm.js's renderers inject `<style>` elements, which the page's
+ * Content-Security-Policy (`style-src 'self'`) refuses. Reading the output into sequences is
+ * `terminal-reader.ts`'; what SGR sets is `terminal-pen.ts`'.
  */
 import { BLANK_PEN, styleOf, withRendition, type Pen } from './terminal-pen.js';
+import { TerminalReader, type CsiPrefix } from './terminal-reader.js';
 
 /** A cell: its character and its style as class names (`''` for the default look). */
 export interface Cell {
@@ -23,8 +25,6 @@ export interface Run {
 
 /** Lines kept above the main screen once scrolled off it. */
 const SCROLLBACK = 500;
-
-type ParserState = 'ground' | 'escape' | 'csi' | 'osc' | 'osc-escape' | 'charset';
 
 /**
  * A terminal screen of `cols` × `rows`.
@@ -50,8 +50,20 @@ export class TerminalScreen {
   #bottom: number;
   #pen: Pen = BLANK_PEN;
   #savedCursor = { row: 0, col: 0, pen: BLANK_PEN };
-  #state: ParserState = 'ground';
-  #params = '';
+  readonly #reader = new TerminalReader({
+    print: (ch) => {
+      this.#print(ch);
+    },
+    control: (ch) => {
+      this.#control(ch);
+    },
+    escape: (final) => {
+      this.#escape(final);
+    },
+    csi: (final, params, prefix) => {
+      this.#csi(final, params, prefix);
+    },
+  });
   /** Cursor shown (DECTCEM). */
   cursorVisible = true;
 
@@ -128,48 +140,12 @@ export class TerminalScreen {
 
   /** Feeds the program's output (already decoded from UTF-8). */
   write(text: string): void {
-    for (const ch of text) this.#feed(ch);
+    this.#reader.read(text);
   }
 
-  #feed(ch: string): void {
-    switch (this.#state) {
-      case 'ground':
-        this.#ground(ch);
-        return;
-      case 'escape':
-        this.#escape(ch);
-        return;
-      case 'csi':
-        if (ch >= '@' && ch <= '~') {
-          this.#state = 'ground';
-          this.#csi(ch, this.#params);
-        } else if (this.#params.length < 64) {
-          this.#params += ch;
-        }
-        return;
-      case 'osc':
-        if (ch === '\x07') this.#state = 'ground';
-        else if (ch === '\x1b') this.#state = 'osc-escape';
-        return;
-      case 'osc-escape':
-        this.#state = ch === '\\' ? 'ground' : 'osc';
-        return;
-      case 'charset':
-        this.#state = 'ground'; // the character set named is not changed: UTF-8 throughout
-        return;
-    }
-  }
-
-  #ground(ch: string): void {
-    const code = ch.codePointAt(0) ?? 0;
-    if (code >= 0x20 && code !== 0x7f) {
-      this.#print(ch);
-      return;
-    }
+  /** A C0 control (DEL too): the cursor's moves; the rest draws nothing. */
+  #control(ch: string): void {
     switch (ch) {
-      case '\x1b':
-        this.#state = 'escape';
-        return;
       case '\r':
         this.#col = 0;
         this.#wrapPending = false;
@@ -192,22 +168,8 @@ export class TerminalScreen {
     }
   }
 
-  #escape(ch: string): void {
-    this.#state = 'ground';
-    switch (ch) {
-      case '[':
-        this.#state = 'csi';
-        this.#params = '';
-        return;
-      case ']':
-        this.#state = 'osc'; // a title, a working folder: read to its end, not shown
-        return;
-      case '(':
-      case ')':
-      case '*':
-      case '+':
-        this.#state = 'charset';
-        return;
+  #escape(final: string): void {
+    switch (final) {
       case '7':
         this.#saveCursor();
         return;
@@ -277,18 +239,14 @@ export class TerminalScreen {
     if (this.#scrollback.length > SCROLLBACK) this.#scrollback.shift();
   }
 
-  #csi(final: string, text: string): void {
-    const isPrivate = text.startsWith('?');
-    const body = isPrivate || text.startsWith('>') || text.startsWith('=') ? text.slice(1) : text;
-    if (/[^0-9;:]/.test(body)) return; // intermediates we do not speak
-    const params = body === '' ? [] : body.split(/[;:]/).map((part) => (part === '' ? 0 : Number(part)));
+  #csi(final: string, params: readonly number[], prefix: CsiPrefix): void {
     const n = Math.max(1, params[0] ?? 1);
     this.#wrapPending = false;
-    if (isPrivate) {
+    if (prefix === '?') {
       if (final === 'h' || final === 'l') this.#mode(params, final === 'h');
       return;
     }
-    if (text.startsWith('>') || text.startsWith('=')) return; // device attribute queries
+    if (prefix !== '') return; // device attribute queries
     switch (final) {
       case 'A':
         this.#row = Math.max(this.#row >= this.#top ? this.#top : 0, this.#row - n);
