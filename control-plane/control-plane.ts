@@ -37,7 +37,7 @@ import { matchesMetadata, type SandboxMetadata } from '../rules/sandbox-metadata
 import type { ExecutionList } from '../protocol/agent-wire.js';
 import type { InspectorSandboxes, SandboxHistory } from '../protocol/inspector-api.js';
 import type { TemplateBuildLine } from '../protocol/template-api.js';
-import { AuthenticationError, InvalidArgumentError, SandboxError } from '../rules/errors.js';
+import { AuthenticationError, InvalidArgumentError } from '../rules/errors.js';
 import { parseOptions } from '../rules/parse-options.js';
 import type { Isolation, SandboxDriver } from '../sandbox-drivers/sandbox-driver.js';
 import { Authorization, hashToken } from './authorization.js';
