@@ -6,6 +6,9 @@
 import { RUNTIME_NAME } from '../protocol/agent-request.js';
 import type { RuntimeDriver } from './runtime-driver.js';
 
+/** Set at build time by the daemon's bundle (daemon/build.mjs `define`), whose drivers are all inside it. */
+const IN_BUNDLE = process.env.SDK_RUNTIME_DRIVERS_BUNDLED === '1';
+
 const loaded = new Map<string, Promise<RuntimeDriver | undefined>>();
 
 /** A driver module's shape. */
@@ -26,10 +29,17 @@ export function runtimeDriver(name: string): Promise<RuntimeDriver | undefined> 
   let driver = loaded.get(name);
   if (driver === undefined) {
     const folder = name.replace('_', '-');
-    // A pattern, not a list: esbuild bundles every ./*/driver.ts; vitest and Node load the one asked for.
-    // (The bundle's lookup of a name it lacks throws at once, not in the promise: hence the `then`.)
+    // A pattern, not a list: esbuild bundles every ./*/driver.ts and vitest loads the one asked for;
+    // compiled output (tsc: the benchmarks) has driver.js beside this file, which the daemon's bundle
+    // never looks for. (The bundle's lookup of a name it lacks throws at once, not in a promise: hence
+    // the `then`s.)
     driver = Promise.resolve(folder)
       .then((found) => import(`./${found}/driver.ts`))
+      .catch((error: unknown) => {
+        if (IN_BUNDLE) throw error;
+        const compiled = `./${folder}/driver.js`; // not a pattern: nothing for esbuild to expand
+        return import(compiled);
+      })
       .then(
         (module: unknown) =>
           isDriverModule(module) && module.driver.name === name ? module.driver : undefined,

@@ -49,6 +49,7 @@ async function runToy(): Promise<unknown> {
     platform: 'node',
     format: 'esm',
     packages: 'external',
+    define: { 'process.env.SDK_RUNTIME_DRIVERS_BUNDLED': '"1"' }, // as daemon/build.mjs
     logLevel: 'silent',
   });
   return JSON.parse(execFileSync(process.execPath, [join(copy, 'entry.mjs'), work], { encoding: 'utf8' }));
