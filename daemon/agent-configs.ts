@@ -8,9 +8,8 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { agentRequestSchema } from '../protocol/agent-request.js';
+import { agentRequestHash, agentRequestSchema } from '../protocol/agent-request.js';
 import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME, type AgentConfigWrite } from '../protocol/agent-wire.js';
-import { configHash } from '../runtime-drivers/config-hash.js';
 import { runtimeDriver } from '../runtime-drivers/registry.js';
 import {
   RuntimeConfigError,
@@ -73,7 +72,7 @@ export class AgentConfigs {
    *   or the request is malformed or not one the runtime can run
    */
   async write(write: AgentConfigWrite): Promise<StoredConfig> {
-    if (configHash(write.text, []) !== write.hash) {
+    if (agentRequestHash(write.runtime, write.text) !== write.hash) {
       throw new RequestError('invalid_argument', 'hash: is not the hash of this request', undefined, {
         field: 'hash',
       });

@@ -34,7 +34,7 @@ export const AGENT_CONFIG_HOME = '/run/agent-config-home';
  */
 export const agentConfigSchema = z.strictObject({
   runtime: runtimeNameSchema,
-  /** sha256 of `text` (hex); sandboxd computes it again. */
+  /** `agentRequestHash(runtime, text)`; sandboxd computes it again. */
   hash: z.string().regex(/^[0-9a-f]{64}$/),
   /** The request's JSON. Never holds a credential. */
   text: z.string().max(MAX_AGENT_REQUEST_BYTES),

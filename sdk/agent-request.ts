@@ -3,8 +3,8 @@
  * runtime's own options, as `protocol/agent-request.ts` defines it. sandboxd's runtime driver builds the
  * runtime's configuration from it; the SDK knows no configuration format.
  */
-import { createHash } from 'node:crypto';
 import {
+  agentRequestHash,
   MAX_AGENT_REQUEST_BYTES,
   MAX_INSTRUCTIONS_BYTES,
   type AgentRequest,
@@ -64,7 +64,7 @@ export function wireSpec(spec: AgentSpec): WireAgentSpec {
 }
 
 /**
- * The write of `spec` for `runtime` with the runtime's own `options`, named by the sha256 of its text.
+ * The write of `spec` for `runtime` with the runtime's own `options`, named by `agentRequestHash`.
  *
  * @throws InvalidArgumentError when the instructions are over 1 MiB or the request over 2 MiB
  */
@@ -84,5 +84,5 @@ export function agentRequestWrite(
   if (text.length > MAX_AGENT_REQUEST_BYTES) {
     throw new InvalidArgumentError(`${operation}: spec: the agent request is over 2 MiB`, { field: 'spec' });
   }
-  return { runtime, hash: createHash('sha256').update(text).digest('hex'), text };
+  return { runtime, hash: agentRequestHash(runtime, text), text };
 }

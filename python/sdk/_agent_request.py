@@ -1,6 +1,6 @@
 """What a handle asks a runtime for (the body of ``PUT /v1/agent/config``), mirroring the TypeScript SDK's
 ``sdk/agent-request.ts``: the spec as data and the runtime's own options (``protocol/agent-request.ts``),
-named by the sha256 of its text. sandboxd's runtime driver builds the runtime's configuration from it;
+named by the sha256 of its runtime, a newline and its text. sandboxd's runtime driver builds the runtime's configuration from it;
 the SDK knows no configuration format.
 
 The text is the JSON the TypeScript SDK's ``JSON.stringify`` gives for the same spec, so both SDKs write
@@ -94,11 +94,17 @@ def wire_spec(spec: AgentSpec) -> dict[str, Any]:
     return wire
 
 
+def request_hash(runtime: str, text: str) -> str:
+    """sha256 (hex) of the runtime's name, a newline and the request's text (``agentRequestHash``): one
+    spec asked of two runtimes is two requests."""
+    return hashlib.sha256(f"{runtime}\n{text}".encode()).hexdigest()
+
+
 def agent_request_write(
     operation: str, runtime: str, spec: AgentSpec, options: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The write of ``spec`` for ``runtime`` with the runtime's own ``options`` (runtime_b:
-    ``entrypoint``), named by the sha256 of its text: ``{"runtime", "hash", "text"}``.
+    ``entrypoint``), named by ``request_hash``: ``{"runtime", "hash", "text"}``.
 
     :raises InvalidArgumentException: when the instructions are over 1 MiB or the request over 2 MiB
     """
@@ -110,4 +116,4 @@ def agent_request_write(
     text = _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
     if _js_length(text) > MAX_AGENT_REQUEST:
         raise InvalidArgumentException(f"{operation}: spec: the agent request is over 2 MiB", "spec")
-    return {"runtime": runtime, "hash": hashlib.sha256(text.encode()).hexdigest(), "text": text}
+    return {"runtime": runtime, "hash": request_hash(runtime, text), "text": text}

@@ -101,7 +101,7 @@ def test_python_writes_the_typescript_request() -> None:
     assert agent_request_write("agent.run", "runtime_b", spec_b, {"entrypoint": "agent.graph:build"}) == expected["b"]
     # What the request holds, read back: the spec as data, nothing of a runtime's configuration.
     request = json.loads(a["text"])
-    assert a["hash"] == hashlib.sha256(a["text"].encode()).hexdigest()
+    assert a["hash"] == hashlib.sha256(f"runtime_a\n{a['text']}".encode()).hexdigest()
     assert request["options"] == {}
     assert request["spec"]["model"] == {
         "provider": "compatible", "id": "model-1", "gateway": "llm", "basePath": "/v1", "promptCaching": False,

@@ -4,7 +4,7 @@
  * the spec is one the runtime can run. Refusals name the field, never a value.
  */
 import { describe, expect, it } from 'vitest';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
+import { agentRequestHash } from '../../../protocol/agent-request.js';
 import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 const world = useDaemonWorld({
@@ -29,7 +29,7 @@ async function refusal(
 /** A write of `request` for `runtime`, named by its hash. */
 function write(runtime: string, request: unknown): { runtime: string; hash: string; text: string } {
   const text = JSON.stringify(request);
-  return { runtime, hash: configHash(text, []), text };
+  return { runtime, hash: agentRequestHash(runtime, text), text };
 }
 
 const base = JSON.parse(agentRequestBody().text) as { spec: Record<string, unknown> };
@@ -40,6 +40,44 @@ describe('PUT /v1/agent/config', () => {
     const res = await world.call('PUT', '/v1/agent/config', body);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ hash: body.hash });
+  });
+
+  it('keeps one spec asked of two runtimes as two requests, each starting its own runtime', async () => {
+    const request = { ...base, options: {} };
+    const a = write('runtime_a', request);
+    const b = write('runtime_b', request);
+    expect(a.hash).not.toBe(b.hash);
+    for (const body of [a, b]) expect((await world.call('PUT', '/v1/agent/config', body)).status).toBe(200);
+    // A start naming the other runtime's request is refused as missing, never run with it.
+    const crossed = await world.call('POST', '/v1/agent/executions', {
+      runtime: 'runtime_b',
+      configHash: a.hash,
+      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
+      workdir: world.dir,
+      reasoning: false,
+    });
+    expect(await crossed.json()).toMatchObject({ code: 'agent_config_missing' });
+    // runtime_b was written last: runtime_a's request is still there (no agent_config_missing).
+    const started = await world.call('POST', '/v1/agent/executions', {
+      runtime: 'runtime_a',
+      configHash: a.hash,
+      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
+      workdir: world.dir,
+      reasoning: false,
+    });
+    expect(started.status).toBe(200);
+    const { executionId } = (await started.json()) as { executionId: string };
+    expect((await world.call('POST', `/v1/agent/executions/${executionId}/abort`)).status).toBe(200);
+    // Ended (its tree gone) before the next test starts one.
+    await expect
+      .poll(
+        async () =>
+          ((await (await world.call('GET', '/v1/agent/executions')).json()) as { current: unknown }).current,
+        {
+          timeout: 30_000,
+        },
+      )
+      .toBeNull();
   });
 
   it('refuses a hash that is not the text’s own', async () => {
@@ -83,7 +121,9 @@ describe('PUT /v1/agent/config', () => {
       code: 'invalid_argument',
       field: 'request.spec.model.provider',
     });
-    expect(await refusal({ runtime: 'runtime_a', hash: configHash('{', []), text: '{' })).toMatchObject({
+    expect(
+      await refusal({ runtime: 'runtime_a', hash: agentRequestHash('runtime_a', '{'), text: '{' }),
+    ).toMatchObject({
       code: 'invalid_argument',
       field: 'text',
     });
@@ -94,6 +134,8 @@ describe('PUT /v1/agent/config', () => {
       model: { provider: 'compatible', id: 'm', gateway: 'gone', promptCaching: true },
     });
     expect((await world.call('PUT', '/v1/agent/config', body)).status).toBe(200);
+    const listed = async (): Promise<unknown> => (await world.call('GET', '/v1/agent/executions')).json();
+    const before = await listed();
     const res = await world.call('POST', '/v1/agent/executions', {
       runtime: 'runtime_a',
       configHash: body.hash,
@@ -106,10 +148,6 @@ describe('PUT /v1/agent/config', () => {
       code: 'invalid_argument',
       message: expect.stringContaining('gone') as unknown,
     });
-    const list = (await (await world.call('GET', '/v1/agent/executions')).json()) as {
-      current: unknown;
-      executions: unknown[];
-    };
-    expect(list).toEqual({ current: null, executions: [] });
+    expect(await listed()).toEqual(before);
   });
 });

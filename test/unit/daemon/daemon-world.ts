@@ -17,9 +17,8 @@ import { TokenCheck } from '../../../daemon/token.js';
 import { GatewayHost } from '../../../gateway/gateway-host.js';
 import type { DaemonRecord } from '../../../protocol/daemon-events.js';
 import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
-import type { WireAgentSpec } from '../../../protocol/agent-request.js';
+import { agentRequestHash, type WireAgentSpec } from '../../../protocol/agent-request.js';
 import type { AgentConfigWrite } from '../../../protocol/agent-wire.js';
-import { configHash } from '../../../runtime-drivers/config-hash.js';
 
 /** Where the stand-in route `llm` of a world's requests "listens" (nothing does). */
 const STAND_IN_LISTENER = 'http://127.0.0.1:9';
@@ -41,7 +40,7 @@ export function agentRequestBody(spec: Partial<WireAgentSpec> = {}): AgentConfig
     options: {},
   };
   const text = JSON.stringify(request);
-  return { runtime: 'runtime_a', hash: configHash(text, []), text };
+  return { runtime: 'runtime_a', hash: agentRequestHash('runtime_a', text), text };
 }
 
 /** How the daemon of a test file is set up. */

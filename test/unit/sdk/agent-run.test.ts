@@ -44,7 +44,7 @@ describe('sbx.agent.run', () => {
     const config = agentConfigSchema.parse(JSON.parse(requests[0]?.body ?? ''));
     // The runtime-neutral request: the spec as data; sandboxd's driver builds the configuration.
     expect(config.runtime).toBe('runtime_a');
-    expect(createHash('sha256').update(config.text).digest('hex')).toBe(config.hash);
+    expect(createHash('sha256').update(`runtime_a\n${config.text}`).digest('hex')).toBe(config.hash);
     expect(JSON.parse(config.text)).toEqual({
       spec: {
         model: { provider: 'vendor_b', id: 'model-1', gateway: 'llm', promptCaching: true },
