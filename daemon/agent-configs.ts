@@ -8,7 +8,8 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { agentRequestHash, agentRequestSchema } from '../protocol/agent-request.js';
+import { agentRequestHash } from '../protocol/agent-request-hash.js';
+import { agentRequestSchema } from '../protocol/agent-request.js';
 import { AGENT_CONFIG_DIR, AGENT_CONFIG_HOME, type AgentConfigWrite } from '../protocol/agent-wire.js';
 import { runtimeDriver } from '../runtime-drivers/registry.js';
 import {

@@ -4,7 +4,6 @@
  * runtime's configuration (`runtime-drivers/<runtime>/driver.ts`) with each gateway pointed at its
  * route's listener; no SDK knows a runtime's configuration format.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AGENT_PROVIDERS } from '../rules/agent-providers.js';
 
@@ -76,11 +75,3 @@ export const MAX_AGENT_REQUEST_BYTES = 2 * 1024 * 1024;
 
 /** Largest instructions. */
 export const MAX_INSTRUCTIONS_BYTES = 1024 * 1024;
-
-/**
- * The name of a request: sha256 (hex) of its runtime's name, a newline and its exact text, so one spec
- * asked of two runtimes is two requests (sandboxd keeps them, and a prepared runtime, apart).
- */
-export function agentRequestHash(runtime: string, text: string): string {
-  return createHash('sha256').update(`${runtime}\n${text}`).digest('hex');
-}

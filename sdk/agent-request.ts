@@ -3,8 +3,8 @@
  * runtime's own options, as `protocol/agent-request.ts` defines it. sandboxd's runtime driver builds the
  * runtime's configuration from it; the SDK knows no configuration format.
  */
+import { agentRequestHash } from '../protocol/agent-request-hash.js';
 import {
-  agentRequestHash,
   MAX_AGENT_REQUEST_BYTES,
   MAX_INSTRUCTIONS_BYTES,
   type AgentRequest,

@@ -4,7 +4,7 @@
  * the spec is one the runtime can run. Refusals name the field, never a value.
  */
 import { describe, expect, it } from 'vitest';
-import { agentRequestHash } from '../../../protocol/agent-request.js';
+import { agentRequestHash } from '../../../protocol/agent-request-hash.js';
 import { agentRequestBody, useDaemonWorld } from './daemon-world.js';
 
 const world = useDaemonWorld({

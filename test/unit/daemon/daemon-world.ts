@@ -17,7 +17,8 @@ import { TokenCheck } from '../../../daemon/token.js';
 import { GatewayHost } from '../../../gateway/gateway-host.js';
 import type { DaemonRecord } from '../../../protocol/daemon-events.js';
 import { SANDBOXD_VERSION } from '../../../protocol/versions.js';
-import { agentRequestHash, type WireAgentSpec } from '../../../protocol/agent-request.js';
+import { agentRequestHash } from '../../../protocol/agent-request-hash.js';
+import type { WireAgentSpec } from '../../../protocol/agent-request.js';
 import type { AgentConfigWrite } from '../../../protocol/agent-wire.js';
 
 /** Where the stand-in route `llm` of a world's requests "listens" (nothing does). */
