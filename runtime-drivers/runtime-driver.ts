@@ -5,8 +5,15 @@
  */
 import type { z } from 'zod';
 import type { WireAgentSpec } from '../protocol/agent-request.js';
-import type { ConfigFile } from './config-hash.js';
 import type { LineParser } from './run-accumulator.js';
+
+/** A file a configuration refers to. */
+export interface ConfigFile {
+  /** Absolute path in the sandbox. */
+  readonly path: string;
+  /** Its content. */
+  readonly content: string;
+}
 
 /** Where things are in the sandbox. */
 export interface RuntimeSite {

@@ -2,9 +2,7 @@
  * runtime_a's configuration: the JSON opencode 1.18.33 reads from `OPENCODE_CONFIG_CONTENT`
  * (runtimes.md §1.2), built from plain, already-validated input. Pure: no I/O, no process.
  */
-import { configHash, type ConfigFile } from '../config-hash.js';
-
-export type { ConfigFile } from '../config-hash.js';
+import type { ConfigFile } from '../runtime-driver.js';
 import { opencodePermissions, type PermissionsInput } from './permissions.js';
 import { OPENCODE_PROVIDERS, type ProviderToken } from './providers.js';
 import { filterRawConfig } from './raw-config.js';
@@ -91,8 +89,6 @@ export interface RuntimeAConfig {
   readonly text: string;
   /** Files the configuration refers to. */
   readonly files: readonly ConfigFile[];
-  /** Stable hash of `text` and `files` ("skip the write when unchanged"). */
-  readonly hash: string;
   /** `rawConfig` paths that were not merged (for a warning). */
   readonly droppedRawConfig: readonly string[];
 }
@@ -187,7 +183,7 @@ function mcpBlock(input: RuntimeAConfigInput): Record<string, unknown> {
  *   permissions: { default: 'allow', tools: {} }, agents: {}, mcp: {},
  *   gateways: { llm: 'http://127.0.0.1:18081' },
  * });
- * // spawn with OPENCODE_CONFIG_CONTENT=built.text; skip rewriting when built.hash is unchanged
+ * // spawn with OPENCODE_CONFIG_CONTENT=built.text, after writing built.files
  * ```
  * @throws RuntimeAConfigError for input the SDK's validation should have rejected
  */
@@ -215,5 +211,5 @@ export function buildRuntimeAConfig(input: RuntimeAConfigInput): RuntimeAConfig 
   };
   if (!Object.hasOwn(raw.kept, 'snapshot')) config.snapshot = false;
   const text = JSON.stringify(config);
-  return { config, text, files, hash: configHash(text, files), droppedRawConfig: raw.dropped };
+  return { config, text, files, droppedRawConfig: raw.dropped };
 }

@@ -110,7 +110,7 @@ test.prop([inputs])(
     const bare = buildRuntimeAConfig({ ...given, rawConfig: undefined }).config;
     for (const key of RESERVED_RAW_CONFIG_KEYS) expect(parsed[key]).toEqual(bare[key]);
     expect(JSON.stringify(parsed.permission)).not.toContain('"ask"');
-    expect(buildRuntimeAConfig(given).hash).toBe(built.hash);
+    expect(buildRuntimeAConfig(given).text).toBe(built.text);
   },
 );
 
