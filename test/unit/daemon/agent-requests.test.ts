@@ -32,6 +32,17 @@ function write(runtime: string, request: unknown): { runtime: string; hash: stri
   return { runtime, hash: agentRequestHash(runtime, text), text };
 }
 
+/** The start of a run of `runtime` with request `configHash` in the world's folder. */
+function startBody(runtime: string, configHash: string): unknown {
+  return {
+    runtime,
+    configHash,
+    limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
+    workdir: world.dir,
+    reasoning: false,
+  };
+}
+
 const base = JSON.parse(agentRequestBody().text) as { spec: Record<string, unknown> };
 
 describe('PUT /v1/agent/config', () => {
@@ -49,22 +60,10 @@ describe('PUT /v1/agent/config', () => {
     expect(a.hash).not.toBe(b.hash);
     for (const body of [a, b]) expect((await world.call('PUT', '/v1/agent/config', body)).status).toBe(200);
     // A start naming the other runtime's request is refused as missing, never run with it.
-    const crossed = await world.call('POST', '/v1/agent/executions', {
-      runtime: 'runtime_b',
-      configHash: a.hash,
-      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
-      workdir: world.dir,
-      reasoning: false,
-    });
+    const crossed = await world.call('POST', '/v1/agent/executions', startBody('runtime_b', a.hash));
     expect(await crossed.json()).toMatchObject({ code: 'agent_config_missing' });
     // runtime_b was written last: runtime_a's request is still there (no agent_config_missing).
-    const started = await world.call('POST', '/v1/agent/executions', {
-      runtime: 'runtime_a',
-      configHash: a.hash,
-      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
-      workdir: world.dir,
-      reasoning: false,
-    });
+    const started = await world.call('POST', '/v1/agent/executions', startBody('runtime_a', a.hash));
     expect(started.status).toBe(200);
     const { executionId } = (await started.json()) as { executionId: string };
     expect((await world.call('POST', `/v1/agent/executions/${executionId}/abort`)).status).toBe(200);
@@ -136,13 +135,7 @@ describe('PUT /v1/agent/config', () => {
     expect((await world.call('PUT', '/v1/agent/config', body)).status).toBe(200);
     const listed = async (): Promise<unknown> => (await world.call('GET', '/v1/agent/executions')).json();
     const before = await listed();
-    const res = await world.call('POST', '/v1/agent/executions', {
-      runtime: 'runtime_a',
-      configHash: body.hash,
-      limits: { timeoutMs: 30_000, maxSteps: 5, maxTotalTokens: null, maxOutputBytes: 1 << 20 },
-      workdir: world.dir,
-      reasoning: false,
-    });
+    const res = await world.call('POST', '/v1/agent/executions', startBody('runtime_a', body.hash));
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
       code: 'invalid_argument',
