@@ -4,12 +4,13 @@
  * the commands' cgroup), so sandboxd itself never opens a sandbox path, and a call reaches exactly what
  * that account's own code could (never `/proc/1/environ` or sandboxd's files). Inside a sandbox the
  * user's missing parents are made by root (E2B's envd does so: the user has `sudo` anyway) and handed to
- * the user before the user's program writes. A read or a write is a program of its own,
+ * the user before the user's program writes. A read or a write of a file over 64 KiB is a program of its own,
  * which answers one JSON line on stdout (`{ ok }`, or `{ errno }`); a read follows its line with the
  * file's bytes, a write reads them from stdin. sandboxd only moves bytes between the socket and the
  * program's pipes, with backpressure, never a whole file in memory. Reading or writing something that
  * is not a regular file (a FIFO could block forever, a device never end) is refused after a non-blocking
- * open and `fstat`. The JSON calls share one resident program (`files-resident.ts`); a watch
+ * open and `fstat`. The JSON calls, and reads and writes of 64 KiB or less (whole, base64 in one line),
+ * share one resident program (`files-resident.ts`); a watch
  * (`files-watch.ts`) is one long-lived program of its own.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -35,14 +36,14 @@ import { ANSWER_DEADLINE_MS, answerOf, clientGone, spawnHelper, stopHelper } fro
 import { ResidentFilesHelper } from './files-resident.js';
 import { streamWatch } from './files-watch.js';
 import { RequestError } from './request-error.js';
-import { readJson } from './request-body.js';
+import { readBody, readJson } from './request-body.js';
 
 /**
  * The program each call runs as its account (CommonJS for `node -e`; arguments: the operation, paths):
  * `read` and `write` one a call, streaming; `serve` the resident one answering the JSON calls (root's
  * also makes the user's missing parents: `mkdir` and `parents` with the user's `uid:gid`).
  */
-export const FILES_HELPER = String.raw`// sandboxd files helper
+export const FILES_HELPER = String.raw`// sdk files helper
 const fs = require('fs'), path = require('path');
 const [op, a, b] = process.argv.slice(1);
 const say = (v) => process.stdout.write(JSON.stringify(v) + '\n');
@@ -83,7 +84,7 @@ const info = (p) => {
   if (s.isSymbolicLink()) e.symlinkTarget = fs.readlinkSync(p);
   return e;
 };
-// A listing stops once its JSON would pass the answer's bound (sandboxd holds the answer in memory).
+// A listing stops once its JSON would pass the answer's bound (the daemon holds the answer in memory).
 const MAX_LIST = ${String(MAX_LIST_ANSWER_BYTES)};
 const list = (dir, depth, out) => {
   for (const d of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -105,6 +106,69 @@ const remove = (p) => {
   for (const name of fs.readdirSync(p)) remove(path.join(p, name));
   fs.rmdirSync(p);
 };
+// Non-blocking, so a FIFO without a writer is refused rather than waited on; only a regular file.
+const openForRead = (a) => {
+  const fd = fs.openSync(a, C.O_RDONLY | C.O_NONBLOCK);
+  const s = fs.fstatSync(fd);
+  if (s.isDirectory() || !s.isFile()) { fs.closeSync(fd); throw coded(s.isDirectory() ? 'EISDIR' : 'EFTYPE'); }
+  return { fd, s };
+};
+// A write's file, its parents made. A new file is made in place. A regular file that is there (the
+// user's own, one link) is replaced whole: the bytes go to a temporary file beside it, renamed over it
+// once all are written, so a write that fails leaves the old content. Where the user may not make that
+// file (the directory is not theirs) or for anything else (a link, another's file), the file is
+// rewritten in place. undo(): a write that failed (no space) or was ended (the upload broke off)
+// leaves no partial file that could pass for the whole one: the temporary or new file goes, one
+// rewritten in place is emptied.
+const openForWrite = (a) => {
+  mkdirs(path.dirname(a));
+  const flags = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NONBLOCK;
+  let fd, created = false, temp;
+  try { fd = fs.openSync(a, flags, 0o666); created = true; }
+  catch (e) {
+    if (e.code !== 'EEXIST') throw e;
+    const old = fs.lstatSync(a);
+    if (old.isFile() && old.nlink === 1 && old.uid === process.getuid()) {
+      fs.accessSync(a, C.W_OK); // a file the user made read-only stays refused, as in place
+      const name = path.join(path.dirname(a), '.' + path.basename(a) + '.sdk-' + require('crypto').randomBytes(6).toString('hex'));
+      try { fd = fs.openSync(name, flags, 0o600); temp = name; }
+      catch (e) { if (!['EACCES', 'EPERM', 'ENAMETOOLONG'].includes(e.code)) throw e; }
+      if (temp) {
+        try { fs.fchmodSync(fd, old.mode & 0o7777); } catch (e) { fs.closeSync(fd); fs.unlinkSync(temp); throw e; }
+      }
+    }
+    if (!temp) {
+      fd = fs.openSync(a, flags & ~C.O_EXCL, 0o666);
+      if (!fs.fstatSync(fd).isFile()) { fs.closeSync(fd); throw coded('EFTYPE'); }
+      fs.ftruncateSync(fd, 0);
+    }
+  }
+  const undo = () => { try { if (temp) fs.unlinkSync(temp); else if (created) fs.unlinkSync(a); else fs.truncateSync(a, 0); } catch {} };
+  return { fd, temp, undo };
+};
+// A small file whole, for the resident helper: its bytes (base64) when at most 'max', else its size
+// alone (the daemon then streams it with a read helper of its own).
+const readSmall = (a, max) => {
+  const { fd, s } = openForRead(a);
+  try {
+    if (s.size > max) return { size: s.size, big: true };
+    const buf = Buffer.alloc(s.size);
+    let n = 0, got;
+    while (n < s.size && (got = fs.readSync(fd, buf, n, s.size - n, n)) > 0) n += got;
+    return { size: n, data: buf.subarray(0, n).toString('base64') };
+  } finally { fs.closeSync(fd); }
+};
+// A small file written whole by the resident helper (the bytes in base64), as a write helper writes.
+const writeSmall = (a, data) => {
+  const bytes = Buffer.from(typeof data === 'string' ? data : '', 'base64');
+  const w = openForWrite(a);
+  try {
+    for (let n = 0; n < bytes.length; ) n += fs.writeSync(w.fd, bytes, n, bytes.length - n);
+    fs.closeSync(w.fd);
+    if (w.temp) fs.renameSync(w.temp, a);
+  } catch (e) { try { fs.closeSync(w.fd); } catch {} w.undo(); throw e; }
+  return info(a);
+};
 // The JSON calls, for the resident helper: the answer to one request.
 const answer = (op, a, b) => {
   try {
@@ -123,6 +187,8 @@ const answer = (op, a, b) => {
     if (op === 'parents') { mkdirs(path.dirname(a), ownerOf(b)); return { ok: {} }; }
     if (op === 'remove') { remove(a); return { ok: {} }; }
     if (op === 'rename') { fs.renameSync(a, b); return { ok: info(b) }; }
+    if (op === 'readsmall') return { ok: readSmall(a, Number(b)) };
+    if (op === 'writesmall') return { ok: writeSmall(a, b) };
     return { errno: 'EINVAL' };
   } catch (e) { return { errno: (e && e.code) || 'EIO' }; }
 };
@@ -137,54 +203,20 @@ try {
       })
       .on('close', () => process.exit(0));
   } else if (op === 'read') {
-    // Non-blocking, so a FIFO without a writer is refused rather than waited on.
-    const fd = fs.openSync(a, C.O_RDONLY | C.O_NONBLOCK);
-    const s = fs.fstatSync(fd);
-    if (s.isDirectory()) throw coded('EISDIR');
-    if (!s.isFile()) throw coded('EFTYPE');
-    // The size when opened: sandboxd sends it as content-length, and never more bytes than it.
+    const { fd, s } = openForRead(a);
+    // The size when opened: the daemon sends it as content-length, and never more bytes than it.
     say({ ok: { size: s.size } });
     if (s.size === 0) fs.closeSync(fd);
     else fs.createReadStream(null, { fd, end: s.size - 1 }).on('error', () => process.exit(1)).pipe(process.stdout);
   } else if (op === 'write') {
-    mkdirs(path.dirname(a));
-    const flags = C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NONBLOCK;
-    // A new file is made in place. A regular file that is there (the user's own, one link) is replaced
-    // whole: the bytes go to a temporary file beside it, renamed over it once all are written, so a
-    // write that fails leaves the old content. Where the user may not make that file (the directory is
-    // not theirs) or for anything else (a link, another's file), the file is rewritten in place.
-    let fd, created = false, temp;
-    try { fd = fs.openSync(a, flags, 0o666); created = true; }
-    catch (e) {
-      if (e.code !== 'EEXIST') throw e;
-      const old = fs.lstatSync(a);
-      if (old.isFile() && old.nlink === 1 && old.uid === process.getuid()) {
-        fs.accessSync(a, C.W_OK); // a file the user made read-only stays refused, as in place
-
-        const name = path.join(path.dirname(a), '.' + path.basename(a) + '.sdk-' + require('crypto').randomBytes(6).toString('hex'));
-        try { fd = fs.openSync(name, flags, 0o600); temp = name; }
-        catch (e) { if (!['EACCES', 'EPERM', 'ENAMETOOLONG'].includes(e.code)) throw e; }
-        if (temp) {
-          try { fs.fchmodSync(fd, old.mode & 0o7777); } catch (e) { fs.closeSync(fd); fs.unlinkSync(temp); throw e; }
-        }
-      }
-      if (!temp) {
-        fd = fs.openSync(a, flags & ~C.O_EXCL, 0o666);
-        if (!fs.fstatSync(fd).isFile()) { fs.closeSync(fd); throw coded('EFTYPE'); }
-        fs.ftruncateSync(fd, 0);
-      }
-    }
-    const out = fs.createWriteStream(null, { fd });
-    // A write that failed (no space) or was ended (the upload broke off: SIGTERM) leaves no partial
-    // file that could pass for the whole one: the temporary or new file goes, one rewritten in place
-    // is emptied.
-    const undo = () => { try { if (temp) fs.unlinkSync(temp); else if (created) fs.unlinkSync(a); else fs.truncateSync(a, 0); } catch {} };
-    process.once('SIGTERM', () => { undo(); process.exit(1); });
+    const w = openForWrite(a);
+    const out = fs.createWriteStream(null, { fd: w.fd });
+    process.once('SIGTERM', () => { w.undo(); process.exit(1); });
     require('stream').pipeline(process.stdin, out, (e) => {
-      if (!e && temp) { try { fs.renameSync(temp, a); } catch (r) { e = r; } }
+      if (!e && w.temp) { try { fs.renameSync(w.temp, a); } catch (r) { e = r; } }
       process.removeAllListeners('SIGTERM');
       if (!e) return say({ ok: info(a) });
-      undo();
+      w.undo();
       fail(e);
     });
   } else fail({ code: 'EINVAL' });
@@ -196,6 +228,22 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 
 /** A read helper's first line: the file's size when it was opened. */
 const readAnswerSchema = z.strictObject({ size: z.number().int().nonnegative() });
+
+/**
+ * A file this small is read or written whole by the resident helper (its bytes in one answer or
+ * request line, base64); a larger one streams through a helper of its own.
+ */
+const SMALL_FILE_BYTES = 64 * 1024;
+
+/** The resident helper's answer to `readsmall`: the bytes, or only the size of a larger file. */
+const smallReadSchema = z.union([
+  z.strictObject({ size: z.number().int().nonnegative(), data: z.string() }),
+  z.strictObject({
+    size: z.number().int().nonnegative(),
+    big: z.literal(true),
+    data: z.undefined().optional(),
+  }),
+]);
 
 /** Largest JSON request body of the files API. */
 const MAX_BODY_BYTES = 64 * 1024;
@@ -363,7 +411,30 @@ export function filesRoutes(user: SandboxUser): Record<string, FilesHandler> {
   return {
     [`GET ${FILES_PATH}/content`]: async ({ res, url }) => {
       const path = queryPath(url, 'files.read');
-      await sendFile(res, user, queryAccount(url, 'files.read', user), path);
+      const account = queryAccount(url, 'files.read', user);
+      // A small file whole from the resident helper (about a millisecond); a larger one streamed by a
+      // read helper of its own (a Node start, but never the file in sandboxd's memory).
+      const small = await residents[account].call(
+        'files.read',
+        'readsmall',
+        [path, String(SMALL_FILE_BYTES)],
+        smallReadSchema,
+        clientGone(res),
+      );
+      if (small.data === undefined) {
+        await sendFile(res, user, account, path);
+        return 'streamed';
+      }
+      const bytes = Buffer.from(small.data, 'base64');
+      if (bytes.length > SMALL_FILE_BYTES)
+        throw new RequestError('sandbox_error', 'the files helper answered too much');
+      passedOn(bytes.length);
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'cache-control': 'no-store',
+        'content-length': bytes.length,
+      });
+      res.end(bytes);
       return 'streamed';
     },
     [`PUT ${FILES_PATH}/content`]: async ({ req, res, url }) => {
@@ -378,6 +449,22 @@ export function filesRoutes(user: SandboxUser): Record<string, FilesHandler> {
             await discardRest(req);
             throw error;
           });
+      }
+      // A small upload (its length announced) is written whole by the resident helper, as a write
+      // helper writes it; any other streams through a write helper of its own.
+      const length = Number(req.headers['content-length'] ?? Number.NaN);
+      if (Number.isInteger(length) && length <= SMALL_FILE_BYTES) {
+        const bytes = await readBody(req, SMALL_FILE_BYTES, 'files.write');
+        passedOn(bytes.length);
+        return ok(
+          await residents[account].call(
+            'files.write',
+            'writesmall',
+            [path, bytes.toString('base64')],
+            entryInfoSchema,
+            clientGone(res),
+          ),
+        );
       }
       return ok(await receiveFile(req, res, user, account, path));
     },

@@ -38,7 +38,7 @@ const IDLE_MS = 10_000;
 const MAX_LINE_BYTES = MAX_LIST_ANSWER_BYTES + 64 * 1024;
 
 /** Calls that change nothing, so may be asked again. */
-const READ_ONLY = new Set(['info', 'list']);
+const READ_ONLY = new Set(['info', 'list', 'readsmall']);
 
 /** The helper ended with the call unanswered. */
 class HelperEnded extends RequestError {

@@ -30,7 +30,7 @@ import {
  * The watch program (CommonJS for `node -e`; arguments: the directory, `true` for its whole tree). It
  * ends when its stdin closes (sandboxd went away) or the watched directory does.
  */
-export const WATCH_HELPER = String.raw`// sandboxd files watch
+export const WATCH_HELPER = String.raw`// sdk files watch
 const fs = require('fs'), path = require('path');
 const [root, deep] = [process.argv[1], process.argv[2] === 'true'];
 const say = (v) => process.stdout.write(JSON.stringify(v) + '\n');

@@ -114,7 +114,7 @@ async def test_big_and_broken_reads(control_plane: ControlPlane) -> None:
         await anext(stream)
         pids = (
             "for d in /proc/[0-9]*; do c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); "
-            f"case \"$c\" in *'sandboxd files helper'*' read {HOME}/long ') echo ${{d#/proc/}};; esac; done"
+            f"case \"$c\" in *'sdk files helper'*' read {HOME}/long ') echo ${{d#/proc/}};; esac; done"
         )
         pid = (await run(pids)).stdout.strip()
         assert pid.isdigit(), pid

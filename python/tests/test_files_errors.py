@@ -126,7 +126,7 @@ def helper_pids(sbx: Sandbox, tail: str) -> str:
     the sandbox user's code would (root's helper, which makes missing parent folders, is not one)."""
     script = (
         "for d in /proc/[0-9]*; do [ -O $d ] || continue; c=$(tr '\\0' ' ' < $d/cmdline 2>/dev/null); "
-        f"case \"$c\" in *'sandboxd files helper'*'{tail} ') echo ${{d#/proc/}};; esac; done"
+        f"case \"$c\" in *'sdk files helper'*'{tail} ') echo ${{d#/proc/}};; esac; done"
     )
     return run(sbx, script).strip()
 

@@ -6,6 +6,7 @@
  * applying, and no helper process outliving its call.
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
@@ -243,6 +244,24 @@ describe('files, more', () => {
     expect(residentHelpers()).toHaveLength(1);
     // Without calls it is let go (10 s), leaving no process of the user behind.
     await expect.poll(residentHelpers, { timeout: 15_000, interval: 500 }).toEqual([]);
+  });
+
+  it('round-trips files on both sides of 64 KiB (whole through the resident helper, streamed above)', async () => {
+    for (const size of [0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 300_000]) {
+      const bytes = randomBytes(size);
+      const path = `${home}/edge/${String(size)}.bin`;
+      expect(await files.write(path, bytes)).toMatchObject({ size, uid: 1000, gid: 1000 });
+      expect(readFileSync(path)).toEqual(bytes);
+      expect(Buffer.from(await files.read(path, { format: 'bytes' }))).toEqual(bytes);
+      const streamed = await buffer(await files.read(path, { format: 'stream' }));
+      expect(streamed).toEqual(bytes);
+    }
+    // Written over: replaced whole, one at a time, whichever side each is on.
+    await files.write(`${home}/edge/1.bin`, Buffer.alloc(100_000, 2));
+    await files.write(`${home}/edge/300000.bin`, 'now small');
+    expect(readFileSync(`${home}/edge/1.bin`)).toEqual(Buffer.alloc(100_000, 2));
+    expect(readFileSync(`${home}/edge/300000.bin`, 'utf8')).toBe('now small');
+    expect(readdirSync(`${home}/edge`).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
   it('writes many files in one call, in order, after checking every entry', async () => {

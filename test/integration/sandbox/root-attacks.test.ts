@@ -780,11 +780,12 @@ describe('the keys and tokens, tried from root', () => {
         root: 'EACCES',
       });
       // Every process root sees is sandbox code: the sandbox's pid 1, the command's shell, the sleepers
-      // (and a files helper, `node`, when one is still idling).
+      // (and the files helper, Node, idling after the fixture's write: `node`, or `MainThread` as Node
+      // names its main thread).
       expect(report.procs['1']).toMatchObject({ comm: 'sdk-exec', uid: 0 });
       for (const [pid, proc] of Object.entries(report.procs)) {
         expect(proc.sandboxd, pid).toBe(false);
-        expect(['sdk-exec', 'sh', 'sleep', 'node'], pid).toContain(proc.comm);
+        expect(['sdk-exec', 'sh', 'sleep', 'node', 'MainThread'], pid).toContain(proc.comm);
         expect([0, 1000], pid).toContain(proc.uid); // no process of an id the sandbox does not map
         expect(['own', 'EACCES'], pid).toContain(proc.root);
       }

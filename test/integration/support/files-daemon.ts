@@ -36,10 +36,10 @@ export interface FilesDaemon {
 }
 
 /** The first line of the files helper's program (`FILES_HELPER`), on its command line. */
-export const FILES_HELPER_MARKER = '// sandboxd files helper';
+export const FILES_HELPER_MARKER = '// sdk files helper';
 
 /** The first line of the watch helper's program, on its command line. */
-export const WATCH_HELPER_MARKER = '// sandboxd files watch';
+export const WATCH_HELPER_MARKER = '// sdk files watch';
 
 /** The SandboxError code `promise` rejects with. */
 export async function codeOf(promise: Promise<unknown>): Promise<string> {
