@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FILES_HELPER } from '../../../daemon/files-api.js';
+import { FILES_HELPER } from '../../../daemon/files-program.js';
 import { useDaemonWorld } from './daemon-world.js';
 
 const TOKEN = 'unit-test-token-root-account-0123';
